@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test (unit, lit, and gpu: these skip without a GPU).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup.sh"
+"$root/scripts/configure.sh"
+ctest --test-dir "${LOWBIT_BUILD_DIR:-$root/build}" --output-on-failure -j "$(nproc)"
