@@ -1,0 +1,59 @@
+// CUDA C++ -> cubin + PTX through NVRTC, with lowbit's device headers embedded.
+//
+// This half of codegen links NVRTC but no MLIR, so the tuner's measuring side
+// and the GPU tests can use it on hosts without LLVM.
+#pragma once
+
+#include "runtime/support/Expected.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::nvrtc {
+
+// The archs lowbit targets. sm_90a (not sm_90) because wgmma and setmaxnreg
+// exist only in the arch-specific target.
+enum class Arch { Sm80, Sm86, Sm89, Sm90a };
+
+const char *archName(Arch arch); // "sm_80", ...
+Expected<Arch> parseArch(const std::string &name);
+// Compute capability times ten (80, 86, 89, 90).
+int archComputeCapability(Arch arch);
+
+// What ptxas reported for one kernel (from --ptxas-options=-v).
+struct KernelResources {
+  std::string kernelName;
+  int registers = 0;
+  int sharedBytes = 0;      // static shared memory
+  int stackFrameBytes = 0;
+  int spillStoreBytes = 0;
+  int spillLoadBytes = 0;
+  int constantBytes = 0;
+};
+
+struct CompileRequest {
+  std::string source;
+  std::string sourceName = "kernel.cu";
+  Arch arch = Arch::Sm80;
+  std::vector<std::string> extraOptions;
+};
+
+struct CompileResult {
+  std::vector<char> cubin;
+  std::string ptx;
+  std::string log; // NVRTC's full log, including the ptxas report
+  std::vector<KernelResources> resources;
+};
+
+// Compiles `request.source`; `#include "lowbit/device/<header>.cuh"` resolves
+// to the embedded device headers. A compile error returns the NVRTC log.
+Expected<CompileResult> compile(const CompileRequest &request);
+
+// Parses ptxas' -v report into one entry per kernel (exposed for tests).
+std::vector<KernelResources> parsePtxasReport(const std::string &log);
+
+// NVRTC's version, "major.minor".
+std::string nvrtcVersion();
+
+} // namespace lowbit::nvrtc

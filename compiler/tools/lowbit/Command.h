@@ -1,0 +1,15 @@
+// Each `lowbit` subcommand lives in its own file and registers itself on the
+// CLI11 app through one of these functions, so the subcommands stay apart.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace lowbit::cli {
+
+void addCompileCommand(CLI::App &app);
+void addFormatsCommand(CLI::App &app);
+void addDbCommand(CLI::App &app);
+
+} // namespace lowbit::cli

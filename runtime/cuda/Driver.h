@@ -1,0 +1,86 @@
+// The CUDA driver API, resolved at run time from libcuda.so.1.
+//
+// Every lowbit binary must start on a machine without a GPU or driver and
+// report that as a status. Linking libcuda would make the dynamic loader fail
+// first, so the entry points are looked up with dlopen/dlsym instead.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace lowbit::cuda {
+
+// cuda.h maps many names to versioned symbols (cuMemAlloc -> cuMemAlloc_v2);
+// the list below goes through the same macros, so each member has the
+// versioned symbol's type and is looked up under the versioned name.
+#define LOWBIT_CUDA_DRIVER_FUNCTIONS(X)                                        \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDeviceTotalMem)                                                          \
+  X(cuDeviceGetUuid)                                                           \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuDevicePrimaryCtxRelease)                                                 \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuCtxSynchronize)                                                          \
+  X(cuModuleLoadDataEx)                                                        \
+  X(cuModuleUnload)                                                            \
+  X(cuModuleGetFunction)                                                       \
+  X(cuFuncGetAttribute)                                                        \
+  X(cuFuncSetAttribute)                                                        \
+  X(cuLaunchKernel)                                                            \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyHtoD)                                                              \
+  X(cuMemcpyDtoH)                                                              \
+  X(cuMemcpyDtoD)                                                              \
+  X(cuMemcpyHtoDAsync)                                                         \
+  X(cuMemcpyDtoHAsync)                                                         \
+  X(cuMemcpyDtoDAsync)                                                         \
+  X(cuMemsetD8)                                                                \
+  X(cuMemsetD32)                                                               \
+  X(cuMemsetD32Async)                                                          \
+  X(cuMemsetD8Async)                                                           \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamDestroy)                                                           \
+  X(cuStreamSynchronize)                                                       \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuStreamIsCapturing)                                                       \
+  X(cuGraphInstantiate)                                                        \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphDestroy)                                                            \
+  X(cuEventCreate)                                                             \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)                                                        \
+  X(cuEventDestroy)                                                            \
+  X(cuPointerGetAttribute)
+
+struct DriverApi {
+#define LOWBIT_DECLARE_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+  LOWBIT_CUDA_DRIVER_FUNCTIONS(LOWBIT_DECLARE_DRIVER_MEMBER)
+#undef LOWBIT_DECLARE_DRIVER_MEMBER
+};
+
+// The process-wide driver table, loaded and cuInit'ed once. Returns null when
+// no usable driver exists; `whyNot` (if given) then says why: library not
+// found, a symbol missing (driver too old), or cuInit failing.
+const DriverApi *loadDriver(std::string *whyNot = nullptr);
+
+// "CUDA_ERROR_X: description" for a driver result code.
+std::string describe(const DriverApi &api, CUresult result);
+
+// The number of CUDA devices, 0 when there is no driver or no device; `whyNot`
+// says which.
+int deviceCount(std::string *whyNot = nullptr);
+
+} // namespace lowbit::cuda
