@@ -1,7 +1,10 @@
 if(NOT MLIR_DIR AND EXISTS /usr/lib/llvm-19/lib/cmake/mlir)
   set(MLIR_DIR /usr/lib/llvm-19/lib/cmake/mlir)
 endif()
-find_package(MLIR 19 REQUIRED CONFIG)
+find_package(MLIR REQUIRED CONFIG)
+if(NOT LLVM_VERSION_MAJOR EQUAL 19)
+  message(FATAL_ERROR "lowbit needs LLVM/MLIR 19, found ${LLVM_PACKAGE_VERSION} at ${MLIR_DIR}")
+endif()
 message(STATUS "lowbit: MLIR from ${MLIR_DIR}")
 
 list(APPEND CMAKE_MODULE_PATH "${MLIR_CMAKE_DIR}" "${LLVM_CMAKE_DIR}")

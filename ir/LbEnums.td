@@ -1,0 +1,50 @@
+#ifndef LOWBIT_IR_LBENUMS_TD
+#define LOWBIT_IR_LBENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+// Which encodings are reserved for non-finite values, following the OCP 8-bit
+// and MX specifications: `ieee` (all-ones exponent is Inf/NaN, as e5m2),
+// `fn` (only the all-ones code is NaN, as e4m3fn and e8m0), `finite` (every
+// code is a number, as e2m1, e2m3, e3m2).
+def Lb_SpecialValues : I32EnumAttr<"SpecialValues", "non-finite encodings", [
+  I32EnumAttrCase<"finite", 0>,
+  I32EnumAttrCase<"fn", 1>,
+  I32EnumAttrCase<"ieee", 2>
+]> {
+  let cppNamespace = "::lowbit::lb";
+  let genSpecializedAttr = 0;
+}
+
+def Lb_ScaleGranularity : I32EnumAttr<"ScaleGranularity",
+    "how many weights share one scale", [
+  I32EnumAttrCase<"tensor", 0>,
+  I32EnumAttrCase<"channel", 1>,
+  I32EnumAttrCase<"group", 2>
+]> {
+  let cppNamespace = "::lowbit::lb";
+  let genSpecializedAttr = 0;
+}
+
+// `sub_code`: w = (q - z)·s with z in code units; `sub_value`: w = q·s - z;
+// `quantized`: as sub_code, with z stored as integer codes.
+def Lb_ZeroMode : I32EnumAttr<"ZeroMode", "how zero points apply", [
+  I32EnumAttrCase<"none", 0>,
+  I32EnumAttrCase<"sub_code", 1>,
+  I32EnumAttrCase<"sub_value", 2>,
+  I32EnumAttrCase<"quantized", 3>
+]> {
+  let cppNamespace = "::lowbit::lb";
+  let genSpecializedAttr = 0;
+}
+
+def Lb_KernelFamily : I32EnumAttr<"KernelFamily", "kernel family", [
+  I32EnumAttrCase<"gemv", 0>,
+  I32EnumAttrCase<"mma", 1>,
+  I32EnumAttrCase<"wgmma", 2>
+]> {
+  let cppNamespace = "::lowbit::lb";
+  let genSpecializedAttr = 0;
+}
+
+#endif // LOWBIT_IR_LBENUMS_TD

@@ -1,0 +1,161 @@
+#include "ir/LbOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace lowbit::lb;
+
+#define GET_OP_CLASSES
+#include "ir/LbOps.cpp.inc"
+
+namespace {
+
+bool isActivationType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32() ||
+         isa<Float8E4M3FNType>(type) || type.isSignlessInteger(8) ||
+         type.isSignedInteger(8);
+}
+
+// The shape `scales` and `zeros` must have for a [N, K] weight.
+SmallVector<int64_t> expectedScaleShape(QuantAttr quant, int64_t n, int64_t k) {
+  switch (quant.getGranularity()) {
+  case ScaleGranularity::tensor:
+    return {1};
+  case ScaleGranularity::channel:
+    return {n};
+  case ScaleGranularity::group:
+    return {n, k / quant.getGroupSize()};
+  }
+  return {};
+}
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "[";
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      ", ");
+  os << "]";
+  return out;
+}
+
+} // namespace
+
+LogicalResult QMatmulOp::verify() {
+  auto xType = getX().getType();
+  auto codesType = getCodes().getType();
+  auto scalesType = getScales().getType();
+  auto resultType = getResult().getType();
+  QuantAttr quant = getQuant();
+
+  if (xType.getRank() != 2)
+    return emitOpError("x must be a rank-2 tensor [M, K], got rank ")
+           << xType.getRank();
+  if (codesType.getRank() != 2)
+    return emitOpError("codes must be a rank-2 tensor [N, K], got rank ")
+           << codesType.getRank();
+  if (resultType.getRank() != 2)
+    return emitOpError("result must be a rank-2 tensor [M, N], got rank ")
+           << resultType.getRank();
+  if (!codesType.hasStaticShape())
+    return emitOpError("codes must have a static shape: weights are packed "
+                       "offline for one [N, K]");
+  if (ShapedType::isDynamic(xType.getDimSize(1)))
+    return emitOpError("K (x dimension 1) must be static");
+
+  int64_t n = codesType.getDimSize(0), k = codesType.getDimSize(1);
+  if (xType.getDimSize(1) != k)
+    return emitOpError("x has K = ")
+           << xType.getDimSize(1) << " but codes have K = " << k;
+  if (resultType.getDimSize(1) != n)
+    return emitOpError("result has N = ")
+           << resultType.getDimSize(1) << " but codes have N = " << n;
+  if (xType.getDimSize(0) != resultType.getDimSize(0))
+    return emitOpError("x and result disagree on M: ")
+           << shapeString(xType.getShape()) << " vs "
+           << shapeString(resultType.getShape());
+
+  Type activation = xType.getElementType();
+  if (!isActivationType(activation))
+    return emitOpError("x element type must be f16, bf16, f32, f8E4M3FN or "
+                       "8-bit integer, got ")
+           << activation;
+  if (resultType.getElementType() != activation &&
+      !(activation.isInteger(8) && resultType.getElementType().isF16()))
+    return emitOpError("result element type ")
+           << resultType.getElementType()
+           << " must match the activation type " << activation;
+
+  Type codeType = codesType.getElementType();
+  if (getCodeBits(codeType) == 0)
+    return emitOpError("codes element type must be a 1..8-bit integer, "
+                       "!lb.float or !lb.lut, got ")
+           << codeType;
+
+  if (quant.getGranularity() == ScaleGranularity::group &&
+      k % quant.getGroupSize() != 0)
+    return emitOpError("group size ")
+           << quant.getGroupSize() << " does not divide K = " << k;
+  if (scalesType.getElementType() != quant.getScale())
+    return emitOpError("scales have element type ")
+           << scalesType.getElementType() << " but #lb.quant says "
+           << quant.getScale();
+  SmallVector<int64_t> scaleShape = expectedScaleShape(quant, n, k);
+  if (scalesType.getShape() != ArrayRef<int64_t>(scaleShape))
+    return emitOpError("scales must have shape ")
+           << shapeString(scaleShape) << " for granularity '"
+           << stringifyScaleGranularity(quant.getGranularity())
+           << "', got " << shapeString(scalesType.getShape());
+
+  ZeroMode zeroMode = quant.getZero();
+  if (zeroMode == ZeroMode::none) {
+    if (getZeros())
+      return emitOpError("zeros given but #lb.quant has zero = none");
+  } else {
+    if (!getZeros())
+      return emitOpError("#lb.quant has zero = ")
+             << stringifyZeroMode(zeroMode) << " but no zeros operand";
+    auto zerosType = cast<RankedTensorType>(getZeros().getType());
+    if (zerosType.getShape() != ArrayRef<int64_t>(scaleShape))
+      return emitOpError("zeros must have the scales' shape ")
+             << shapeString(scaleShape) << ", got "
+             << shapeString(zerosType.getShape());
+    bool integerZeros = isa<IntegerType>(zerosType.getElementType());
+    if (zeroMode == ZeroMode::quantized && !integerZeros)
+      return emitOpError("zero = quantized needs integer zero codes, got ")
+             << zerosType.getElementType();
+    if (zeroMode != ZeroMode::quantized &&
+        zerosType.getElementType() != quant.getScale())
+      return emitOpError("zero = ")
+             << stringifyZeroMode(zeroMode)
+             << " needs zeros of the scale type " << quant.getScale()
+             << ", got " << zerosType.getElementType();
+  }
+
+  auto lut = dyn_cast<LutType>(codeType);
+  bool needsTable = lut && !lut.getTable();
+  if (getTable() && !needsTable)
+    return emitOpError(lut ? "table operand given but the !lb.lut type "
+                             "already carries its table"
+                           : "table operand given but codes are not !lb.lut");
+  if (needsTable) {
+    if (!getTable())
+      return emitOpError("codes are ")
+             << codeType << " without a table, so a table operand is needed";
+    auto tableType = cast<RankedTensorType>(getTable().getType());
+    int64_t entries = int64_t{1} << lut.getBits();
+    if (tableType.getRank() != 1 || tableType.getDimSize(0) != entries)
+      return emitOpError("table must have shape [")
+             << entries << "] for " << lut.getBits() << "-bit codes, got "
+             << shapeString(tableType.getShape());
+  }
+  return success();
+}

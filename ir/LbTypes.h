@@ -1,0 +1,16 @@
+#pragma once
+
+#include "ir/LbEnums.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Types.h"
+
+#define GET_TYPEDEF_CLASSES
+#include "ir/LbTypes.h.inc"
+
+namespace lowbit::lb {
+
+/// Bits per code of a weight storage type: builtin integers of 1..8 bits,
+/// `!lb.float`, `!lb.lut`. Returns 0 for anything that is not a code type.
+unsigned getCodeBits(mlir::Type type);
+
+} // namespace lowbit::lb

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, with .device/ carried
+# there by scripts/device-stage.sh: every GPU test binary, then the
+# benchmarks; logs go to $OUT (when set) and a short table is printed last.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/.device/out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/device.txt"
+
+summary=()
+status=0
+for binary in "$root"/.device/bin/*_gpu_tests; do
+  name=$(basename "$binary")
+  log="$out/$name.log"
+  "$binary" --gtest_brief=0 >"$log" 2>&1
+  rc=$?
+  passed=$(grep -c '^\[       OK \]' "$log")
+  failed=$(grep -c '^\[  FAILED  \] [A-Za-z].*(' "$log")
+  skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z].*(' "$log")
+  ((rc != 0)) && status=1
+  summary+=("$(printf '%-40s %6s %6s %7s %4s' "$name" "$passed" "$failed" "$skipped" "$rc")")
+  if ((rc != 0)); then grep -E '^\[  FAILED  \]|Failure|error' "$log" | head -20; fi
+done
+
+if [[ -x $root/.device/bin/lowbit-bench ]]; then
+  "$root/.device/bin/lowbit-bench" ${LOWBIT_BENCH_ARGS:-} >"$out/bench.txt" 2>&1 || status=1
+fi
+
+echo
+printf '%-40s %6s %6s %7s %4s\n' "gpu test binary" passed failed skipped rc
+printf '%s\n' "${summary[@]}"
+[[ -f $out/bench.txt ]] && { echo; tail -40 "$out/bench.txt"; }
+exit $status

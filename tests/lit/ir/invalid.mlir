@@ -1,0 +1,175 @@
+// RUN: lowbit-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{a 2-bit lookup table needs 4 entries, got 3}}
+func.func @lut_wrong_size(%a: tensor<4x!lb.lut<2, [1.0, 2.0, 3.0]>>) { return }
+
+// -----
+
+// expected-error @+1 {{a minifloat code must be 2 to 8 bits wide, got 9}}
+func.func @float_too_wide(%a: tensor<4x!lb.float<e5m3, ieee>>) { return }
+
+// -----
+
+// expected-error @+1 {{'ieee' special values need at least 2 exponent bits}}
+func.func @ieee_one_exponent_bit(%a: tensor<4x!lb.float<e1m2, ieee>>) { return }
+
+// -----
+
+// expected-error @+1 {{expected a minifloat shape such as 'e2m1' or 'ue8m0'}}
+func.func @float_bad_shape(%a: tensor<4x!lb.float<fp4, finite>>) { return }
+
+// -----
+
+// expected-error @+1 {{granularity 'group' needs a positive group_size}}
+func.func @group_without_size() attributes {q = #lb.quant<granularity = group, scale = f16>} { return }
+
+// -----
+
+// expected-error @+1 {{group_size is only meaningful for granularity 'group', not 'channel'}}
+func.func @channel_with_size() attributes {q = #lb.quant<granularity = channel, group_size = 128, scale = f16>} { return }
+
+// -----
+
+// expected-error @+1 {{exponent-only scales ('!lb.float<ue8m0, fn>') are defined for MX blocks}}
+func.func @e8m0_not_mx() attributes {q = #lb.quant<granularity = group, group_size = 128, scale = !lb.float<ue8m0, fn>>} { return }
+
+// -----
+
+// expected-error @+1 {{scale type must be f16, bf16, f32, f8E4M3FN or an !lb.float, got 'i32'}}
+func.func @integer_scale() attributes {q = #lb.quant<granularity = channel, scale = i32>} { return }
+
+// -----
+
+// expected-error @+1 {{an 'mma' tile must give each warp a multiple of 16x8 and K a multiple of 16, got tile [48, 128, 64] over warps [2, 2]}}
+func.func @mma_bad_tile() attributes {s = #lb.schedule<family = mma, tile = [48, 128, 64], warps = [2, 2], stages = 1, split_k = 1>} { return }
+
+// -----
+
+// expected-error @+1 {{split_k must be at least 1, got 0}}
+func.func @zero_split() attributes {s = #lb.schedule<family = gemv, tile = [1, 256, 512], warps = [1, 4], stages = 1, split_k = 0>} { return }
+
+// -----
+
+func.func @group_does_not_divide_k(%x: tensor<?x4096xf16>, %w: tensor<64x4096xui4>, %s: tensor<64x85xf16>) {
+  // expected-error @+1 {{group size 48 does not divide K = 4096}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 48, scale = f16>
+      : (tensor<?x4096xf16>, tensor<64x4096xui4>, tensor<64x85xf16>) -> tensor<?x64xf16>
+  return
+}
+
+// -----
+
+func.func @k_mismatch(%x: tensor<?x2048xf16>, %w: tensor<64x4096xui4>, %s: tensor<64xf16>) {
+  // expected-error @+1 {{x has K = 2048 but codes have K = 4096}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x2048xf16>, tensor<64x4096xui4>, tensor<64xf16>) -> tensor<?x64xf16>
+  return
+}
+
+// -----
+
+func.func @n_mismatch(%x: tensor<?x64xf16>, %w: tensor<32x64xui4>, %s: tensor<32xf16>) {
+  // expected-error @+1 {{result has N = 16 but codes have N = 32}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x64xf16>, tensor<32x64xui4>, tensor<32xf16>) -> tensor<?x16xf16>
+  return
+}
+
+// -----
+
+func.func @m_mismatch(%x: tensor<8x64xf16>, %w: tensor<32x64xui4>, %s: tensor<32xf16>) {
+  // expected-error @+1 {{x and result disagree on M: [8, 64] vs [?, 32]}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<8x64xf16>, tensor<32x64xui4>, tensor<32xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @scale_shape(%x: tensor<?x256xf16>, %w: tensor<32x256xui4>, %s: tensor<32x4xf16>) {
+  // expected-error @+1 {{scales must have shape [32, 2] for granularity 'group', got [32, 4]}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      : (tensor<?x256xf16>, tensor<32x256xui4>, tensor<32x4xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @scale_type(%x: tensor<?x256xf16>, %w: tensor<32x256xui4>, %s: tensor<32x2xbf16>) {
+  // expected-error @+1 {{scales have element type 'bf16' but #lb.quant says 'f16'}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      : (tensor<?x256xf16>, tensor<32x256xui4>, tensor<32x2xbf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @missing_zeros(%x: tensor<?x256xf16>, %w: tensor<32x256xui4>, %s: tensor<32x2xf16>) {
+  // expected-error @+1 {{#lb.quant has zero = sub_code but no zeros operand}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16, zero = sub_code>
+      : (tensor<?x256xf16>, tensor<32x256xui4>, tensor<32x2xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @unexpected_zeros(%x: tensor<?x256xf16>, %w: tensor<32x256xui4>, %s: tensor<32x2xf16>, %z: tensor<32x2xf16>) {
+  // expected-error @+1 {{zeros given but #lb.quant has zero = none}}
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<32x2xf16>) quant <granularity = group, group_size = 128, scale = f16>
+      : (tensor<?x256xf16>, tensor<32x256xui4>, tensor<32x2xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @float_quantized_zeros(%x: tensor<?x256xf16>, %w: tensor<32x256xui4>, %s: tensor<32x2xf16>, %z: tensor<32x2xf16>) {
+  // expected-error @+1 {{zero = quantized needs integer zero codes, got 'f16'}}
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<32x2xf16>) quant <granularity = group, group_size = 128, scale = f16, zero = quantized>
+      : (tensor<?x256xf16>, tensor<32x256xui4>, tensor<32x2xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @wide_codes(%x: tensor<?x64xf16>, %w: tensor<32x64xi16>, %s: tensor<32xf16>) {
+  // expected-error @+1 {{codes element type must be a 1..8-bit integer, !lb.float or !lb.lut, got 'i16'}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x64xf16>, tensor<32x64xi16>, tensor<32xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @lut_needs_table(%x: tensor<?x64xf16>, %w: tensor<32x64x!lb.lut<4>>, %s: tensor<32xf16>) {
+  // expected-error @+1 {{codes are '!lb.lut<4>' without a table, so a table operand is needed}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x64xf16>, tensor<32x64x!lb.lut<4>>, tensor<32xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @table_wrong_size(%x: tensor<?x64xf16>, %w: tensor<32x64x!lb.lut<4>>, %s: tensor<32xf16>, %t: tensor<8xf16>) {
+  // expected-error @+1 {{table must have shape [16] for 4-bit codes, got [8]}}
+  %y = lb.qmatmul %x, %w, %s table(%t : tensor<8xf16>) quant <granularity = channel, scale = f16>
+      : (tensor<?x64xf16>, tensor<32x64x!lb.lut<4>>, tensor<32xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @table_for_integers(%x: tensor<?x64xf16>, %w: tensor<32x64xui4>, %s: tensor<32xf16>, %t: tensor<16xf16>) {
+  // expected-error @+1 {{table operand given but codes are not !lb.lut}}
+  %y = lb.qmatmul %x, %w, %s table(%t : tensor<16xf16>) quant <granularity = channel, scale = f16>
+      : (tensor<?x64xf16>, tensor<32x64xui4>, tensor<32xf16>) -> tensor<?x32xf16>
+  return
+}
+
+// -----
+
+func.func @result_type(%x: tensor<?x64xf16>, %w: tensor<32x64xui4>, %s: tensor<32xf16>) {
+  // expected-error @+1 {{result element type 'bf16' must match the activation type 'f16'}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x64xf16>, tensor<32x64xui4>, tensor<32xf16>) -> tensor<?x32xbf16>
+  return
+}
