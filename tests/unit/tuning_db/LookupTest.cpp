@@ -1,0 +1,278 @@
+#include "TestSupport.h"
+
+#include "tuning_db/Catalog.h"
+#include "tuning_db/Commands.h"
+#include "tuning_db/Lookup.h"
+
+#include <gtest/gtest.h>
+
+namespace lowbit::db {
+namespace {
+using namespace lowbit::db::testing;
+
+// One problem with kernels for several archs and families; an H100 tuned.
+class LookupTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    path = dir.file("kernels.db");
+    db = std::make_unique<Database>(openOrDie(path));
+    auto id = db->putProblem("int4 g128 f16 N=4096 K=4096");
+    ASSERT_TRUE(id.ok());
+    problem = *id;
+    gemv80 = put(makeKernel(problem, "g80", "sm_80", "gemv"));
+    mma80 = put(makeKernel(problem, "m80", "sm_80", "mma"));
+    mma86 = put(makeKernel(problem, "m86", "sm_86", "mma"));
+    mma90a = put(makeKernel(problem, "m90a", "sm_90a", "mma"));
+    wgmma90a = put(makeKernel(problem, "w90a", "sm_90a", "wgmma"));
+    ASSERT_TRUE(db->putDevice(h100()).ok());
+    ASSERT_TRUE(db->setDispatch(problem, h100().id(),
+                                {{1, 9, gemv80}, {9, 128, mma90a}, {128, std::nullopt, wgmma90a}})
+                    .ok());
+  }
+
+  std::string put(const KernelRecord &k) {
+    auto id = db->putKernel(k);
+    EXPECT_TRUE(id.ok()) << id.error();
+    return id ? *id : std::string();
+  }
+
+  Expected<Choice> lookupIn(const DeviceFingerprint &device, int64_t m) {
+    return lookup({db.get()}, problem, device, m);
+  }
+
+  TempDir dir;
+  std::string path;
+  std::unique_ptr<Database> db;
+  std::string problem, gemv80, mma80, mma86, mma90a, wgmma90a;
+};
+
+TEST_F(LookupTest, ExactFingerprintUsesItsTable) {
+  auto small = lookupIn(h100(), 4);
+  ASSERT_TRUE(small.ok()) << small.error();
+  EXPECT_EQ(small->kernelId, gemv80);
+  EXPECT_EQ(small->tier, Tier::ExactDevice);
+  EXPECT_EQ(small->mLo, 1);
+  EXPECT_EQ(small->mHi, 9);
+  EXPECT_EQ(small->deviceId, h100().id());
+  EXPECT_EQ(small->databasePath, path);
+  auto middle = lookupIn(h100(), 127);
+  ASSERT_TRUE(middle.ok());
+  EXPECT_EQ(middle->kernelId, mma90a);
+  auto large = lookupIn(h100(), 1 << 20);
+  ASSERT_TRUE(large.ok());
+  EXPECT_EQ(large->kernelId, wgmma90a);
+  EXPECT_FALSE(large->mHi.has_value());
+}
+
+TEST_F(LookupTest, SameCcAndSmCountAfterADriverUpdate) {
+  DeviceFingerprint updated = h100();
+  updated.driverVersion = "590.10";
+  auto choice = lookupIn(updated, 16);
+  ASSERT_TRUE(choice.ok()) << choice.error();
+  EXPECT_EQ(choice->tier, Tier::SameCcAndSmCount);
+  EXPECT_EQ(choice->kernelId, mma90a);
+  EXPECT_EQ(choice->deviceId, h100().id());
+}
+
+TEST_F(LookupTest, SameCcForAnotherSmCount) {
+  DeviceFingerprint pcie = h100();
+  pcie.name = "NVIDIA H100 PCIe";
+  pcie.smCount = 114;
+  auto choice = lookupIn(pcie, 200);
+  ASSERT_TRUE(choice.ok()) << choice.error();
+  EXPECT_EQ(choice->tier, Tier::SameCc);
+  EXPECT_EQ(choice->kernelId, wgmma90a);
+}
+
+TEST_F(LookupTest, SimilarDeviceIsPreferredWithinATier) {
+  DeviceFingerprint other = h100();
+  other.name = "NVIDIA H100 NVL";
+  other.smCount = 132;
+  other.l2Bytes = 1;
+  other.memoryClockKhz = 1;
+  ASSERT_TRUE(db->putDevice(other).ok());
+  ASSERT_TRUE(db->setDispatch(problem, other.id(), {{1, std::nullopt, mma90a}}).ok());
+  DeviceFingerprint updated = h100(); // closer to the tuned h100 than to `other`
+  updated.driverVersion = "590.10";
+  auto choice = lookupIn(updated, 2);
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice->deviceId, h100().id());
+  EXPECT_EQ(choice->kernelId, gemv80);
+}
+
+TEST_F(LookupTest, HeuristicPicksFamilyByMAndClosestArch) {
+  // A100 (8.0): nothing tuned for 8.x; sm_86 and sm_90a kernels cannot run.
+  auto resolution = resolve({db.get()}, problem, a100());
+  ASSERT_TRUE(resolution.ok()) << resolution.error();
+  EXPECT_EQ(resolution->tier, Tier::Heuristic);
+  ASSERT_EQ(resolution->ranges.size(), 2u);
+  EXPECT_EQ(resolution->ranges[0].kernelId, gemv80);
+  EXPECT_EQ(resolution->ranges[0].mHi, 9);
+  EXPECT_EQ(resolution->ranges[1].kernelId, mma80); // [9, 257) and [257, inf) merged
+  EXPECT_EQ(resolution->ranges[1].mLo, 9);
+  EXPECT_FALSE(resolution->ranges[1].mHi.has_value());
+
+  // RTX 4090 (8.9): the sm_86 mma is the closest arch <= 8.9.
+  auto ada = lookupIn(rtx4090(), 64);
+  ASSERT_TRUE(ada.ok()) << ada.error();
+  EXPECT_EQ(ada->tier, Tier::Heuristic);
+  EXPECT_EQ(ada->kernelId, mma86);
+  EXPECT_EQ(ada->mLo, 9);
+}
+
+TEST_F(LookupTest, HeuristicSkipsKernelsThatFailedEveryCheck) {
+  ASSERT_TRUE(db->putDevice(rtx4090()).ok());
+  ASSERT_TRUE(db->addResult(makeResult(mma86, rtx4090().id(), 64, 3.0, /*passed=*/false)).ok());
+  auto resolution = resolve({db.get()}, problem, rtx4090());
+  ASSERT_TRUE(resolution.ok());
+  auto choice = resolution->at(64);
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice->kernelId, mma80);
+  bool noted = false;
+  for (const std::string &note : resolution->notes)
+    noted = noted || note.find("failed the reference check") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST_F(LookupTest, HeuristicUsesPtxForANewerMajorAndFailsWhenNothingRuns) {
+  DeviceFingerprint blackwell = h100();
+  blackwell.ccMajor = 10;
+  blackwell.smCount = 148;
+  auto choice = lookupIn(blackwell, 4);
+  ASSERT_TRUE(choice.ok()) << choice.error();
+  EXPECT_EQ(choice->tier, Tier::Heuristic);
+  EXPECT_EQ(choice->kernelId, gemv80); // PTX of sm_80; sm_90a code is not portable
+
+  DeviceFingerprint turing = a100();
+  turing.ccMajor = 7;
+  turing.ccMinor = 5;
+  auto none = lookupIn(turing, 4);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().find("can run on device"), std::string::npos) << none.error();
+}
+
+TEST_F(LookupTest, RejectsNonPositiveMAndUnknownProblems) {
+  for (int64_t m : {0, -1, -1000}) {
+    auto choice = lookupIn(h100(), m);
+    ASSERT_FALSE(choice.ok());
+    EXPECT_NE(choice.error().find("M must be >= 1"), std::string::npos);
+  }
+  auto unknown = lookup({db.get()}, problemIdForSignature("nothing"), h100(), 4);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("unknown problem"), std::string::npos);
+  auto resolution = resolve({db.get()}, problem, h100());
+  ASSERT_TRUE(resolution.ok());
+  EXPECT_FALSE(resolution->at(0).ok());
+}
+
+TEST_F(LookupTest, MalformedTableIsSkippedWithANote) {
+  // Written around the validation, as a hand edit or a buggy tool would.
+  auto drop = sql::Statement::prepare(
+      db->handle(), "DELETE FROM dispatch WHERE device_id = ?1 AND m_lo = 9");
+  ASSERT_TRUE(drop.ok());
+  ASSERT_TRUE(drop->bind(1, h100().id()).run().ok());
+  auto resolution = resolve({db.get()}, problem, h100());
+  ASSERT_TRUE(resolution.ok()) << resolution.error();
+  EXPECT_EQ(resolution->tier, Tier::Heuristic);
+  ASSERT_FALSE(resolution->notes.empty());
+  EXPECT_NE(resolution->notes[0].find("not covered"), std::string::npos) << resolution->notes[0];
+  auto choice = resolution->at(1000);
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice->kernelId, wgmma90a); // heuristic: wgmma for large M on sm_90
+}
+
+TEST_F(LookupTest, CatalogUserDatabaseTakesPrecedence) {
+  std::string systemPath = dir.file("system.db");
+  ASSERT_TRUE(exportDatabase(*db, systemPath).ok());
+
+  std::string userPath = dir.file("user.db");
+  {
+    Database user = openOrDie(userPath);
+    auto id = user.putProblem("int4 g128 f16 N=4096 K=4096");
+    ASSERT_TRUE(id.ok());
+    ASSERT_EQ(*id, problem);
+    auto local = user.putKernel(makeKernel(problem, "user-tuned", "sm_90a", "mma"));
+    ASSERT_TRUE(local.ok());
+    ASSERT_TRUE(user.putDevice(h100()).ok());
+    // Not open-ended: refused.
+    EXPECT_FALSE(user.setDispatch(problem, h100().id(), {{1, 64, *local}}).ok());
+    // A table names kernels of its own database, so the system's gemv kernel
+    // is copied in first.
+    auto gemv = db->findKernel(gemv80);
+    ASSERT_TRUE(gemv.ok() && gemv->has_value());
+    ASSERT_TRUE(user.putKernel(**gemv).ok());
+    ASSERT_TRUE(
+        user.setDispatch(problem, h100().id(), {{1, 64, *local}, {64, std::nullopt, gemv80}})
+            .ok());
+  }
+
+  CatalogOptions options;
+  options.systemPath = systemPath;
+  options.userPath = userPath;
+  auto catalog = Catalog::open(options);
+  ASSERT_TRUE(catalog.ok()) << catalog.error();
+  EXPECT_TRUE(catalog->notes().empty());
+  ASSERT_EQ(catalog->databases().size(), 2u);
+  EXPECT_EQ(catalog->databases()[0]->path(), userPath);
+  EXPECT_TRUE(catalog->databases()[1]->readOnly());
+  ASSERT_NE(catalog->userDatabase(), nullptr);
+
+  auto choice = catalog->lookup(problem, h100(), 16);
+  ASSERT_TRUE(choice.ok()) << choice.error();
+  EXPECT_EQ(choice->databasePath, userPath);
+  EXPECT_EQ(choice->mHi, 64);
+  EXPECT_NE(choice->kernelId, mma90a);
+  auto kernel = catalog->findKernel(choice->kernelId);
+  ASSERT_TRUE(kernel.ok() && kernel->has_value());
+  EXPECT_EQ((*kernel)->entry, "lowbit_mma_user-tuned");
+
+  // A stronger tier beats precedence: the system's exact table wins over a
+  // user table that only matches by compute capability.
+  std::string otherUserPath = dir.file("user-pcie.db");
+  DeviceFingerprint pcie = h100();
+  pcie.smCount = 114;
+  {
+    Database user = openOrDie(otherUserPath);
+    ASSERT_TRUE(user.putProblem("int4 g128 f16 N=4096 K=4096").ok());
+    auto local = user.putKernel(makeKernel(problem, "pcie", "sm_90a", "mma"));
+    ASSERT_TRUE(local.ok());
+    ASSERT_TRUE(user.putDevice(pcie).ok());
+    ASSERT_TRUE(user.setDispatch(problem, pcie.id(), {{1, std::nullopt, *local}}).ok());
+  }
+  auto mixed = Catalog::open(CatalogOptions{systemPath, otherUserPath, {}, 10000, false});
+  ASSERT_TRUE(mixed.ok()) << mixed.error();
+  auto fromSystem = mixed->lookup(problem, h100(), 16);
+  ASSERT_TRUE(fromSystem.ok());
+  EXPECT_EQ(fromSystem->databasePath, systemPath);
+  EXPECT_EQ(fromSystem->kernelId, mma90a);
+  EXPECT_EQ(fromSystem->tier, Tier::ExactDevice);
+  auto onPcie = mixed->lookup(problem, pcie, 16);
+  ASSERT_TRUE(onPcie.ok());
+  EXPECT_EQ(onPcie->databasePath, otherUserPath);
+  EXPECT_EQ(onPcie->tier, Tier::ExactDevice);
+
+  auto systemOnly = Catalog::open(CatalogOptions{systemPath, "", {}, 10000, false});
+  ASSERT_TRUE(systemOnly.ok());
+  EXPECT_EQ(systemOnly->userDatabase(), nullptr);
+}
+
+TEST_F(LookupTest, CatalogLeavesOutAnUnopenableDatabaseWithANote) {
+  CatalogOptions options;
+  options.systemPath = dir.file("missing-system.db");
+  options.userPath = dir.file("new-user.db");
+  auto catalog = Catalog::open(options);
+  ASSERT_TRUE(catalog.ok()) << catalog.error();
+  ASSERT_EQ(catalog->databases().size(), 1u);
+  ASSERT_EQ(catalog->notes().size(), 1u);
+  EXPECT_NE(catalog->notes()[0].find("system database"), std::string::npos);
+
+  options.requireAll = true;
+  EXPECT_FALSE(Catalog::open(options).ok());
+  auto nothing = Catalog::open(CatalogOptions{dir.file("a.db"), "", {}, 10000, false});
+  ASSERT_FALSE(nothing.ok());
+  EXPECT_NE(nothing.error().find("no such file"), std::string::npos);
+  EXPECT_FALSE(Catalog::open(CatalogOptions{}).ok());
+}
+
+} // namespace
+} // namespace lowbit::db

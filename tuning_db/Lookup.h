@@ -1,0 +1,86 @@
+// Choosing a kernel for (problem, device, M) from one or more databases.
+//
+// Tiers, tried in order; the first that yields a usable dispatch table wins:
+//  1. ExactDevice:       a table tuned on a device with the same fingerprint id.
+//  2. SameCcAndSmCount:  a table tuned on a device with the same compute
+//                        capability and SM count (e.g. after a driver update).
+//  3. SameCc:            a table tuned on a device with the same compute capability.
+//  4. Heuristic:         no table applies; pick among the problem's compiled
+//                        kernels (see below).
+// Within tiers 1-3, databases are tried in the order given (a user database
+// before the system one); within a database, devices that share more of the
+// fingerprint (name, L2, memory clock, bus width, shared memory, driver) come
+// first. A table that is malformed (gaps, overlaps, no open end) or names a
+// kernel that no database holds is skipped with a note, never trusted.
+//
+// The heuristic:
+//  - Candidates are the problem's kernels, from all databases, that this
+//    device can run: a cubin compiled for the same major arch with minor <=
+//    the device's, or else PTX (if kept) compiled for an arch <= the device's.
+//    An arch-specific target (sm_90a) only runs on exactly that arch. Left
+//    out: kernels without a launch configuration (migrated from schema v1),
+//    kernels needing more shared memory than the device's opt-in limit, and
+//    kernels whose every recorded measurement failed the reference check.
+//  - M picks the family order: M in [1, 9): gemv, mma, wgmma; M in [9, 257):
+//    mma, wgmma, gemv; M >= 257: wgmma, mma, gemv. The first family with a
+//    candidate is used.
+//  - Within the family: the closest compiled-for arch <= the device's, then
+//    a runnable cubin over PTX that needs a JIT, then a kernel with a passing
+//    measurement over an unmeasured one, then the smallest id (so the answer
+//    is deterministic).
+#pragma once
+
+#include "runtime/support/Expected.h"
+#include "tuning_db/Database.h"
+#include "tuning_db/Fingerprint.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lowbit::db {
+
+enum class Tier { ExactDevice, SameCcAndSmCount, SameCc, Heuristic };
+// "exact device", "same compute capability and SM count", ...
+const char *tierName(Tier tier);
+
+// The kernel for one M range.
+struct Choice {
+  std::string kernelId;
+  int64_t mLo = 1;
+  std::optional<int64_t> mHi; // none: open-ended
+  Tier tier = Tier::Heuristic;
+  std::string databasePath; // the database whose table (or kernel, for Heuristic) answered
+  std::string deviceId;     // the tuned device whose table was used; empty for Heuristic
+  std::string deviceName;
+
+  bool contains(int64_t m) const { return m >= mLo && (!mHi || m < *mHi); }
+};
+
+// The kernels for every M >= 1, for one problem on one device: what a plan
+// loads up front.
+struct Resolution {
+  Tier tier = Tier::Heuristic;
+  std::vector<Choice> ranges; // sorted, contiguous from 1, last open-ended
+  // Entries skipped on the way, and why; worth showing to the user.
+  std::vector<std::string> notes;
+
+  // The range containing m; fails for m <= 0.
+  Expected<Choice> at(int64_t m) const;
+};
+
+// `databases` in precedence order. Fails for a problem no database knows, or
+// when no kernel can run on the device.
+Expected<Resolution> resolve(const std::vector<const Database *> &databases,
+                             const std::string &problemId, const DeviceFingerprint &device);
+
+// resolve() then at(m); M must be >= 1.
+Expected<Choice> lookup(const std::vector<const Database *> &databases,
+                        const std::string &problemId, const DeviceFingerprint &device, int64_t m);
+
+// Whether a kernel compiled for `arch` can run on a device of compute
+// capability `deviceCc` (10 * major + minor): as a cubin, or only as PTX.
+enum class Runnable { No, Cubin, PtxOnly };
+Runnable runnableOn(const Arch &arch, bool hasPtx, int deviceCc);
+
+} // namespace lowbit::db
