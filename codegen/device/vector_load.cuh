@@ -1,0 +1,76 @@
+// 16-byte global loads and stores into 4 x 32-bit registers.
+//
+// 16 bytes is the widest load a thread can issue (one LDG.128): a warp then
+// moves 512 contiguous bytes per instruction, the fewest instructions and
+// memory transactions per byte. Pre-permuted weights are laid out so that
+// every thread's 16 bytes are exactly the words it decodes (DESIGN.md).
+//
+// Which flavour, and why:
+//  * ld_global_nc_na_v4 -- ld.global.nc.L1::no_allocate: for weights (the
+//    gemv family). .nc reads through the read-only (texture) path, legal
+//    because the weights never change during the kernel; L1::no_allocate keeps
+//    these use-once lines from evicting the activations, scales and zeros that
+//    ARE re-read from L1. The asm is not volatile, so the compiler may hoist and
+//    batch these loads to keep several in flight per thread.
+//  * ld_global_cs_v4 -- ld.global.cs ("cache streaming", evict-first in L1 and
+//    L2): for data read once by the whole GPU when L2 pollution matters more
+//    than the .nc path.
+//  * ld_global_nc_hint_v4 -- .nc + an L2 cache-policy (cp_async.cuh) when the
+//    weights should also be evict-first in L2.
+//  * ld_global_v4 / st_global_v4 -- plain, for activations and outputs.
+// All addresses must be 16-byte aligned.
+#pragma once
+
+#include "lowbit/device/types.cuh"
+
+namespace lowbit {
+namespace device {
+
+struct U32x4 {
+  u32 r[4];
+};
+static_assert(sizeof(U32x4) == 16, "one 128-bit vector");
+
+__device__ __forceinline__ U32x4 ld_global_nc_na_v4(const void *p) {
+  U32x4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+      : "=r"(v.r[0]), "=r"(v.r[1]), "=r"(v.r[2]), "=r"(v.r[3])
+      : "l"(__cvta_generic_to_global(p)));
+  return v;
+}
+
+__device__ __forceinline__ U32x4 ld_global_nc_hint_v4(const void *p, u64 policy) {
+  U32x4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
+      : "=r"(v.r[0]), "=r"(v.r[1]), "=r"(v.r[2]), "=r"(v.r[3])
+      : "l"(__cvta_generic_to_global(p)), "l"(policy));
+  return v;
+}
+
+// Volatile with a "memory" clobber: unlike the .nc loads, this data may be
+// written by the same kernel, and the compiler cannot see that the asm reads
+// memory, so it must not move the load across stores.
+__device__ __forceinline__ U32x4 ld_global_cs_v4(const void *p) {
+  U32x4 v;
+  asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.r[0]), "=r"(v.r[1]), "=r"(v.r[2]), "=r"(v.r[3])
+               : "l"(__cvta_generic_to_global(p)) : "memory");
+  return v;
+}
+
+// Plain 16-byte load / store through ordinary C++ (the compiler emits
+// LDG.128 / STG.128 and knows the aliasing).
+__device__ __forceinline__ U32x4 ld_global_v4(const void *p) {
+  const uint4 w = *static_cast<const uint4 *>(p);
+  U32x4 v;
+  v.r[0] = w.x; v.r[1] = w.y; v.r[2] = w.z; v.r[3] = w.w;
+  return v;
+}
+__device__ __forceinline__ void st_global_v4(void *p, const U32x4 &v) {
+  uint4 w;
+  w.x = v.r[0]; w.y = v.r[1]; w.z = v.r[2]; w.w = v.r[3];
+  *static_cast<uint4 *>(p) = w;
+}
+
+} // namespace device
+} // namespace lowbit
