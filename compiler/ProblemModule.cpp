@@ -43,7 +43,7 @@ std::string problemSymbol(const spec::ProblemSpec &problem) {
 
 FailureOr<OwningOpRef<ModuleOp>>
 buildProblemModule(MLIRContext &context,
-                   const std::vector<spec::ProblemSpec> &problems) {
+                   const std::vector<spec::ProblemSpec> &problems, Attribute schedule) {
   context.loadDialect<lb::LbDialect, func::FuncDialect>();
   OpBuilder builder(&context);
   Location loc = builder.getUnknownLoc();
@@ -93,7 +93,7 @@ buildProblemModule(MLIRContext &context,
     auto matmul = bodyBuilder.create<lb::QMatmulOp>(
         problemLoc, resultType, body->getArgument(0), body->getArgument(1),
         body->getArgument(2), zeros, /*table=*/Value(), quant,
-        /*schedule=*/lb::ScheduleAttr());
+        /*schedule=*/dyn_cast_or_null<lb::ScheduleAttr>(schedule));
     bodyBuilder.create<func::ReturnOp>(problemLoc, matmul.getResult());
   }
   if (failed(verify(*module)))

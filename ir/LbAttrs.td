@@ -50,4 +50,8 @@ def Lb_ScheduleAttr : Lb_Attr<"Schedule", "schedule"> {
   let genVerifyDecl = 1;
 }
 
+def Lb_ThreadCoordAttr : EnumAttr<Lb_Dialect, Lb_ThreadCoord, "coord">;
+def Lb_FragmentAttr : EnumAttr<Lb_Dialect, Lb_Fragment, "fragment">;
+def Lb_PairOpAttr : EnumAttr<Lb_Dialect, Lb_PairOp, "pair_op">;
+
 #endif // LOWBIT_IR_LBATTRS_TD

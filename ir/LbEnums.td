@@ -47,4 +47,32 @@ def Lb_KernelFamily : I32EnumAttr<"KernelFamily", "kernel family", [
   let genSpecializedAttr = 0;
 }
 
+def Lb_ThreadCoord : I32EnumAttr<"ThreadCoord", "a thread's position", [
+  I32EnumAttrCase<"lane", 0>,
+  I32EnumAttrCase<"warp", 1>,
+  I32EnumAttrCase<"block_x", 2>,
+  I32EnumAttrCase<"block_y", 3>
+]> {
+  let cppNamespace = "::lowbit::lb";
+  let genSpecializedAttr = 0;
+}
+
+// Which logical weight elements one thread's 16-byte code load holds.
+def Lb_Fragment : I32EnumAttr<"Fragment", "a thread's share of a weight tile", [
+  I32EnumAttrCase<"gemv_row", 0>,
+  I32EnumAttrCase<"mma_b", 1>
+]> {
+  let cppNamespace = "::lowbit::lb";
+  let genSpecializedAttr = 0;
+}
+
+def Lb_PairOp : I32EnumAttr<"PairOp", "packed-pair arithmetic", [
+  I32EnumAttrCase<"sub", 0>,
+  I32EnumAttrCase<"mul", 1>,
+  I32EnumAttrCase<"fma", 2>
+]> {
+  let cppNamespace = "::lowbit::lb";
+  let genSpecializedAttr = 0;
+}
+
 #endif // LOWBIT_IR_LBENUMS_TD

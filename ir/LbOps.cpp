@@ -159,3 +159,32 @@ LogicalResult QMatmulOp::verify() {
   }
   return success();
 }
+
+LogicalResult LoadCodesOp::verify() {
+  auto type = cast<MemRefType>(getWeights().getType());
+  if (type.getRank() != 2)
+    return emitOpError("weights must be a rank-2 memref [N, K], got rank ")
+           << type.getRank();
+  if (getCodeBits(type.getElementType()) != 4)
+    return emitOpError("only 4-bit codes load as a 32-code fragment so far, got ")
+           << type.getElementType();
+  if (auto tile = getTile()) {
+    if (tile->size() != 2 || (*tile)[0] <= 0 || (*tile)[1] <= 0)
+      return emitOpError("tile must be [N, K] with positive sizes");
+    if (type.getDimSize(0) % (*tile)[0] || type.getDimSize(1) % (*tile)[1])
+      return emitOpError("weights [")
+             << type.getDimSize(0) << ", " << type.getDimSize(1)
+             << "] are not a whole number of [" << (*tile)[0] << ", "
+             << (*tile)[1] << "] tiles";
+  }
+  return success();
+}
+
+LogicalResult PackPairsOp::verify() {
+  auto type = cast<VectorType>(getValues().getType());
+  if (type.getNumElements() != 2 * static_cast<int64_t>(getPairs().size()))
+    return emitOpError("packs ")
+           << getPairs().size() << " registers of 2 values into "
+           << type.getNumElements() << " values";
+  return success();
+}

@@ -42,4 +42,6 @@ def Lb_QMatmulOp : Lb_Op<"qmatmul", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+include "ir/LbTileOps.td"
+
 #endif // LOWBIT_IR_LBOPS_TD

@@ -1,0 +1,450 @@
+#include "codegen/emit/CudaEmitter.h"
+
+#include "ir/LbOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace lowbit::codegen {
+namespace {
+
+// The C++ spelling of a scalar value's type. Vectors of 16-bit values are
+// arrays of u32 pairs; a 4 x i32 fragment is the U32x4 of one 16-byte load.
+std::string scalarType(Type type) {
+  if (type.isIndex() || type.isInteger(64))
+    return "long long";
+  if (type.isInteger(1))
+    return "bool";
+  if (type.isInteger(32))
+    return "u32";
+  if (type.isF32())
+    return "float";
+  return "";
+}
+
+std::string elementPointerType(Type element) {
+  if (element.isF16() || element.isBF16())
+    return "u16";
+  if (element.isF32())
+    return "float";
+  if (lb::getCodeBits(element))
+    return "unsigned char";
+  return "";
+}
+
+class Emitter {
+public:
+  Emitter(raw_ostream &os) : os(os) {}
+
+  LogicalResult emitKernel(func::FuncOp kernel);
+
+private:
+  raw_ostream &os;
+  llvm::DenseMap<Value, std::string> names;
+  int nextId = 0;
+  int depth = 1;
+
+  raw_ostream &line() { return os.indent(2 * depth); }
+  std::string fresh(StringRef prefix = "v") { return (prefix + Twine(nextId++)).str(); }
+  std::string &name(Value v) { return names[v]; }
+  std::string bind(Value v, StringRef prefix = "v") { return names[v] = fresh(prefix); }
+
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitOp(Operation &op);
+  LogicalResult emitFor(scf::ForOp loop);
+  LogicalResult emitIf(scf::IfOp branch);
+  void assignYield(Operation *yield, ArrayRef<std::string> targets);
+
+  // Row-major linear index of `indices` into a memref.
+  std::string linearIndex(MemRefType type, ValueRange indices, Value dynamicRows = {});
+  std::string dimSize(MemRefType type, unsigned dim);
+
+  func::FuncOp kernel;
+  Value rowsArgument;
+};
+
+std::string Emitter::dimSize(MemRefType type, unsigned dim) {
+  if (!type.isDynamicDim(dim))
+    return std::to_string(type.getDimSize(dim)) + "LL";
+  return name(rowsArgument);
+}
+
+std::string Emitter::linearIndex(MemRefType type, ValueRange indices, Value) {
+  std::string index = name(indices[0]);
+  for (unsigned d = 1; d < indices.size(); ++d)
+    index = "(" + index + ") * " + dimSize(type, d) + " + " + name(indices[d]);
+  return index;
+}
+
+void Emitter::assignYield(Operation *yield, ArrayRef<std::string> targets) {
+  if (targets.empty())
+    return;
+  // Through temporaries, so a yield that swaps iteration values stays right.
+  SmallVector<std::string> temps;
+  for (auto [operand, target] : llvm::zip(yield->getOperands(), targets)) {
+    std::string temp = fresh("t");
+    line() << scalarType(operand.getType()) << " " << temp << " = " << name(operand) << ";\n";
+    temps.push_back(temp);
+  }
+  for (auto [temp, target] : llvm::zip(temps, targets))
+    line() << target << " = " << temp << ";\n";
+}
+
+LogicalResult Emitter::emitFor(scf::ForOp loop) {
+  SmallVector<std::string> carried;
+  for (auto [result, init] : llvm::zip(loop.getResults(), loop.getInitArgs())) {
+    std::string var = bind(result, "c");
+    line() << scalarType(result.getType()) << " " << var << " = " << name(init) << ";\n";
+    carried.push_back(var);
+  }
+  for (auto [arg, var] : llvm::zip(loop.getRegionIterArgs(), carried))
+    names[arg] = var;
+  std::string iv = bind(loop.getInductionVar(), "i");
+  if (auto unroll = loop->getAttrOfType<IntegerAttr>("lb.unroll"))
+    line() << "#pragma unroll " << unroll.getInt() << "\n";
+  line() << "for (long long " << iv << " = " << name(loop.getLowerBound()) << "; " << iv
+         << " < " << name(loop.getUpperBound()) << "; " << iv << " += "
+         << name(loop.getStep()) << ") {\n";
+  ++depth;
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (failed(emitOp(op)))
+      return failure();
+  assignYield(loop.getBody()->getTerminator(), carried);
+  --depth;
+  line() << "}\n";
+  return success();
+}
+
+LogicalResult Emitter::emitIf(scf::IfOp branch) {
+  SmallVector<std::string> results;
+  for (Value result : branch.getResults()) {
+    std::string var = bind(result, "r");
+    line() << scalarType(result.getType()) << " " << var << ";\n";
+    results.push_back(var);
+  }
+  line() << "if (" << name(branch.getCondition()) << ") {\n";
+  ++depth;
+  for (Operation &op : branch.thenBlock()->without_terminator())
+    if (failed(emitOp(op)))
+      return failure();
+  assignYield(branch.thenBlock()->getTerminator(), results);
+  --depth;
+  if (branch.elseBlock()) {
+    line() << "} else {\n";
+    ++depth;
+    for (Operation &op : branch.elseBlock()->without_terminator())
+      if (failed(emitOp(op)))
+        return failure();
+    assignYield(branch.elseBlock()->getTerminator(), results);
+    --depth;
+  }
+  line() << "}\n";
+  return success();
+}
+
+std::string pairSuffix(Type element) { return element.isBF16() ? "bf16x2" : "f16x2"; }
+
+LogicalResult Emitter::emitOp(Operation &op) {
+  auto binary = [&](StringRef symbol) {
+    Value result = op.getResult(0);
+    line() << "const " << scalarType(result.getType()) << " " << bind(result) << " = "
+           << name(op.getOperand(0)) << " " << symbol << " " << name(op.getOperand(1))
+           << ";\n";
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case<arith::ConstantOp>([&](arith::ConstantOp c) -> LogicalResult {
+        std::string value;
+        if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+          if (c.getType().isInteger(32))
+            value = std::to_string(static_cast<uint32_t>(i.getValue().getZExtValue())) + "u";
+          else if (c.getType().isInteger(1))
+            value = i.getValue().isZero() ? "false" : "true";
+          else
+            value = std::to_string(i.getValue().getSExtValue()) + "LL";
+        } else if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
+          value = "__uint_as_float(" +
+                  std::to_string(static_cast<uint32_t>(
+                      f.getValue().bitcastToAPInt().getZExtValue())) +
+                  "u)";
+        } else {
+          return c.emitOpError("lb-to-cuda: unsupported constant");
+        }
+        line() << "const " << scalarType(c.getType()) << " " << bind(c.getResult()) << " = "
+               << value << ";\n";
+        return success();
+      })
+      .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return binary("+"); })
+      .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return binary("-"); })
+      .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return binary("*"); })
+      .Case<arith::DivUIOp>([&](auto) { return binary("/"); })
+      .Case<arith::RemUIOp>([&](auto) { return binary("%"); })
+      .Case<arith::ShRUIOp>([&](auto) { return binary(">>"); })
+      .Case<arith::AndIOp>([&](auto) { return binary("&"); })
+      .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) -> LogicalResult {
+        StringRef symbol;
+        switch (cmp.getPredicate()) {
+        case arith::CmpIPredicate::eq: symbol = "=="; break;
+        case arith::CmpIPredicate::ne: symbol = "!="; break;
+        case arith::CmpIPredicate::ult:
+        case arith::CmpIPredicate::slt: symbol = "<"; break;
+        case arith::CmpIPredicate::ule:
+        case arith::CmpIPredicate::sle: symbol = "<="; break;
+        default: return cmp.emitOpError("lb-to-cuda: unsupported predicate");
+        }
+        // Index values are never negative here, so signed C++ comparison is
+        // the unsigned one too.
+        return binary(symbol);
+      })
+      .Case<scf::ForOp>([&](scf::ForOp loop) { return emitFor(loop); })
+      .Case<scf::IfOp>([&](scf::IfOp branch) { return emitIf(branch); })
+      .Case<func::ReturnOp>([&](auto) {
+        line() << "return;\n";
+        return success();
+      })
+      .Case<lb::ThreadCoordOp>([&](lb::ThreadCoordOp coord) {
+        const char *expression = "";
+        switch (coord.getCoord()) {
+        case lb::ThreadCoord::lane: expression = "threadIdx.x & 31"; break;
+        case lb::ThreadCoord::warp: expression = "threadIdx.x >> 5"; break;
+        case lb::ThreadCoord::block_x: expression = "blockIdx.x"; break;
+        case lb::ThreadCoord::block_y: expression = "blockIdx.y"; break;
+        }
+        line() << "const long long " << bind(coord.getResult()) << " = (long long)("
+               << expression << ");\n";
+        return success();
+      })
+      .Case<lb::LoadCodesOp>([&](lb::LoadCodesOp load) -> LogicalResult {
+        std::optional<ArrayRef<int64_t>> tile = load.getTile();
+        if (!tile)
+          return load.emitOpError("lb-to-cuda: no tile; run lb-propagate-layouts first");
+        auto type = cast<MemRefType>(load.getWeights().getType());
+        int64_t tileBytes = (*tile)[0] * (*tile)[1] * lb::getCodeBits(type.getElementType()) / 8;
+        int64_t tilesAlongK = type.getDimSize(1) / (*tile)[1];
+        // Tiles follow each other k-fastest; inside its tile a thread's 16
+        // bytes start at 16 * lane when the fragment spans the warp.
+        std::string lane =
+            load.getFragment() == lb::Fragment::mma_b ? " + 16LL * (threadIdx.x & 31)" : "";
+        line() << "const U32x4 " << bind(load.getWords()) << " = ld_global_nc_na_v4("
+               << name(load.getWeights()) << " + ((" << name(load.getN0()) << " / "
+               << (*tile)[0] << "LL) * " << tilesAlongK << "LL + " << name(load.getK0())
+               << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL" << lane << ");\n";
+        return success();
+      })
+      .Case<lb::ExtractWordOp>([&](lb::ExtractWordOp extract) {
+        line() << "const u32 " << bind(extract.getWord()) << " = " << name(extract.getWords())
+               << ".r[" << extract.getIndex() << "];\n";
+        return success();
+      })
+      .Case<lb::Lop3Op>([&](lb::Lop3Op lop3) {
+        line() << "const u32 " << bind(lop3.getResult()) << " = lop3<0x";
+        os.write_hex(lop3.getLut());
+        os << ">(" << name(lop3.getA()) << ", " << name(lop3.getB()) << ", "
+           << name(lop3.getC()) << ");\n";
+        return success();
+      })
+      .Case<lb::PairArithOp>([&](lb::PairArithOp pair) {
+        std::string call = lb::stringifyPairOp(pair.getOp()).str() + "_" +
+                           pairSuffix(pair.getElement());
+        line() << "const u32 " << bind(pair.getResult()) << " = " << call << "("
+               << name(pair.getA()) << ", " << name(pair.getB());
+        if (pair.getC())
+          os << ", " << name(pair.getC());
+        os << ");\n";
+        return success();
+      })
+      .Case<lb::PackPairsOp>([&](lb::PackPairsOp pack) {
+        line() << "const u32 " << bind(pack.getValues()) << "[" << pack.getPairs().size()
+               << "] = {";
+        llvm::interleaveComma(pack.getPairs(), os, [&](Value v) { os << name(v); });
+        os << "};\n";
+        return success();
+      })
+      .Case<lb::LoadActivationsOp>([&](lb::LoadActivationsOp load) {
+        auto type = cast<MemRefType>(load.getX().getType());
+        int64_t pairs = cast<VectorType>(load.getValues().getType()).getNumElements() / 2;
+        std::string var = bind(load.getValues());
+        // Rows past M read as zeros, so padding rows contribute nothing.
+        line() << "u32 " << var << "[" << pairs << "];\n";
+        line() << "if (" << name(load.getM()) << " < " << name(load.getRows()) << ") {\n";
+        line() << "  const u16 *p = " << name(load.getX()) << " + ("
+               << name(load.getM()) << ") * " << dimSize(type, 1) << " + " << name(load.getK())
+               << ";\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (int q = 0; q < " << pairs / 4 << "; ++q) {\n";
+        line() << "    const U32x4 w = ld_global_v4(p + 8 * q);\n";
+        line() << "    " << var << "[4 * q] = w.r[0]; " << var << "[4 * q + 1] = w.r[1]; "
+               << var << "[4 * q + 2] = w.r[2]; " << var << "[4 * q + 3] = w.r[3];\n";
+        line() << "  }\n";
+        line() << "} else {\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (int q = 0; q < " << pairs << "; ++q) " << var << "[q] = 0u;\n";
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::DotOp>([&](lb::DotOp dot) {
+        Type element = cast<VectorType>(dot.getA().getType()).getElementType();
+        int64_t pairs = cast<VectorType>(dot.getA().getType()).getNumElements() / 2;
+        std::string var = bind(dot.getResult());
+        std::string suffix = pairSuffix(element);
+        // Four pair products accumulate in packed halves (one rounding per
+        // step on small sums), then widen: f32 carries the long sum.
+        line() << "float " << var << " = " << name(dot.getAcc()) << ";\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int q = 0; q < " << pairs << "; q += 4) {\n";
+        line() << "  u32 h = mul_" << suffix << "(" << name(dot.getA()) << "[q], "
+               << name(dot.getB()) << "[q]);\n";
+        line() << "  h = fma_" << suffix << "(" << name(dot.getA()) << "[q + 1], "
+               << name(dot.getB()) << "[q + 1], h);\n";
+        line() << "  h = fma_" << suffix << "(" << name(dot.getA()) << "[q + 2], "
+               << name(dot.getB()) << "[q + 2], h);\n";
+        line() << "  h = fma_" << suffix << "(" << name(dot.getA()) << "[q + 3], "
+               << name(dot.getB()) << "[q + 3], h);\n";
+        line() << "  float lo, hi; " << suffix << "_to_f32x2(h, lo, hi); " << var
+               << " += lo + hi;\n";
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::SumOp>([&](lb::SumOp sum) {
+        Type element = cast<VectorType>(sum.getA().getType()).getElementType();
+        int64_t pairs = cast<VectorType>(sum.getA().getType()).getNumElements() / 2;
+        std::string var = bind(sum.getResult());
+        line() << "float " << var << " = 0.f;\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int q = 0; q < " << pairs << "; ++q) { float lo, hi; "
+               << pairSuffix(element) << "_to_f32x2(" << name(sum.getA())
+               << "[q], lo, hi); " << var << " += lo + hi; }\n";
+        return success();
+      })
+      .Case<lb::WarpSumOp>([&](lb::WarpSumOp sum) {
+        line() << "const float " << bind(sum.getResult()) << " = warp_sum("
+               << name(sum.getValue()) << ");\n";
+        return success();
+      })
+      .Case<lb::LoadScalarOp>([&](lb::LoadScalarOp load) {
+        auto type = cast<MemRefType>(load.getSource().getType());
+        std::string element =
+            name(load.getSource()) + "[" + linearIndex(type, load.getIndices()) + "]";
+        std::string value = element;
+        if (type.getElementType().isF16())
+          value = "f16_to_f32(" + element + ")";
+        else if (type.getElementType().isBF16())
+          value = "__uint_as_float((u32)" + element + " << 16)";
+        line() << "const float " << bind(load.getResult()) << " = " << value << ";\n";
+        return success();
+      })
+      .Case<lb::StoreOutputOp>([&](lb::StoreOutputOp store) {
+        auto type = cast<MemRefType>(store.getY().getType());
+        std::string target = name(store.getY()) + "[" +
+                             linearIndex(type, {store.getM(), store.getN()}) + "]";
+        Type element = type.getElementType();
+        std::string value = name(store.getValue());
+        if (element.isF16())
+          value = "(u16)f32x2_to_f16x2(" + value + ", 0.f)";
+        else if (element.isBF16())
+          value = "(u16)f32x2_to_bf16x2(" + value + ", 0.f)";
+        line() << target << " = " << value << ";\n";
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError("lb-to-cuda: no CUDA emission for this op");
+      });
+}
+
+LogicalResult Emitter::emitKernel(func::FuncOp func) {
+  kernel = func;
+  names.clear();
+  nextId = 0;
+  auto threads = func->getAttrOfType<IntegerAttr>("lb.block_threads");
+  if (!threads)
+    return func.emitOpError("lb-to-cuda: kernel has no lb.block_threads");
+  os << "extern \"C\" __global__ void __launch_bounds__(" << threads.getInt();
+  if (auto minBlocks = func->getAttrOfType<IntegerAttr>("lb.min_blocks_per_sm"))
+    os << ", " << minBlocks.getInt();
+  os << ")\n" << func.getSymName() << "(";
+  Block &entry = func.getBody().front();
+  int index = 0;
+  for (BlockArgument arg : entry.getArguments()) {
+    if (index)
+      os << ", ";
+    std::string argName = "arg" + std::to_string(index++);
+    names[arg] = argName;
+    if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
+      std::string pointee = elementPointerType(memref.getElementType());
+      if (pointee.empty())
+        return func.emitOpError("lb-to-cuda: unsupported argument element type ")
+               << memref.getElementType();
+      // Only the output is written; everything else is read-only for the
+      // whole launch, which lets loads use the non-coherent path.
+      bool written = llvm::any_of(arg.getUsers(), [](Operation *user) {
+        return isa<lb::StoreOutputOp>(user);
+      });
+      os << (written ? "" : "const ") << pointee << " *__restrict__ " << argName;
+    } else if (arg.getType().isIndex()) {
+      os << "long long " << argName;
+      rowsArgument = arg;
+    } else {
+      return func.emitOpError("lb-to-cuda: unsupported argument type ") << arg.getType();
+    }
+  }
+  os << ") {\n";
+  depth = 1;
+  for (Operation &op : entry)
+    if (failed(emitOp(op)))
+      return failure();
+  os << "}\n\n";
+  return success();
+}
+
+} // namespace
+
+LogicalResult emitCuda(ModuleOp module, raw_ostream &os) {
+  os << "// Generated by lowbit (lb-to-cuda). Do not edit.\n"
+        "#include \"lowbit/device/arith.cuh\"\n"
+        "#include \"lowbit/device/lop3.cuh\"\n"
+        "#include \"lowbit/device/reduce.cuh\"\n"
+        "#include \"lowbit/device/types.cuh\"\n"
+        "#include \"lowbit/device/vector_load.cuh\"\n\n"
+        "using namespace lowbit::device;\n\n"
+        "static __device__ __forceinline__ float f16_to_f32(u16 bits) {\n"
+        "  float lo, hi;\n"
+        "  f16x2_to_f32x2(bits, lo, hi);\n"
+        "  return lo;\n"
+        "}\n\n";
+  Emitter emitter(os);
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("lb.kernel") && failed(emitter.emitKernel(func)))
+      return failure();
+  return success();
+}
+
+FailureOr<std::vector<KernelLaunchInfo>> kernelLaunchInfo(ModuleOp module) {
+  std::vector<KernelLaunchInfo> kernels;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func->hasAttr("lb.kernel"))
+      continue;
+    KernelLaunchInfo info;
+    info.name = func.getSymName().str();
+    auto threads = func->getAttrOfType<IntegerAttr>("lb.block_threads");
+    auto grid = func->getAttrOfType<DenseI64ArrayAttr>("lb.grid_tile");
+    auto layout = func->getAttrOfType<StringAttr>("lb.weight_layout");
+    if (!threads || !grid || !layout)
+      return func.emitOpError("kernel lacks launch attributes or a weight layout");
+    info.blockThreads = threads.getInt();
+    info.gridTile.assign(grid.asArrayRef().begin(), grid.asArrayRef().end());
+    info.weightLayout = layout.getValue().str();
+    if (auto schedule = func->getAttr("lb.schedule")) {
+      llvm::raw_string_ostream text(info.scheduleText);
+      text << schedule;
+    }
+    kernels.push_back(std::move(info));
+  }
+  return kernels;
+}
+
+} // namespace lowbit::codegen

@@ -1,0 +1,205 @@
+#include "compiler/KernelSetCompiler.h"
+
+#include "codegen/emit/CudaEmitter.h"
+#include "codegen/nvrtc/NvrtcCompiler.h"
+#include "compiler/ProblemModule.h"
+#include "ir/LbDialect.h"
+#include "ir/LbOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+
+using namespace mlir;
+
+namespace lowbit::compiler {
+namespace {
+
+void registerDialects(MLIRContext &context) {
+  DialectRegistry registry;
+  registry.insert<lb::LbDialect, arith::ArithDialect, func::FuncDialect,
+                  memref::MemRefDialect, scf::SCFDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+Status writeFile(const std::filesystem::path &path, const void *data, size_t size) {
+  std::ofstream file(path, std::ios::binary);
+  file.write(static_cast<const char *>(data), static_cast<std::streamsize>(size));
+  if (!file)
+    return makeError("cannot write " + path.string());
+  return Status::success();
+}
+
+Status writeManifest(const KernelSetReport &report, const std::filesystem::path &directory) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const CompiledKernel &k : report.kernels)
+    kernels.push_back({{"problem", k.problem},
+                       {"n", k.spec.n},
+                       {"k", k.spec.k},
+                       {"activation", k.spec.activation},
+                       {"weight", k.spec.weight},
+                       {"scale", k.spec.scale},
+                       {"granularity", k.spec.granularity},
+                       {"group_size", k.spec.granularity == "group" ? k.spec.groupSize : 0},
+                       {"zero", k.spec.zero},
+                       {"name", k.name},
+                       {"arch", k.arch},
+                       {"family", k.family},
+                       {"schedule", k.schedule},
+                       {"weight_layout", k.weightLayout},
+                       {"block_threads", k.blockThreads},
+                       {"grid_tile", k.gridTile},
+                       {"registers", k.registers},
+                       {"shared_bytes", k.sharedBytes},
+                       {"spill_bytes", k.spillBytes},
+                       {"stack_bytes", k.stackBytes},
+                       {"cubin", k.name + "." + k.arch + ".cubin"},
+                       {"ptx", k.name + "." + k.arch + ".ptx"}});
+  std::string text = nlohmann::json{{"kernels", kernels}}.dump(2) + "\n";
+  return writeFile(directory / "kernels.json", text.data(), text.size());
+}
+
+} // namespace
+
+std::vector<std::string> defaultSchedules() {
+  return {
+      "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [2, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [8, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>",
+  };
+}
+
+Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
+                                           const KernelSetOptions &options,
+                                           std::ostream &diagnostics) {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  registerDialects(context);
+  std::string diagnosticText;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    llvm::raw_string_ostream os(diagnosticText);
+    os << diagnostic.getLocation() << ": " << diagnostic << "\n";
+    return success();
+  });
+
+  std::filesystem::path directory(options.outputDirectory);
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error)
+    return makeError("cannot create " + directory.string() + ": " + error.message());
+
+  std::vector<nvrtc::Arch> archs;
+  for (const std::string &name : spec.archs) {
+    Expected<nvrtc::Arch> arch = nvrtc::parseArch(name);
+    if (!arch.ok())
+      return makeError(arch.error());
+    archs.push_back(*arch);
+  }
+
+  KernelSetReport report;
+  std::vector<std::string> schedules =
+      options.schedules.empty() ? defaultSchedules() : options.schedules;
+  for (const spec::ProblemSpec &problem : spec.problems) {
+    report.problems.push_back(problem.name);
+    for (const std::string &scheduleText : schedules) {
+      diagnosticText.clear();
+      Attribute schedule = parseAttribute(scheduleText, &context);
+      if (!isa_and_nonnull<lb::ScheduleAttr>(schedule))
+        return makeError("bad schedule '" + scheduleText + "': " + diagnosticText);
+      FailureOr<OwningOpRef<ModuleOp>> module = buildProblemModule(context, {problem}, schedule);
+      if (failed(module))
+        return makeError("problem '" + problem.name + "': " + diagnosticText);
+      PassManager pm(&context);
+      passes::buildKernelPipeline(pm);
+      if (failed(pm.run(**module))) {
+        // A schedule whose family cannot serve this problem is skipped, with
+        // the reason, rather than compiled wrong.
+        diagnostics << "skipped " << problem.name << " with " << scheduleText << ":\n  "
+                    << diagnosticText;
+        continue;
+      }
+      std::string source;
+      llvm::raw_string_ostream sourceStream(source);
+      FailureOr<std::vector<codegen::KernelLaunchInfo>> infos = codegen::kernelLaunchInfo(**module);
+      if (failed(infos) || failed(codegen::emitCuda(**module, sourceStream)))
+        return makeError("lb-to-cuda failed for " + problem.name + ": " + diagnosticText);
+      for (const codegen::KernelLaunchInfo &info : *infos) {
+        Status written = writeFile(directory / (info.name + ".cu"), source.data(), source.size());
+        if (!written.ok())
+          return makeError(written.error());
+        for (nvrtc::Arch arch : archs) {
+          nvrtc::CompileRequest request;
+          request.source = source;
+          request.sourceName = info.name + ".cu";
+          request.arch = arch;
+          Expected<nvrtc::CompileResult> compiled = nvrtc::compile(request);
+          if (!compiled.ok()) {
+            diagnostics << "error: " << compiled.error() << "\n";
+            ++report.failures;
+            continue;
+          }
+          CompiledKernel kernel;
+          kernel.spec = problem;
+          kernel.problem = problem.name;
+          kernel.name = info.name;
+          kernel.arch = nvrtc::archName(arch);
+          kernel.schedule = info.scheduleText;
+          kernel.family = info.scheduleText.find("family = gemv") != std::string::npos ? "gemv"
+                          : info.scheduleText.find("family = mma") != std::string::npos ? "mma"
+                                                                                         : "wgmma";
+          kernel.weightLayout = info.weightLayout;
+          kernel.blockThreads = info.blockThreads;
+          kernel.gridTile = info.gridTile;
+          for (const nvrtc::KernelResources &r : compiled->resources)
+            if (r.kernelName == info.name) {
+              kernel.registers = r.registers;
+              kernel.sharedBytes = r.sharedBytes;
+              kernel.spillBytes = r.spillStoreBytes + r.spillLoadBytes;
+              kernel.stackBytes = r.stackFrameBytes;
+            }
+          if (kernel.spillBytes > 0) {
+            diagnostics << "error: " << kernel.name << " for " << kernel.arch << " spills "
+                        << kernel.spillBytes << " bytes\n";
+            ++report.failures;
+          }
+          kernel.cubin = std::move(compiled->cubin);
+          kernel.ptx = std::move(compiled->ptx);
+          std::string stem = kernel.name + "." + kernel.arch;
+          for (Status s : {writeFile(directory / (stem + ".cubin"), kernel.cubin.data(),
+                                     kernel.cubin.size()),
+                           writeFile(directory / (stem + ".ptx"), kernel.ptx.data(),
+                                     kernel.ptx.size())})
+            if (!s.ok())
+              return makeError(s.error());
+          kernel.source = source;
+          report.kernels.push_back(std::move(kernel));
+        }
+      }
+    }
+  }
+  if (Status s = writeManifest(report, directory); !s.ok())
+    return makeError(s.error());
+  return report;
+}
+
+void printKernelSetReport(const KernelSetReport &report, std::ostream &os) {
+  os << std::left << std::setw(58) << "kernel" << std::setw(8) << "arch" << std::right
+     << std::setw(6) << "regs" << std::setw(8) << "smem" << std::setw(7) << "spill"
+     << std::setw(9) << "cubin" << "\n";
+  for (const CompiledKernel &k : report.kernels)
+    os << std::left << std::setw(58) << k.name << std::setw(8) << k.arch << std::right
+       << std::setw(6) << k.registers << std::setw(8) << k.sharedBytes << std::setw(7)
+       << k.spillBytes << std::setw(9) << k.cubin.size() << "\n";
+  os << report.kernels.size() << " kernels for " << report.problems.size() << " problems, "
+     << report.failures << " failures\n";
+}
+
+} // namespace lowbit::compiler

@@ -1,0 +1,139 @@
+#ifndef LOWBIT_IR_LBTILEOPS_TD
+#define LOWBIT_IR_LBTILEOPS_TD
+
+// Tile-level ops: what `lb-tile` produces. They describe one thread's work in
+// a kernel (SIMT), with loops and index math in scf/arith. Fragment-shaped
+// values are vectors: `vector<4xi32>` is one 16-byte load of packed codes,
+// `vector<32xf16>` 32 decoded values held as 16 f16x2 registers (elements
+// 2j and 2j+1 share register j).
+
+include "ir/LbDialect.td"
+include "ir/LbAttrs.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Lb_ThreadCoordOp : Lb_Op<"thread_coord", [Pure]> {
+  let summary = "the calling thread's lane, warp, or block index";
+  let arguments = (ins Lb_ThreadCoordAttr:$coord);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$coord attr-dict";
+}
+
+def Lb_LoadCodesOp : Lb_Op<"load_codes", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "one 16-byte load of packed weight codes into a fragment";
+  let description = [{
+    Loads this thread's share of the codes of the weight tile whose origin is
+    (`n0`, `k0`). Which logical codes a thread receives, and in which register
+    and bit position, is the `fragment`: `gemv_row` (lane l holds codes
+    k0 + 32 l .. k0 + 32 l + 31 of row n0) or `mma_b` (the m16n8k16 B operand
+    of eight n-subtiles). The weight's memory layout is not chosen here:
+    `lb-propagate-layouts` derives it so that this load is one contiguous
+    16-byte access, and records the tile it covers in `tile`.
+  }];
+  let arguments = (ins AnyMemRef:$weights, Index:$n0, Index:$k0,
+                       Lb_FragmentAttr:$fragment,
+                       OptionalAttr<DenseI64ArrayAttr>:$tile);
+  let results = (outs VectorOfLengthAndType<[4], [I32]>:$words);
+  let assemblyFormat = [{
+    $weights `[` $n0 `,` $k0 `]` $fragment (`tile` $tile^)? attr-dict
+    `:` type($weights) `->` type($words)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lb_DecodeOp : Lb_Op<"decode", [Pure]> {
+  let summary = "packed codes to compute-type values (before lb-lower-decode)";
+  let description = [{
+    Decodes the 32 codes in four words to 32 values of the result type, in the
+    order the codes' fragment defines. The in-register interleave it needs is
+    `interleave` (set by lb-propagate-layouts from the decode it will lower
+    to); `lb-lower-decode` replaces this op by bit operations.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4], [I32]>:$words,
+                       TypeAttr:$code_type);
+  let results = (outs VectorOfLengthAndType<[32], [F16, BF16]>:$values);
+  let assemblyFormat = "$words `as` $code_type attr-dict `:` type($words) `->` type($values)";
+}
+
+def Lb_ExtractWordOp : Lb_Op<"extract_word", [Pure]> {
+  let summary = "one 32-bit word of a loaded fragment";
+  let arguments = (ins VectorOfLengthAndType<[4], [I32]>:$words, I64Attr:$index);
+  let results = (outs I32:$word);
+  let assemblyFormat = "$words `[` $index `]` attr-dict `:` type($words)";
+}
+
+def Lb_Lop3Op : Lb_Op<"lop3", [Pure]> {
+  let summary = "any three-input bitwise function (PTX lop3.b32)";
+  let description = [{
+    `lut` is the function's truth table: evaluate it on a = 0xF0, b = 0xCC,
+    c = 0xAA, e.g. (a & b) | c is 0xEA.
+  }];
+  let arguments = (ins I32:$a, I32:$b, I32:$c, I32Attr:$lut);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$a `,` $b `,` $c `lut` $lut attr-dict";
+}
+
+def Lb_PairArithOp : Lb_Op<"pair_arith", [Pure]> {
+  let summary = "f16x2 / bf16x2 arithmetic on 32-bit registers";
+  let description = [{
+    `op` is sub, mul or fma (fma uses `c`). Operands are the bit patterns of
+    two packed halves, so decode sequences stay in registers.
+  }];
+  let arguments = (ins Lb_PairOpAttr:$op, TypeAttr:$element, I32:$a, I32:$b,
+                       Optional<I32>:$c);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$op $element $a `,` $b (`,` $c^)? attr-dict";
+}
+
+def Lb_PackPairsOp : Lb_Op<"pack_pairs", [Pure]> {
+  let summary = "registers of packed pairs viewed as a vector of values";
+  let arguments = (ins Variadic<I32>:$pairs);
+  let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$values);
+  let assemblyFormat = "$pairs attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+def Lb_LoadActivationsOp : Lb_Op<"load_activations", [MemoryEffects<[MemRead]>]> {
+  let summary = "contiguous activations x[m, k .. k + n); zeros where m >= M";
+  let arguments = (ins AnyMemRef:$x, Index:$m, Index:$k, Index:$rows);
+  let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$values);
+  let assemblyFormat = "$x `[` $m `,` $k `]` `rows` $rows attr-dict `:` type($x) `->` type($values)";
+}
+
+def Lb_DotOp : Lb_Op<"dot", [Pure, AllTypesMatch<["a", "b"]>]> {
+  let summary = "acc + Σ a_i b_i, in f32 with pairwise f16x2/bf16x2 products";
+  let arguments = (ins VectorOfRankAndType<[1], [F16, BF16]>:$a,
+                       VectorOfRankAndType<[1], [F16, BF16]>:$b, F32:$acc);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` type($a)";
+}
+
+def Lb_SumOp : Lb_Op<"sum", [Pure]> {
+  let summary = "Σ a_i in f32 (the Σx that zero points need)";
+  let arguments = (ins VectorOfRankAndType<[1], [F16, BF16]>:$a);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$a attr-dict `:` type($a)";
+}
+
+def Lb_WarpSumOp : Lb_Op<"warp_sum", [Pure]> {
+  let summary = "sum of a value over the 32 lanes of a warp (butterfly shuffles)";
+  let arguments = (ins F32:$value);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$value attr-dict";
+}
+
+def Lb_LoadScalarOp : Lb_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
+  let summary = "one element of a 2-D or 1-D tensor, widened to f32";
+  let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$source `[` $indices `]` attr-dict `:` type($source)";
+}
+
+def Lb_StoreOutputOp : Lb_Op<"store_output", [MemoryEffects<[MemWrite]>]> {
+  let summary = "y[m, n] = value, rounded to y's element type";
+  let arguments = (ins F32:$value, AnyMemRef:$y, Index:$m, Index:$n);
+  let assemblyFormat = "$value `,` $y `[` $m `,` $n `]` attr-dict `:` type($y)";
+}
+
+#endif // LOWBIT_IR_LBTILEOPS_TD

@@ -1,0 +1,32 @@
+// How one 32-bit word of packed codes becomes registers of value pairs, per
+// (code type, value type). Two passes need the same answer: lb-lower-decode
+// emits the sequence, and lb-propagate-layouts folds the sequence's
+// in-register interleave into the weight layout.
+#pragma once
+
+#include "runtime/layout/LinearLayout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include <functional>
+
+namespace lowbit::passes {
+
+struct DecodeStrategy {
+  int codesPerWord = 8;
+  // {field: log2(codesPerWord)} -> {element: same}: the decoded position of
+  // the code in each bit field of the word. Register j of the result holds
+  // elements 2j (low half) and 2j + 1 (high half).
+  layout::LinearLayout interleave;
+  // Emits the decode of `word` (i32) into codesPerWord / 2 pair registers.
+  std::function<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Location,
+                                               mlir::Value word)>
+      emit;
+};
+
+mlir::FailureOr<DecodeStrategy>
+selectDecodeStrategy(mlir::Type code, mlir::Type value,
+                     llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+} // namespace lowbit::passes

@@ -1,0 +1,46 @@
+// Each lb.decode becomes, per loaded word, the strategy's bit-level sequence
+// (see DecodeStrategy.cpp), and the resulting pair registers are viewed as
+// the decoded vector again: word w, register j holds elements 8 w + 2 j and
+// 8 w + 2 j + 1, which is the order lb-propagate-layouts assumed.
+#include "passes/DecodeStrategy.h"
+#include "passes/Passes.h"
+
+#include "ir/LbOps.h"
+
+using namespace mlir;
+
+namespace lowbit::passes {
+#define GEN_PASS_DEF_LBLOWERDECODE
+#include "passes/Passes.h.inc"
+
+namespace {
+
+struct LbLowerDecodePass : impl::LbLowerDecodeBase<LbLowerDecodePass> {
+  void runOnOperation() override {
+    SmallVector<lb::DecodeOp> decodes;
+    getOperation().walk([&](lb::DecodeOp op) { decodes.push_back(op); });
+    for (lb::DecodeOp decode : decodes) {
+      auto valuesType = decode.getValues().getType();
+      FailureOr<DecodeStrategy> strategy =
+          selectDecodeStrategy(decode.getCodeType(), valuesType.getElementType(),
+                               [&] { return decode.emitOpError(); });
+      if (failed(strategy))
+        return signalPassFailure();
+      OpBuilder builder(decode);
+      Location loc = decode.getLoc();
+      SmallVector<Value> pairs;
+      for (int64_t w = 0; w < 4; ++w) {
+        Value word = builder.create<lb::ExtractWordOp>(loc, builder.getI32Type(), decode.getWords(),
+                                                       builder.getI64IntegerAttr(w));
+        SmallVector<Value> registers = strategy->emit(builder, loc, word);
+        pairs.append(registers.begin(), registers.end());
+      }
+      Value values = builder.create<lb::PackPairsOp>(loc, valuesType, pairs);
+      decode.replaceAllUsesWith(values);
+      decode.erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace lowbit::passes

@@ -1,0 +1,108 @@
+#include "passes/Passes.h"
+#include "passes/TileFamilies.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+
+namespace lowbit::passes {
+#define GEN_PASS_DEF_LBTILE
+#include "passes/Passes.h.inc"
+
+namespace {
+
+std::string kernelName(StringRef problem, lb::ScheduleAttr schedule) {
+  std::string name = problem.str() + "__" +
+                     lb::stringifyKernelFamily(schedule.getFamily()).str();
+  ArrayRef<int64_t> tile = schedule.getTile(), warps = schedule.getWarps();
+  name += "_t" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
+          std::to_string(tile[2]) + "_w" + std::to_string(warps[0]) + "x" +
+          std::to_string(warps[1]) + "_s" + std::to_string(schedule.getStages()) +
+          "_k" + std::to_string(schedule.getSplitK());
+  return name;
+}
+
+MemRefType asMemRef(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return MemRefType::get(tensor.getShape(), tensor.getElementType());
+}
+
+LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
+  lb::ScheduleAttr schedule = *op.getSchedule();
+  auto func = op->getParentOfType<func::FuncOp>();
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(module.getBody());
+
+  SmallVector<Type> argTypes = {asMemRef(op.getX().getType()),
+                                asMemRef(op.getCodes().getType()),
+                                asMemRef(op.getScales().getType())};
+  if (op.getZeros())
+    argTypes.push_back(asMemRef(op.getZeros().getType()));
+  if (op.getTable())
+    return op.emitOpError("lb-tile does not handle table operands yet");
+  argTypes.push_back(asMemRef(op.getResult().getType()));
+  argTypes.push_back(builder.getIndexType());
+
+  auto kernel = builder.create<func::FuncOp>(
+      op.getLoc(), kernelName(func ? func.getSymName() : "kernel", schedule),
+      builder.getFunctionType(argTypes, {}));
+  kernel->setAttr(kKernelAttr, builder.getUnitAttr());
+  kernel->setAttr("lb.schedule", schedule);
+  kernel->setAttr("lb.quant", op.getQuant());
+  Block *entry = kernel.addEntryBlock();
+
+  KernelProblem problem;
+  problem.kernel = kernel;
+  problem.source = op;
+  problem.schedule = schedule;
+  problem.quant = op.getQuant();
+  auto codesType = cast<RankedTensorType>(op.getCodes().getType());
+  problem.n = codesType.getDimSize(0);
+  problem.k = codesType.getDimSize(1);
+  problem.activation = op.getX().getType().getElementType();
+  problem.code = codesType.getElementType();
+  unsigned index = 0;
+  problem.x = entry->getArgument(index++);
+  problem.weights = entry->getArgument(index++);
+  problem.scales = entry->getArgument(index++);
+  if (op.getZeros())
+    problem.zeros = entry->getArgument(index++);
+  problem.y = entry->getArgument(index++);
+  problem.rows = entry->getArgument(index++);
+
+  LogicalResult fits = failure();
+  switch (schedule.getFamily()) {
+  case lb::KernelFamily::gemv: fits = checkGemv(problem); break;
+  case lb::KernelFamily::mma: fits = checkMma(problem); break;
+  case lb::KernelFamily::wgmma:
+    fits = op.emitOpError("the 'wgmma' family is not implemented yet");
+    break;
+  }
+  if (failed(fits)) {
+    kernel.erase();
+    return failure();
+  }
+  builder.setInsertionPointToStart(entry);
+  if (schedule.getFamily() == lb::KernelFamily::gemv)
+    buildGemvBody(builder, problem);
+  else
+    buildMmaBody(builder, problem);
+  return success();
+}
+
+struct LbTilePass : impl::LbTileBase<LbTilePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<lb::QMatmulOp> scheduled;
+    module.walk([&](lb::QMatmulOp op) {
+      if (op.getSchedule())
+        scheduled.push_back(op);
+    });
+    for (lb::QMatmulOp op : scheduled)
+      if (failed(tileOne(op, module)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace lowbit::passes

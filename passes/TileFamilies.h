@@ -1,0 +1,44 @@
+// What lb-tile hands each kernel family: the kernel function it created and
+// the problem it must compute. Each family builds the body in its own file.
+#pragma once
+
+#include "ir/LbOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace lowbit::passes {
+
+struct KernelProblem {
+  mlir::func::FuncOp kernel;
+  lb::QMatmulOp source;
+  lb::ScheduleAttr schedule;
+  lb::QuantAttr quant;
+  int64_t n = 0, k = 0;
+  mlir::Type activation; // f16 or bf16
+  mlir::Type code;       // the codes' storage type
+  // Kernel arguments, in order: x, weights, scales, [zeros], y, M.
+  mlir::Value x, weights, scales, zeros, y, rows;
+};
+
+// Checks that the family can compute the problem with this schedule, with a
+// diagnostic naming what does not fit.
+mlir::LogicalResult checkGemv(const KernelProblem &problem);
+mlir::LogicalResult checkMma(const KernelProblem &problem);
+
+// Fill the kernel's entry block (which has only its arguments).
+void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);
+void buildMmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);
+
+// Launch shape, read by the runtime from the kernel's attributes:
+// blockDim.x = lb.block_threads; grid = (N / lb.grid_tile[0],
+// ceil(M / lb.grid_tile[1]), lb.grid_tile[2]).
+constexpr const char *kBlockThreadsAttr = "lb.block_threads";
+constexpr const char *kGridTileAttr = "lb.grid_tile";
+// __launch_bounds__' second argument: blocks an SM must fit, which sets the
+// register budget.
+constexpr const char *kMinBlocksAttr = "lb.min_blocks_per_sm";
+constexpr const char *kKernelAttr = "lb.kernel";
+constexpr const char *kWeightLayoutAttr = "lb.weight_layout";
+
+} // namespace lowbit::passes

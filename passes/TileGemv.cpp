@@ -1,0 +1,191 @@
+// The gemv family (M up to ~8): CUDA cores, one weight row per warp.
+//
+// Each lane owns 32 consecutive codes of its row per step (one 16-byte
+// load), so a warp covers 1024 values of K per step and the whole row in
+// K / 1024 steps, with `tile[2] / 1024` steps unrolled to keep several loads
+// in flight. The activations the lane needs are the same 32 values of K for
+// every row, so they stay in L1 across the block's warps. Scales (and zeros)
+// are applied once per lane chunk, which lies in one group because groups
+// are multiples of 32: s·Σ q·x instead of Σ (s·q)·x.
+#include "passes/TileFamilies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace lowbit::passes {
+namespace {
+
+constexpr int64_t kCodesPerLane = 32;
+constexpr int64_t kCodesPerWarpStep = 32 * kCodesPerLane;
+
+struct GemvBuilder {
+  OpBuilder &b;
+  const KernelProblem &p;
+  Location loc;
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value f32(double v) {
+    return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(static_cast<float>(v)));
+  }
+  Value coord(lb::ThreadCoord c) { return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c); }
+
+  // The scale (or zero) tensor index of the chunk starting at k.
+  SmallVector<Value> quantIndex(Value n, Value k) {
+    switch (p.quant.getGranularity()) {
+    case lb::ScaleGranularity::tensor: return {index(0)};
+    case lb::ScaleGranularity::channel: return {n};
+    case lb::ScaleGranularity::group:
+      return {n, b.create<arith::DivUIOp>(loc, k, index(p.quant.getGroupSize()))};
+    }
+    return {};
+  }
+
+  // One lane's contribution for one step: for each row m of the block, the
+  // dequantized dot product of its 32 codes with x[m, k .. k + 32).
+  SmallVector<Value> step(Value n, Value k, Value m0, ValueRange acc) {
+    int64_t rowsPerBlock = p.schedule.getTile()[0];
+    auto valuesType = VectorType::get({kCodesPerLane}, p.activation);
+    auto words = b.create<lb::LoadCodesOp>(
+        loc, VectorType::get({4}, b.getI32Type()), p.weights, n, k,
+        lb::Fragment::gemv_row, DenseI64ArrayAttr());
+    Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
+    SmallVector<Value> qIndex = quantIndex(n, k);
+    Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, qIndex);
+    Value zero = p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, qIndex) : Value();
+
+    SmallVector<Value> next;
+    for (int64_t i = 0; i < rowsPerBlock; ++i) {
+      Value m = b.create<arith::AddIOp>(loc, m0, index(i));
+      Value x = b.create<lb::LoadActivationsOp>(loc, valuesType, p.x, m, k, p.rows);
+      Value dot = b.create<lb::DotOp>(loc, b.getF32Type(), values, x, f32(0.0));
+      Value contribution;
+      switch (p.quant.getZero()) {
+      case lb::ZeroMode::none:
+        contribution = b.create<arith::MulFOp>(loc, dot, scale);
+        break;
+      case lb::ZeroMode::sub_code: { // s·(Σ q·x − z·Σ x)
+        Value sumX = b.create<lb::SumOp>(loc, b.getF32Type(), x);
+        Value centered = b.create<arith::SubFOp>(
+            loc, dot, b.create<arith::MulFOp>(loc, zero, sumX));
+        contribution = b.create<arith::MulFOp>(loc, centered, scale);
+        break;
+      }
+      case lb::ZeroMode::sub_value: { // s·Σ q·x − z·Σ x
+        Value sumX = b.create<lb::SumOp>(loc, b.getF32Type(), x);
+        contribution = b.create<arith::SubFOp>(
+            loc, b.create<arith::MulFOp>(loc, dot, scale),
+            b.create<arith::MulFOp>(loc, zero, sumX));
+        break;
+      }
+      case lb::ZeroMode::quantized:
+        llvm_unreachable("rejected by checkGemv");
+      }
+      next.push_back(b.create<arith::AddFOp>(loc, acc[i], contribution));
+    }
+    return next;
+  }
+
+  void build() {
+    ArrayRef<int64_t> tile = p.schedule.getTile();
+    int64_t rowsPerBlock = tile[0], rowsPerGrid = tile[1];
+    int64_t unroll = tile[2] / kCodesPerWarpStep;
+    Value lane = coord(lb::ThreadCoord::lane);
+    Value warp = coord(lb::ThreadCoord::warp);
+    Value n = b.create<arith::AddIOp>(
+        loc, b.create<arith::MulIOp>(loc, coord(lb::ThreadCoord::block_x), index(rowsPerGrid)),
+        warp);
+    Value m0 = b.create<arith::MulIOp>(loc, coord(lb::ThreadCoord::block_y), index(rowsPerBlock));
+    Value laneK = b.create<arith::MulIOp>(loc, lane, index(kCodesPerLane));
+
+    SmallVector<Value> init(rowsPerBlock, f32(0.0));
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(p.k), index(kCodesPerWarpStep), init);
+    loop->setAttr("lb.unroll", b.getI64IntegerAttr(unroll));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k = b.create<arith::AddIOp>(loc, loop.getInductionVar(), laneK);
+      ValueRange acc = loop.getRegionIterArgs();
+      if (p.k % kCodesPerWarpStep == 0) {
+        b.create<scf::YieldOp>(loc, step(n, k, m0, acc));
+      } else {
+        // The last step is partial: lanes past K keep their sums.
+        Value inside = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, k, index(p.k));
+        auto guarded = b.create<scf::IfOp>(loc, TypeRange(acc), inside, true);
+        b.setInsertionPointToStart(guarded.thenBlock());
+        b.create<scf::YieldOp>(loc, step(n, k, m0, acc));
+        b.setInsertionPointToStart(guarded.elseBlock());
+        b.create<scf::YieldOp>(loc, acc);
+        b.setInsertionPointAfter(guarded);
+        b.create<scf::YieldOp>(loc, guarded.getResults());
+      }
+    }
+
+    Value isLaneZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, lane, index(0));
+    for (int64_t i = 0; i < rowsPerBlock; ++i) {
+      Value total = b.create<lb::WarpSumOp>(loc, b.getF32Type(), loop.getResult(i));
+      Value m = b.create<arith::AddIOp>(loc, m0, index(i));
+      Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, m, p.rows);
+      Value writes = b.create<arith::AndIOp>(loc, isLaneZero, inRange);
+      auto guarded = b.create<scf::IfOp>(loc, writes, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(guarded.thenBlock());
+      b.create<lb::StoreOutputOp>(loc, total, p.y, m, n);
+    }
+    b.create<func::ReturnOp>(loc);
+
+    int64_t threads = 32 * p.schedule.getWarps()[1];
+    p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
+    // A budget of 128 registers a thread (255 from 8 rows up, whose 8
+    // activation vectors alone take 128): enough for the unrolled loads
+    // without spilling, and still 4 blocks of 128 threads an SM to hide
+    // memory latency. Without it ptxas picks its own limit and may spill.
+    int64_t registers = rowsPerBlock >= 8 ? 255 : 128;
+    p.kernel->setAttr(kMinBlocksAttr,
+                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
+    p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({rowsPerGrid, rowsPerBlock, 1}));
+  }
+};
+
+} // namespace
+
+LogicalResult checkGemv(const KernelProblem &p) {
+  ArrayRef<int64_t> tile = p.schedule.getTile(), warps = p.schedule.getWarps();
+  lb::QMatmulOp source = p.source;
+  auto fail = [&]() { return source.emitOpError("gemv schedule: "); };
+  if (lb::getCodeBits(p.code) != 4 || !isa<IntegerType>(p.code))
+    return fail() << "only 4-bit integer codes are implemented, got " << p.code;
+  if (!p.activation.isF16() && !p.activation.isBF16())
+    return fail() << "activations must be f16 or bf16, got " << p.activation;
+  if (warps[0] != 1 || tile[1] != warps[1])
+    return fail() << "each warp computes one row: need warps = [1, tile N], got warps ["
+                  << warps[0] << ", " << warps[1] << "] for tile N " << tile[1];
+  if (tile[0] < 1 || tile[0] > 8)
+    return fail() << "tile M must be 1..8, got " << tile[0];
+  if (tile[2] % kCodesPerWarpStep)
+    return fail() << "tile K must be a multiple of " << kCodesPerWarpStep
+                  << " (32 lanes x 32 codes), got " << tile[2];
+  if (p.schedule.getSplitK() != 1)
+    return fail() << "split_k > 1 is not implemented for gemv";
+  if (p.k % kCodesPerLane)
+    return fail() << "K = " << p.k << " is not a multiple of " << kCodesPerLane;
+  if (p.n % tile[1])
+    return fail() << "N = " << p.n << " is not a multiple of tile N = " << tile[1];
+  if (p.quant.getGranularity() == lb::ScaleGranularity::group &&
+      p.quant.getGroupSize() % kCodesPerLane)
+    return fail() << "group size " << p.quant.getGroupSize()
+                  << " is not a multiple of a lane's " << kCodesPerLane << " codes";
+  if (p.quant.getZero() == lb::ZeroMode::quantized)
+    return fail() << "quantized zero codes are not implemented";
+  if (p.quant.getActOrder())
+    return fail() << "act_order is not implemented";
+  return success();
+}
+
+void buildGemvBody(OpBuilder &builder, const KernelProblem &problem) {
+  lb::QMatmulOp source = problem.source;
+  GemvBuilder{builder, problem, source.getLoc()}.build();
+}
+
+} // namespace lowbit::passes

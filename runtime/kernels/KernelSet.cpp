@@ -1,0 +1,84 @@
+#include "runtime/kernels/KernelSet.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace lowbit::kernels {
+
+Expected<std::vector<KernelEntry>> readKernelSet(const std::string &directory) {
+  std::string manifestPath = directory + "/kernels.json";
+  std::ifstream file(manifestPath);
+  if (!file)
+    return makeError("no kernel set at " + directory + " (cannot open kernels.json)");
+  nlohmann::json manifest = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (manifest.is_discarded() || !manifest.contains("kernels") ||
+      !manifest["kernels"].is_array())
+    return makeError(manifestPath + " is not a kernel-set manifest");
+  std::vector<KernelEntry> entries;
+  for (const nlohmann::json &k : manifest["kernels"]) {
+    auto text = [&](const char *key) {
+      return k.contains(key) && k[key].is_string() ? k[key].get<std::string>() : std::string();
+    };
+    auto number = [&](const char *key) {
+      return k.contains(key) && k[key].is_number_integer() ? k[key].get<int64_t>() : int64_t{0};
+    };
+    KernelEntry e;
+    e.problem = {text("problem"),     number("n"),     number("k"),
+                 text("activation"),  text("weight"),  text("scale"),
+                 text("granularity"), number("group_size"), text("zero")};
+    e.name = text("name");
+    e.arch = text("arch");
+    e.family = text("family");
+    e.schedule = text("schedule");
+    e.weightLayout = text("weight_layout");
+    e.blockThreads = number("block_threads");
+    if (k.contains("grid_tile") && k["grid_tile"].is_array())
+      for (const nlohmann::json &v : k["grid_tile"])
+        if (v.is_number_integer())
+          e.gridTile.push_back(v.get<int64_t>());
+    e.registers = static_cast<int>(number("registers"));
+    e.sharedBytes = static_cast<int>(number("shared_bytes"));
+    e.spillBytes = static_cast<int>(number("spill_bytes"));
+    e.cubinPath = directory + "/" + text("cubin");
+    if (e.name.empty() || e.problem.n <= 0 || e.problem.k <= 0 || e.blockThreads <= 0 ||
+        e.gridTile.size() != 3 || e.weightLayout.empty())
+      return makeError(manifestPath + ": kernel entry '" + e.name + "' is incomplete");
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+Expected<std::vector<char>> readCubin(const KernelEntry &entry) {
+  std::ifstream file(entry.cubinPath, std::ios::binary);
+  if (!file)
+    return makeError("missing cubin " + entry.cubinPath);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 4 || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F')
+    return makeError("corrupt cubin " + entry.cubinPath + " (not an ELF image)");
+  return bytes;
+}
+
+Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m) {
+  if (m < 1)
+    return makeError("M must be at least 1, got " + std::to_string(m));
+  const std::vector<int64_t> &tile = entry.gridTile;
+  if (tile.size() != 3 || tile[0] <= 0 || tile[1] <= 0 || tile[2] <= 0)
+    return makeError("kernel " + entry.name + " has no valid grid tile");
+  if (entry.problem.n % tile[0] != 0)
+    return makeError("N = " + std::to_string(entry.problem.n) + " is not a multiple of " +
+                     std::to_string(tile[0]));
+  int64_t blocksM = (m + tile[1] - 1) / tile[1];
+  if (blocksM > 65535)
+    return makeError("M = " + std::to_string(m) + " needs " + std::to_string(blocksM) +
+                     " row blocks; the grid allows 65535 (use a kernel with a taller tile)");
+  LaunchShape shape;
+  shape.grid[0] = static_cast<unsigned>(entry.problem.n / tile[0]);
+  shape.grid[1] = static_cast<unsigned>(blocksM);
+  shape.grid[2] = static_cast<unsigned>(tile[2]);
+  shape.block = static_cast<unsigned>(entry.blockThreads);
+  return shape;
+}
+
+} // namespace lowbit::kernels

@@ -1,0 +1,52 @@
+// A compiled kernel set as `lowbit compile` writes it (kernels.json plus one
+// cubin per kernel and arch), and how to launch one of its kernels.
+//
+// The kernel database (tuning_db) stores the same fields; this directory form
+// is what the compiler produces and the tests consume.
+#pragma once
+
+#include "runtime/support/Expected.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::kernels {
+
+// The problem a kernel computes: Y[M, N] = X[M, K] · dequant(W[N, K])ᵀ.
+struct ProblemDesc {
+  std::string name;
+  int64_t n = 0, k = 0;
+  std::string activation;  // f16 | bf16
+  std::string weight;      // uint4 | int4 | ...
+  std::string scale;       // f16 | bf16 | f32
+  std::string granularity; // tensor | channel | group
+  int64_t groupSize = 0;
+  std::string zero;        // none | sub_code | sub_value
+};
+
+struct KernelEntry {
+  ProblemDesc problem;
+  std::string name;   // the extern "C" entry point
+  std::string arch;   // sm_80 ... sm_90a
+  std::string family; // gemv | mma
+  std::string schedule;
+  std::string weightLayout;
+  int64_t blockThreads = 0;
+  std::vector<int64_t> gridTile; // {N per block, M per block, split-K}
+  int registers = 0, sharedBytes = 0, spillBytes = 0;
+  std::string cubinPath;
+};
+
+Expected<std::vector<KernelEntry>> readKernelSet(const std::string &directory);
+Expected<std::vector<char>> readCubin(const KernelEntry &entry);
+
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block = 0;
+};
+
+// The grid for M rows; M < 1, or more rows than a grid can cover, is an error.
+Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m);
+
+} // namespace lowbit::kernels
