@@ -10,12 +10,19 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/device.txt"
 
-summary=()
 status=0
+# The benchmark first, so its numbers come back even if a test runs long.
+if [[ -x $root/.device/bin/lowbit && -d $root/.device/kernels/bench ]]; then
+  timeout "${LOWBIT_BENCH_TIMEOUT:-240}" "$root/.device/bin/lowbit" bench \
+    --kernels "$root/.device/kernels/bench" --csv "$out/bench.csv" ${LOWBIT_BENCH_ARGS:-} \
+    >"$out/bench.txt" 2>"$out/bench.log" || { status=1; tail -5 "$out/bench.log"; }
+fi
+
+summary=()
 for binary in "$root"/.device/bin/*_gpu_tests; do
   name=$(basename "$binary")
   log="$out/$name.log"
-  "$binary" --gtest_brief=0 >"$log" 2>&1
+  timeout "${LOWBIT_TEST_TIMEOUT:-300}" "$binary" >"$log" 2>&1
   rc=$?
   passed=$(grep -c '^\[       OK \]' "$log")
   failed=$(grep -c '^\[  FAILED  \] [A-Za-z].*(' "$log")
@@ -24,10 +31,6 @@ for binary in "$root"/.device/bin/*_gpu_tests; do
   summary+=("$(printf '%-40s %6s %6s %7s %4s' "$name" "$passed" "$failed" "$skipped" "$rc")")
   if ((rc != 0)); then grep -E '^\[  FAILED  \]|Failure|error' "$log" | head -20; fi
 done
-
-if [[ -x $root/.device/bin/lowbit-bench ]]; then
-  "$root/.device/bin/lowbit-bench" ${LOWBIT_BENCH_ARGS:-} >"$out/bench.txt" 2>&1 || status=1
-fi
 
 echo
 printf '%-40s %6s %6s %7s %4s\n' "gpu test binary" passed failed skipped rc

@@ -9,8 +9,11 @@ build=${LOWBIT_BUILD_DIR:-$root/build}
 "$root/scripts/configure.sh"
 rm -rf "$root/.device"
 mkdir -p "$root/.device/bin"
-for binary in "$build"/bin/*_gpu_tests "$build"/bin/lowbit-bench; do
+for binary in "$build"/bin/*_gpu_tests "$build"/bin/lowbit; do
   [[ -x $binary ]] && cp "$binary" "$root/.device/bin/"
 done
-if compgen -G "$build/bin/lowbit" >/dev/null; then cp "$build/bin/lowbit" "$root/.device/bin/"; fi
+# Kernel sets travel as manifests and cubins; their sources and PTX stay here.
+if [[ -d $build/kernels ]]; then
+  (cd "$build" && tar cf - --exclude='*.cu' --exclude='*.ptx' kernels) | (cd "$root/.device" && tar xf -)
+fi
 du -sh "$root/.device"

@@ -12,6 +12,7 @@ namespace lowbit::cli {
 void addCompileCommand(CLI::App &app);
 void addFormatsCommand(CLI::App &app);
 void addDbCommand(CLI::App &app);
+void addBenchCommand(CLI::App &app);
 
 void setExitCode(int code);
 int exitCode();

@@ -12,6 +12,7 @@ int main(int argc, char **argv) {
   lowbit::cli::addCompileCommand(app);
   lowbit::cli::addFormatsCommand(app);
   lowbit::cli::addDbCommand(app);
+  lowbit::cli::addBenchCommand(app);
   CLI11_PARSE(app, argc, argv);
   return lowbit::cli::exitCode();
 }

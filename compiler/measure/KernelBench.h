@@ -1,0 +1,41 @@
+// Benchmarks the kernels of a compiled kernel set against cuBLAS at the same
+// shape, in one run: for each problem and M, every kernel that serves M is
+// checked against an f64 reference and timed; the best is reported.
+#pragma once
+
+#include "compiler/measure/Cublas.h"
+#include "runtime/kernels/KernelSet.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace lowbit::measure {
+
+struct BenchRow {
+  std::string problem;
+  int64_t n = 0, k = 0, m = 0;
+  std::string kernel; // the fastest correct kernel
+  double medianUs = 0, p10Us = 0, p90Us = 0;
+  double cublasUs = 0; // 0 when cuBLAS was not available
+  double gbps = 0, copyFraction = 0, tflops = 0;
+  double maxRelativeError = 0;
+  int kernelsTried = 0;
+};
+
+struct BenchOptions {
+  std::vector<int64_t> rowCounts = {1, 16, 64, 256};
+  std::string problemFilter; // substring of the problem name
+  size_t rotationBytes = 512u << 20;
+  int replays = 9;
+};
+
+Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
+                                               const std::vector<kernels::KernelEntry> &kernels,
+                                               const BenchOptions &options, double copyGBs,
+                                               const Cublas *cublas, std::ostream &progress);
+
+void printBenchTable(const std::vector<BenchRow> &rows, double copyGBs, std::ostream &os);
+void writeBenchCsv(const std::vector<BenchRow> &rows, std::ostream &os);
+
+} // namespace lowbit::measure
