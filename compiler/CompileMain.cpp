@@ -15,7 +15,7 @@ lowbit_compile_main(int argc, const char *const *argv) {
   app.add_option("spec", specPath, "kernel-set spec (TOML)");
   app.add_flag("--builtin", builtin,
                "use the built-in spec (Llama-3-8B linear layers, W4A16 g128)");
-  app.add_option("-o,--output", output, "output directory")->required();
+  app.add_option("-o,--output", output, "kernel database (*.db) or directory")->required();
   app.add_option("--arch", archs, "only these archs (default: the spec's)");
   try {
     app.parse(argc, argv);
@@ -39,7 +39,7 @@ lowbit_compile_main(int argc, const char *const *argv) {
     spec->archs = archs;
 
   lowbit::compiler::KernelSetOptions options;
-  options.outputDirectory = output;
+  options.output = output;
   lowbit::Expected<lowbit::compiler::KernelSetReport> report =
       lowbit::compiler::compileKernelSet(*spec, options, std::cerr);
   if (!report.ok()) {

@@ -6,6 +6,9 @@
 #include "ir/LbDialect.h"
 #include "ir/LbOps.h"
 #include "passes/Passes.h"
+#include "runtime/kernels/KernelRecordCodec.h"
+#include "tuning_db/Database.h"
+#include "tuning_db/Sha256.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
@@ -67,6 +70,55 @@ Status writeManifest(const KernelSetReport &report, const std::filesystem::path 
   return writeFile(directory / "kernels.json", text.data(), text.size());
 }
 
+kernels::KernelEntry entryOf(const CompiledKernel &k) {
+  kernels::KernelEntry e;
+  e.problem = {k.spec.name,   k.spec.n,           k.spec.k,
+               k.spec.activation, k.spec.weight,  k.spec.scale,
+               k.spec.granularity,
+               k.spec.granularity == "group" ? k.spec.groupSize : 0, k.spec.zero};
+  e.name = k.name;
+  e.arch = k.arch;
+  e.family = k.family;
+  e.schedule = k.schedule;
+  e.weightLayout = k.weightLayout;
+  e.blockThreads = k.blockThreads;
+  e.gridTile = k.gridTile;
+  e.registers = k.registers;
+  e.sharedBytes = k.sharedBytes;
+  e.spillBytes = k.spillBytes;
+  return e;
+}
+
+// Every problem and kernel in one transaction: a database never holds half a
+// kernel set. Kernels that spilled are not stored.
+Status writeDatabase(const KernelSetReport &report, const std::string &path,
+                     std::ostream &diagnostics) {
+  Expected<db::Database> database = db::Database::open(path);
+  if (!database.ok())
+    return makeError(path + ": " + database.error());
+  for (const std::string &note : database->notes())
+    diagnostics << path << ": " << note << "\n";
+  std::string version = "lowbit " LOWBIT_VERSION_STRING " nvrtc " + nvrtc::nvrtcVersion();
+  return database->transaction([&]() -> Status {
+    for (const CompiledKernel &k : report.kernels) {
+      if (k.spillBytes > 0)
+        continue;
+      kernels::KernelEntry entry = entryOf(k);
+      Expected<std::string> problem =
+          database->putProblem(kernels::problemSignature(entry.problem));
+      if (!problem.ok())
+        return makeError(problem.error());
+      db::KernelRecord record = kernels::kernelRecord(entry, k.cubin, k.ptx,
+                                                      db::sha256Hex(k.source), version);
+      record.stackBytes = k.stackBytes;
+      Expected<std::string> id = database->putKernel(record);
+      if (!id.ok())
+        return makeError(k.name + " (" + k.arch + "): " + id.error());
+    }
+    return Status::success();
+  });
+}
+
 } // namespace
 
 std::vector<std::string> defaultSchedules() {
@@ -90,11 +142,15 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     return success();
   });
 
-  std::filesystem::path directory(options.outputDirectory);
-  std::error_code error;
-  std::filesystem::create_directories(directory, error);
-  if (error)
-    return makeError("cannot create " + directory.string() + ": " + error.message());
+  bool toDatabase = options.output.size() > 3 &&
+                    options.output.compare(options.output.size() - 3, 3, ".db") == 0;
+  std::filesystem::path directory(options.output);
+  if (!toDatabase) {
+    std::error_code error;
+    std::filesystem::create_directories(directory, error);
+    if (error)
+      return makeError("cannot create " + directory.string() + ": " + error.message());
+  }
 
   std::vector<nvrtc::Arch> archs;
   for (const std::string &name : spec.archs) {
@@ -132,9 +188,10 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
       if (failed(infos) || failed(codegen::emitCuda(**module, sourceStream)))
         return makeError("lb-to-cuda failed for " + problem.name + ": " + diagnosticText);
       for (const codegen::KernelLaunchInfo &info : *infos) {
-        Status written = writeFile(directory / (info.name + ".cu"), source.data(), source.size());
-        if (!written.ok())
-          return makeError(written.error());
+        if (!toDatabase)
+          if (Status written = writeFile(directory / (info.name + ".cu"), source.data(), source.size());
+              !written.ok())
+            return makeError(written.error());
         for (nvrtc::Arch arch : archs) {
           nvrtc::CompileRequest request;
           request.source = source;
@@ -173,20 +230,25 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
           kernel.cubin = std::move(compiled->cubin);
           kernel.ptx = std::move(compiled->ptx);
           std::string stem = kernel.name + "." + kernel.arch;
-          for (Status s : {writeFile(directory / (stem + ".cubin"), kernel.cubin.data(),
-                                     kernel.cubin.size()),
-                           writeFile(directory / (stem + ".ptx"), kernel.ptx.data(),
-                                     kernel.ptx.size())})
-            if (!s.ok())
-              return makeError(s.error());
+          if (!toDatabase)
+            for (Status s : {writeFile(directory / (stem + ".cubin"), kernel.cubin.data(),
+                                       kernel.cubin.size()),
+                             writeFile(directory / (stem + ".ptx"), kernel.ptx.data(),
+                                       kernel.ptx.size())})
+              if (!s.ok())
+                return makeError(s.error());
           kernel.source = source;
           report.kernels.push_back(std::move(kernel));
         }
       }
     }
   }
-  if (Status s = writeManifest(report, directory); !s.ok())
+  if (toDatabase) {
+    if (Status s = writeDatabase(report, options.output, diagnostics); !s.ok())
+      return makeError(s.error());
+  } else if (Status s = writeManifest(report, directory); !s.ok()) {
     return makeError(s.error());
+  }
   return report;
 }
 

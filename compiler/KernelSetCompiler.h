@@ -27,7 +27,9 @@ struct CompiledKernel {
 };
 
 struct KernelSetOptions {
-  std::string outputDirectory;
+  // Either a directory (kernels.json, cubins, sources) or, when it ends in
+  // ".db", a kernel database that gains the problems and kernels.
+  std::string output;
   // Schedules per family; empty means the built-in defaults.
   std::vector<std::string> schedules;
 };

@@ -1,0 +1,93 @@
+#include "runtime/kernels/KernelRecordCodec.h"
+
+#include "runtime/layout/WeightLayout.h"
+
+#include <nlohmann/json.hpp>
+
+namespace lowbit::kernels {
+
+std::string problemSignature(const ProblemDesc &p) {
+  return "lowbit.qmatmul.v1;n=" + std::to_string(p.n) + ";k=" + std::to_string(p.k) +
+         ";act=" + p.activation + ";weight=" + p.weight + ";scale=" + p.scale +
+         ";granularity=" + p.granularity +
+         ";group=" + std::to_string(p.granularity == "group" ? p.groupSize : 0) +
+         ";zero=" + p.zero;
+}
+
+db::KernelRecord kernelRecord(const KernelEntry &entry, const std::vector<char> &cubin,
+                              const std::string &ptx, const std::string &sourceHash,
+                              const std::string &compilerVersion) {
+  db::KernelRecord record;
+  record.problemId = db::problemIdForSignature(problemSignature(entry.problem));
+  record.arch = entry.arch;
+  record.family = entry.family;
+  record.entry = entry.name;
+  const ProblemDesc &p = entry.problem;
+  nlohmann::json description = {
+      {"encoding", 1},
+      {"schedule", entry.schedule},
+      {"weight_layout", entry.weightLayout},
+      {"grid_tile", entry.gridTile},
+      {"block_threads", entry.blockThreads},
+      {"problem",
+       {{"name", p.name}, {"n", p.n}, {"k", p.k}, {"activation", p.activation},
+        {"weight", p.weight}, {"scale", p.scale}, {"granularity", p.granularity},
+        {"group_size", p.groupSize}, {"zero", p.zero}}}};
+  record.scheduleJson = description.dump();
+  Expected<layout::WeightLayout> layout = layout::parseWeightLayout(entry.weightLayout);
+  record.weightLayoutId = layout.ok() ? layout::layoutId(*layout) : std::string();
+  record.sourceHash = sourceHash;
+  record.compilerVersion = compilerVersion;
+  record.cubin.assign(cubin.begin(), cubin.end());
+  record.ptx = ptx;
+  record.registers = entry.registers;
+  record.sharedBytes = entry.sharedBytes;
+  record.spillBytes = entry.spillBytes;
+  record.launch.blockX = static_cast<int>(entry.blockThreads);
+  record.launch.gridRule = "n_tile=" + std::to_string(entry.gridTile.at(0)) +
+                           ";m_tile=" + std::to_string(entry.gridTile.at(1)) +
+                           ";split_k=" + std::to_string(entry.gridTile.at(2));
+  return record;
+}
+
+Expected<KernelEntry> kernelEntry(const db::KernelRecord &record) {
+  nlohmann::json d = nlohmann::json::parse(record.scheduleJson, nullptr, false);
+  auto bad = [&](const std::string &what) {
+    return makeError("kernel " + record.id.substr(0, 12) + " (" + record.entry + "): " + what);
+  };
+  if (d.is_discarded() || !d.is_object())
+    return bad("schedule_json is not JSON");
+  if (d.value("encoding", 0) != 1)
+    return bad("unknown kernel encoding " + std::to_string(d.value("encoding", 0)) +
+               " (written by a newer lowbit?)");
+  KernelEntry e;
+  e.name = record.entry;
+  e.arch = record.arch;
+  e.family = record.family;
+  e.schedule = d.value("schedule", "");
+  e.weightLayout = d.value("weight_layout", "");
+  e.blockThreads = d.value("block_threads", int64_t{0});
+  if (d.contains("grid_tile") && d["grid_tile"].is_array())
+    for (const nlohmann::json &v : d["grid_tile"])
+      if (v.is_number_integer())
+        e.gridTile.push_back(v.get<int64_t>());
+  if (!d.contains("problem") || !d["problem"].is_object())
+    return bad("no problem description");
+  const nlohmann::json &p = d["problem"];
+  e.problem = {p.value("name", ""),        p.value("n", int64_t{0}),
+               p.value("k", int64_t{0}),   p.value("activation", ""),
+               p.value("weight", ""),      p.value("scale", ""),
+               p.value("granularity", ""), p.value("group_size", int64_t{0}),
+               p.value("zero", "")};
+  e.registers = record.registers;
+  e.sharedBytes = static_cast<int>(record.sharedBytes);
+  e.spillBytes = static_cast<int>(record.spillBytes);
+  if (e.name.empty() || e.blockThreads <= 0 || e.gridTile.size() != 3 || e.weightLayout.empty() ||
+      e.problem.n <= 0 || e.problem.k <= 0)
+    return bad("incomplete launch description");
+  if (db::problemIdForSignature(problemSignature(e.problem)) != record.problemId)
+    return bad("its problem description does not match its problem id");
+  return e;
+}
+
+} // namespace lowbit::kernels
