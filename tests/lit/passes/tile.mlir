@@ -1,0 +1,61 @@
+// RUN: lowbit-opt %s --lb-tile --split-input-file --verify-diagnostics | FileCheck %s
+
+// A gemv schedule becomes a kernel with scf loops over K and one 16-byte code
+// load, decode and dot per lane per step; the problem function stays.
+// CHECK-LABEL: func.func @w4
+// CHECK: lb.qmatmul
+// CHECK-LABEL: func.func @w4__gemv_t2x4x2048_w1x4_s1_k1(
+// CHECK-SAME: memref<?x2048xf16>, %{{.*}}: memref<256x2048xui4>, %{{.*}}: memref<256x16xf16>, %{{.*}}: memref<?x256xf16>, %{{.*}}: index)
+// CHECK-SAME: lb.block_threads = 128
+// CHECK-SAME: lb.grid_tile = array<i64: 4, 2, 1>
+// CHECK-SAME: lb.kernel
+// CHECK: lb.thread_coord lane
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32)
+// CHECK: lb.load_codes {{.*}} gemv_row : memref<256x2048xui4> -> vector<4xi32>
+// CHECK: lb.decode {{.*}} as ui4 : vector<4xi32> -> vector<32xf16>
+// CHECK: arith.divui
+// CHECK: lb.load_scalar
+// CHECK-COUNT-2: lb.dot
+// CHECK: } {lb.unroll = 2 : i64}
+// CHECK-COUNT-2: lb.warp_sum
+func.func @w4(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256x16xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = gemv, tile = [2, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256x16xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// K = 1056 is not a whole number of warp steps: the last step is guarded.
+// CHECK-LABEL: func.func @partial__gemv
+// CHECK: scf.for
+// CHECK: arith.cmpi ult
+// CHECK: scf.if {{.*}} -> (f32)
+// CHECK: lb.sum
+func.func @partial(%x: tensor<?x1056xbf16>, %w: tensor<64x1056xsi4>, %s: tensor<64xbf16>, %z: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<64xbf16>) quant <granularity = channel, scale = bf16, zero = sub_code>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1056xbf16>, tensor<64x1056xsi4>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// -----
+
+func.func @bad_warps(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: each warp computes one row: need warps = [1, tile N], got warps [1, 2] for tile N 4}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 2], stages = 1, split_k = 1>
+      : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @group_16(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256x128xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: group size 16 is not a multiple of a lane's 32 codes}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256x128xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
