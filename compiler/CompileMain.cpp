@@ -17,6 +17,9 @@ lowbit_compile_main(int argc, const char *const *argv) {
                "use the built-in spec (Llama-3-8B linear layers, W4A16 g128)");
   app.add_option("-o,--output", output, "kernel database (*.db) or directory")->required();
   app.add_option("--arch", archs, "only these archs (default: the spec's)");
+  std::vector<std::string> schedules;
+  app.add_option("--schedule", schedules,
+                 "only these schedules, as #lb.schedule<...> (default: the built-in set)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -40,6 +43,7 @@ lowbit_compile_main(int argc, const char *const *argv) {
 
   lowbit::compiler::KernelSetOptions options;
   options.output = output;
+  options.schedules = schedules;
   lowbit::Expected<lowbit::compiler::KernelSetReport> report =
       lowbit::compiler::compileKernelSet(*spec, options, std::cerr);
   if (!report.ok()) {

@@ -127,6 +127,11 @@ std::vector<std::string> defaultSchedules() {
       "#lb.schedule<family = gemv, tile = [2, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [8, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4, split_k = 1>",
+      "#lb.schedule<family = mma, tile = [16, 128, 64], warps = [1, 2], stages = 4, split_k = 1>",
+      "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 3, split_k = 1>",
+      "#lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 3, split_k = 1>",
+      "#lb.schedule<family = mma, tile = [128, 128, 64], warps = [4, 2], stages = 2, split_k = 1>",
   };
 }
 

@@ -162,8 +162,10 @@ LogicalResult QMatmulOp::verify() {
 
 LogicalResult LoadCodesOp::verify() {
   auto type = cast<MemRefType>(getWeights().getType());
-  if (type.getRank() != 2)
-    return emitOpError("weights must be a rank-2 memref [N, K], got rank ")
+  int64_t rank = getStage() ? 3 : 2;
+  if (type.getRank() != rank)
+    return emitOpError(getStage() ? "a staging buffer must be [stages, N, K], got rank "
+                                  : "weights must be a rank-2 memref [N, K], got rank ")
            << type.getRank();
   if (getCodeBits(type.getElementType()) != 4)
     return emitOpError("only 4-bit codes load as a 32-code fragment so far, got ")
@@ -171,9 +173,10 @@ LogicalResult LoadCodesOp::verify() {
   if (auto tile = getTile()) {
     if (tile->size() != 2 || (*tile)[0] <= 0 || (*tile)[1] <= 0)
       return emitOpError("tile must be [N, K] with positive sizes");
-    if (type.getDimSize(0) % (*tile)[0] || type.getDimSize(1) % (*tile)[1])
+    int64_t n = type.getDimSize(rank - 2), k = type.getDimSize(rank - 1);
+    if (n % (*tile)[0] || k % (*tile)[1])
       return emitOpError("weights [")
-             << type.getDimSize(0) << ", " << type.getDimSize(1)
+             << n << ", " << k
              << "] are not a whole number of [" << (*tile)[0] << ", "
              << (*tile)[1] << "] tiles";
   }

@@ -29,14 +29,16 @@ def Lb_LoadCodesOp : Lb_Op<"load_codes", [
     k0 + 32 l .. k0 + 32 l + 31 of row n0) or `mma_b` (the m16n8k16 B operand
     of eight n-subtiles). The weight's memory layout is not chosen here:
     `lb-propagate-layouts` derives it so that this load is one contiguous
-    16-byte access, and records the tile it covers in `tile`.
+    16-byte access, and records the tile it covers in `tile`. With a `stage`,
+    the codes come from that stage of a shared staging buffer ([stages, N
+    tile, K tile]) that lb.copy_codes_async filled tile by tile.
   }];
-  let arguments = (ins AnyMemRef:$weights, Index:$n0, Index:$k0,
+  let arguments = (ins AnyMemRef:$weights, Optional<Index>:$stage, Index:$n0, Index:$k0,
                        Lb_FragmentAttr:$fragment,
                        OptionalAttr<DenseI64ArrayAttr>:$tile);
   let results = (outs VectorOfLengthAndType<[4], [I32]>:$words);
   let assemblyFormat = [{
-    $weights `[` $n0 `,` $k0 `]` $fragment (`tile` $tile^)? attr-dict
+    $weights (`stage` $stage^)? `[` $n0 `,` $k0 `]` $fragment (`tile` $tile^)? attr-dict
     `:` type($weights) `->` type($words)
   }];
   let hasVerifier = 1;

@@ -126,7 +126,23 @@ struct LbPropagateLayoutsPass : impl::LbPropagateLayoutsBase<LbPropagateLayoutsP
         }
         chosen = *derived;
         OpBuilder builder(load);
-        load.setTileAttr(builder.getDenseI64ArrayAttr({derived->tileN, derived->tileK}));
+        auto tile = builder.getDenseI64ArrayAttr({derived->tileN, derived->tileK});
+        load.setTileAttr(tile);
+        // Staged codes: the copies that fill the buffer move whole layout
+        // tiles, so the buffer holds the same layout as global memory.
+        if (load.getStage())
+          for (Operation *user : load.getWeights().getUsers())
+            if (auto copy = dyn_cast<lb::CopyCodesAsyncOp>(user)) {
+              auto buffer = cast<MemRefType>(copy.getBuffer().getType());
+              if (buffer.getDimSize(1) % derived->tileN || buffer.getDimSize(2) % derived->tileK) {
+                copy.emitOpError("stages [")
+                    << buffer.getDimSize(1) << ", " << buffer.getDimSize(2)
+                    << "] codes, not a whole number of [" << derived->tileN << ", "
+                    << derived->tileK << "] layout tiles";
+                return WalkResult::interrupt();
+              }
+              copy.setTileAttr(tile);
+            }
         return WalkResult::advance();
       });
       if (result.wasInterrupted())

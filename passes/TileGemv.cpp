@@ -48,7 +48,7 @@ struct GemvBuilder {
     int64_t rowsPerBlock = p.schedule.getTile()[0];
     auto valuesType = VectorType::get({kCodesPerLane}, p.activation);
     auto words = b.create<lb::LoadCodesOp>(
-        loc, VectorType::get({4}, b.getI32Type()), p.weights, n, k,
+        loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(), n, k,
         lb::Fragment::gemv_row, DenseI64ArrayAttr());
     Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
     SmallVector<Value> qIndex = quantIndex(n, k);
@@ -137,11 +137,12 @@ struct GemvBuilder {
 
     int64_t threads = 32 * p.schedule.getWarps()[1];
     p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
-    // A budget of 128 registers a thread (255 from 8 rows up, whose 8
-    // activation vectors alone take 128): enough for the unrolled loads
-    // without spilling, and still 4 blocks of 128 threads an SM to hide
-    // memory latency. Without it ptxas picks its own limit and may spill.
-    int64_t registers = rowsPerBlock >= 8 ? 255 : 128;
+    // The register budget sets how many warps an SM holds, and so how many
+    // 16-byte loads are in flight: 64 registers (16 blocks of 4 warps) for one
+    // or two rows, 128 for four, 255 from eight rows up, whose activation
+    // vectors alone take 128. Without a budget ptxas picks its own and may
+    // spill.
+    int64_t registers = rowsPerBlock <= 2 ? 64 : rowsPerBlock <= 4 ? 128 : 255;
     p.kernel->setAttr(kMinBlocksAttr,
                       b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({rowsPerGrid, rowsPerBlock, 1}));

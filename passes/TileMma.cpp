@@ -1,14 +1,241 @@
+// The mma family (M from ~16 to a few hundred): m16n8k16 tensor-core mma.
+//
+// A block computes a [tile M, tile N] block of Y; its warps form a
+// [warps M, warps N] grid, each warp owning (tile M / warps M) rows in
+// m16 fragments and (tile N / warps N) columns in groups of 64 (one 16-byte
+// code load per lane covers the B fragments of 64 columns x 16 K). Both
+// operands stream through a `stages`-deep ring of shared-memory buffers
+// filled with cp.async: the activation tile is read back with ldmatrix, the
+// weight tiles - kept in the derived weight layout - with one 16-byte
+// shared load per lane per 64 x 16 tile. Scales (and zeros) multiply the
+// decoded B registers once per K tile, which lies inside one group.
 #include "passes/TileFamilies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
 namespace lowbit::passes {
+namespace {
 
-LogicalResult checkMma(const KernelProblem &problem) {
-  lb::QMatmulOp source = problem.source;
-  return source.emitOpError("the 'mma' family is not implemented yet");
+constexpr int64_t kColumnsPerLoad = 64; // n extent of one lane-wide code load
+constexpr int64_t kMmaK = 16, kMmaM = 16, kMmaN = 8;
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+struct MmaShape {
+  int64_t tm, tn, tk, wm, wn, stages;
+  int64_t fragmentsM() const { return tm / wm / kMmaM; }
+  int64_t loadsN() const { return tn / wn / kColumnsPerLoad; }
+  int64_t threads() const { return 32 * wm * wn; }
+  int64_t sharedBytes(int64_t codeBits) const {
+    return stages * (tm * tk * 2 + tn * tk * codeBits / 8);
+  }
+};
+
+MmaShape shapeOf(lb::ScheduleAttr s) {
+  ArrayRef<int64_t> t = s.getTile(), w = s.getWarps();
+  return {t[0], t[1], t[2], w[0], w[1], s.getStages()};
 }
 
-void buildMmaBody(OpBuilder &, const KernelProblem &) {}
+struct MmaBuilder {
+  OpBuilder &b;
+  const KernelProblem &p;
+  Location loc;
+  MmaShape shape;
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
+  Value mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
+  Value coord(lb::ThreadCoord c) {
+    return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
+  }
+
+  void copyTiles(Value xBuffer, Value wBuffer, Value stage, Value m0, Value n0, Value k0) {
+    b.create<lb::CopyTileAsyncOp>(loc, p.x, xBuffer, stage, m0, k0, p.rows,
+                                  b.getI64IntegerAttr(shape.threads()));
+    b.create<lb::CopyCodesAsyncOp>(loc, p.weights, wBuffer, stage, n0, k0,
+                                   b.getI64IntegerAttr(shape.threads()), DenseI64ArrayAttr());
+  }
+
+  void build() {
+    int64_t tiles = p.k / shape.tk, stages = shape.stages;
+    int64_t fragmentsM = shape.fragmentsM(), loadsN = shape.loadsN();
+    int64_t subtiles = loadsN * (kColumnsPerLoad / kMmaN);
+    auto sharedSpace = b.getI64IntegerAttr(3);
+    auto xBufferType = MemRefType::get({stages, shape.tm, shape.tk}, p.activation,
+                                       MemRefLayoutAttrInterface(), sharedSpace);
+    auto wBufferType = MemRefType::get({stages, shape.tn, shape.tk}, p.code,
+                                       MemRefLayoutAttrInterface(), sharedSpace);
+    Value xBuffer = b.create<lb::SharedBufferOp>(loc, xBufferType, stages, shape.tm, shape.tk);
+    Value wBuffer = b.create<lb::SharedBufferOp>(loc, wBufferType, stages, shape.tn, shape.tk);
+
+    Value lane = coord(lb::ThreadCoord::lane);
+    Value warp = coord(lb::ThreadCoord::warp);
+    Value warpRow = b.create<arith::DivUIOp>(loc, warp, index(shape.wn));
+    Value warpColumn = b.create<arith::RemUIOp>(loc, warp, index(shape.wn));
+    Value group = b.create<arith::DivUIOp>(loc, lane, index(4)); // PTX groupID
+    Value n0 = mul(coord(lb::ThreadCoord::block_x), index(shape.tn));
+    Value m0 = mul(coord(lb::ThreadCoord::block_y), index(shape.tm));
+    Value warpM = mul(warpRow, index(fragmentsM * kMmaM));
+    Value warpN = mul(warpColumn, index(loadsN * kColumnsPerLoad));
+
+    // Prologue: the first stages - 1 tiles in flight, one commit group each.
+    for (int64_t s = 0; s + 1 < stages; ++s) {
+      if (s < tiles)
+        copyTiles(xBuffer, wBuffer, index(s), m0, n0, index(s * shape.tk));
+      b.create<lb::AsyncCommitOp>(loc);
+    }
+
+    auto accType = VectorType::get({4}, b.getF32Type());
+    Value zero = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
+    SmallVector<Value> init(fragmentsM * subtiles, zero);
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(tiles), index(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value tile = loop.getInductionVar();
+      Value stage = b.create<arith::RemUIOp>(loc, tile, index(stages));
+      // Tile t is complete once at most stages - 2 newer groups are pending;
+      // the barrier also tells every warp that stage (t - 1) % stages, which
+      // the copy below overwrites, has been read.
+      b.create<lb::AsyncWaitOp>(loc, b.getI64IntegerAttr(stages - 2));
+      b.create<lb::BarrierOp>(loc);
+      Value next = add(tile, index(stages - 1));
+      Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, next, index(tiles));
+      auto prefetch = b.create<scf::IfOp>(loc, inRange, false);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(prefetch.thenBlock());
+        copyTiles(xBuffer, wBuffer, b.create<arith::RemUIOp>(loc, next, index(stages)), m0, n0,
+                  mul(next, index(shape.tk)));
+      }
+      b.create<lb::AsyncCommitOp>(loc);
+
+      // The lane's scale (and zero) for each of its n-subtiles in this tile.
+      Value k0 = mul(tile, index(shape.tk));
+      SmallVector<Value> scales, biases;
+      for (int64_t s = 0; s < subtiles; ++s) {
+        Value n = add(add(n0, warpN), add(index(kMmaN * s), group));
+        SmallVector<Value> at;
+        switch (p.quant.getGranularity()) {
+        case lb::ScaleGranularity::tensor: at = {index(0)}; break;
+        case lb::ScaleGranularity::channel: at = {n}; break;
+        case lb::ScaleGranularity::group:
+          at = {n, b.create<arith::DivUIOp>(loc, k0, index(p.quant.getGroupSize()))};
+          break;
+        }
+        Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at);
+        scales.push_back(scale);
+        if (!p.zeros) {
+          biases.push_back(Value());
+          continue;
+        }
+        Value zero = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at);
+        // (q - z)·s = q·s + (-z·s);  q·s - z = q·s + (-z).
+        Value offset = p.quant.getZero() == lb::ZeroMode::sub_code
+                           ? b.create<arith::MulFOp>(loc, zero, scale).getResult()
+                           : zero;
+        biases.push_back(b.create<arith::NegFOp>(loc, offset));
+      }
+
+      SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+      auto aType = VectorType::get({8}, p.activation);
+      auto bType = VectorType::get({4}, p.activation);
+      auto valuesType = VectorType::get({32}, p.activation);
+      for (int64_t ks = 0; ks < shape.tk / kMmaK; ++ks) {
+        SmallVector<Value> a;
+        for (int64_t f = 0; f < fragmentsM; ++f)
+          a.push_back(b.create<lb::LoadAFragmentOp>(loc, aType, xBuffer, stage,
+                                                    add(warpM, index(kMmaM * f)),
+                                                    index(kMmaK * ks)));
+        for (int64_t j = 0; j < loadsN; ++j) {
+          auto words = b.create<lb::LoadCodesOp>(
+              loc, VectorType::get({4}, b.getI32Type()), wBuffer, stage,
+              add(warpN, index(kColumnsPerLoad * j)), index(kMmaK * ks), lb::Fragment::mma_b,
+              DenseI64ArrayAttr());
+          Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
+          for (int64_t s = 0; s < kColumnsPerLoad / kMmaN; ++s) {
+            int64_t subtile = j * (kColumnsPerLoad / kMmaN) + s;
+            // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.
+            Value fragment = b.create<lb::SlicePairsOp>(loc, bType, values,
+                                                        b.getI64IntegerAttr(2 * s));
+            fragment = b.create<lb::ScaleFragmentOp>(loc, bType, fragment, scales[subtile],
+                                                     biases[subtile]);
+            for (int64_t f = 0; f < fragmentsM; ++f) {
+              Value &c = acc[f * subtiles + subtile];
+              c = b.create<lb::MmaOp>(loc, accType, a[f], fragment, c);
+            }
+          }
+        }
+      }
+      b.create<scf::YieldOp>(loc, acc);
+    }
+
+    for (int64_t f = 0; f < fragmentsM; ++f)
+      for (int64_t s = 0; s < subtiles; ++s)
+        b.create<lb::StoreAccumulatorOp>(loc, loop.getResult(f * subtiles + s), p.y,
+                                         add(add(m0, warpM), index(kMmaM * f)),
+                                         add(add(n0, warpN), index(kMmaN * s)), p.rows);
+    b.create<func::ReturnOp>(loc);
+
+    p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(shape.threads()));
+    p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({shape.tn, shape.tm, 1}));
+    // Up to 255 registers a thread: accumulators and decoded fragments of a
+    // whole K tile are live at once.
+    p.kernel->setAttr(kMinBlocksAttr,
+                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (shape.threads() * 255))));
+  }
+};
+
+} // namespace
+
+LogicalResult checkMma(const KernelProblem &p) {
+  lb::QMatmulOp source = p.source;
+  auto fail = [&]() { return source.emitOpError("mma schedule: "); };
+  MmaShape shape = shapeOf(p.schedule);
+  if (lb::getCodeBits(p.code) != 4 || !isa<IntegerType>(p.code))
+    return fail() << "only 4-bit integer codes are implemented, got " << p.code;
+  if (!p.activation.isF16() && !p.activation.isBF16())
+    return fail() << "activations must be f16 or bf16, got " << p.activation;
+  if (shape.tm % (shape.wm * kMmaM))
+    return fail() << "tile M " << shape.tm << " must give each of " << shape.wm
+                  << " warp rows a multiple of 16";
+  if (shape.tn % (shape.wn * kColumnsPerLoad))
+    return fail() << "tile N " << shape.tn << " must give each of " << shape.wn
+                  << " warp columns a multiple of " << kColumnsPerLoad;
+  if (shape.tk % 64)
+    return fail() << "tile K must be a multiple of 64 (eight 16-byte chunks a row, for the "
+                     "shared-memory swizzle), got "
+                  << shape.tk;
+  if (shape.stages < 2)
+    return fail() << "stages must be at least 2, got " << shape.stages;
+  if (p.schedule.getSplitK() != 1)
+    return fail() << "split_k > 1 is not implemented for mma";
+  int64_t shared = shape.sharedBytes(lb::getCodeBits(p.code));
+  if (shared > kStaticSharedBytes)
+    return fail() << "needs " << shared << " bytes of shared memory; at most "
+                  << kStaticSharedBytes << " are supported";
+  if (p.n % shape.tn)
+    return fail() << "N = " << p.n << " is not a multiple of tile N = " << shape.tn;
+  if (p.k % shape.tk)
+    return fail() << "K = " << p.k << " is not a multiple of tile K = " << shape.tk;
+  if (p.quant.getGranularity() == lb::ScaleGranularity::group &&
+      p.quant.getGroupSize() % shape.tk)
+    return fail() << "group size " << p.quant.getGroupSize()
+                  << " is not a multiple of tile K = " << shape.tk
+                  << " (scales are applied once per K tile)";
+  if (p.quant.getZero() == lb::ZeroMode::quantized)
+    return fail() << "quantized zero codes are not implemented";
+  if (p.quant.getActOrder())
+    return fail() << "act_order is not implemented";
+  return success();
+}
+
+void buildMmaBody(OpBuilder &builder, const KernelProblem &problem) {
+  lb::QMatmulOp source = problem.source;
+  MmaBuilder{builder, problem, source.getLoc(), shapeOf(problem.schedule)}.build();
+}
 
 } // namespace lowbit::passes

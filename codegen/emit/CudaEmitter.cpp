@@ -1,5 +1,6 @@
 #include "codegen/emit/CudaEmitter.h"
 
+#include "codegen/emit/Emitter.h"
 #include "ir/LbOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -11,11 +12,8 @@
 using namespace mlir;
 
 namespace lowbit::codegen {
-namespace {
 
-// The C++ spelling of a scalar value's type. Vectors of 16-bit values are
-// arrays of u32 pairs; a 4 x i32 fragment is the U32x4 of one 16-byte load.
-std::string scalarType(Type type) {
+std::string valueType(Type type) {
   if (type.isIndex() || type.isInteger(64))
     return "long long";
   if (type.isInteger(1))
@@ -24,6 +22,16 @@ std::string scalarType(Type type) {
     return "u32";
   if (type.isF32())
     return "float";
+  if (auto vector = dyn_cast<VectorType>(type)) {
+    Type element = vector.getElementType();
+    std::string suffix = element.isBF16() ? "bf16" : "f16";
+    if (element.isF32() && vector.getNumElements() == 4)
+      return "FragC_f32";
+    if (vector.getNumElements() == 8 && (element.isF16() || element.isBF16()))
+      return "FragA_" + suffix;
+    if (vector.getNumElements() == 4 && (element.isF16() || element.isBF16()))
+      return "FragB_" + suffix;
+  }
   return "";
 }
 
@@ -37,36 +45,8 @@ std::string elementPointerType(Type element) {
   return "";
 }
 
-class Emitter {
-public:
-  Emitter(raw_ostream &os) : os(os) {}
+std::string pairSuffix(Type element) { return element.isBF16() ? "bf16x2" : "f16x2"; }
 
-  LogicalResult emitKernel(func::FuncOp kernel);
-
-private:
-  raw_ostream &os;
-  llvm::DenseMap<Value, std::string> names;
-  int nextId = 0;
-  int depth = 1;
-
-  raw_ostream &line() { return os.indent(2 * depth); }
-  std::string fresh(StringRef prefix = "v") { return (prefix + Twine(nextId++)).str(); }
-  std::string &name(Value v) { return names[v]; }
-  std::string bind(Value v, StringRef prefix = "v") { return names[v] = fresh(prefix); }
-
-  LogicalResult emitBlock(Block &block);
-  LogicalResult emitOp(Operation &op);
-  LogicalResult emitFor(scf::ForOp loop);
-  LogicalResult emitIf(scf::IfOp branch);
-  void assignYield(Operation *yield, ArrayRef<std::string> targets);
-
-  // Row-major linear index of `indices` into a memref.
-  std::string linearIndex(MemRefType type, ValueRange indices, Value dynamicRows = {});
-  std::string dimSize(MemRefType type, unsigned dim);
-
-  func::FuncOp kernel;
-  Value rowsArgument;
-};
 
 std::string Emitter::dimSize(MemRefType type, unsigned dim) {
   if (!type.isDynamicDim(dim))
@@ -74,7 +54,7 @@ std::string Emitter::dimSize(MemRefType type, unsigned dim) {
   return name(rowsArgument);
 }
 
-std::string Emitter::linearIndex(MemRefType type, ValueRange indices, Value) {
+std::string Emitter::linearIndex(MemRefType type, ValueRange indices) {
   std::string index = name(indices[0]);
   for (unsigned d = 1; d < indices.size(); ++d)
     index = "(" + index + ") * " + dimSize(type, d) + " + " + name(indices[d]);
@@ -88,7 +68,7 @@ void Emitter::assignYield(Operation *yield, ArrayRef<std::string> targets) {
   SmallVector<std::string> temps;
   for (auto [operand, target] : llvm::zip(yield->getOperands(), targets)) {
     std::string temp = fresh("t");
-    line() << scalarType(operand.getType()) << " " << temp << " = " << name(operand) << ";\n";
+    line() << valueType(operand.getType()) << " " << temp << " = " << name(operand) << ";\n";
     temps.push_back(temp);
   }
   for (auto [temp, target] : llvm::zip(temps, targets))
@@ -99,7 +79,7 @@ LogicalResult Emitter::emitFor(scf::ForOp loop) {
   SmallVector<std::string> carried;
   for (auto [result, init] : llvm::zip(loop.getResults(), loop.getInitArgs())) {
     std::string var = bind(result, "c");
-    line() << scalarType(result.getType()) << " " << var << " = " << name(init) << ";\n";
+    line() << valueType(result.getType()) << " " << var << " = " << name(init) << ";\n";
     carried.push_back(var);
   }
   for (auto [arg, var] : llvm::zip(loop.getRegionIterArgs(), carried))
@@ -124,7 +104,7 @@ LogicalResult Emitter::emitIf(scf::IfOp branch) {
   SmallVector<std::string> results;
   for (Value result : branch.getResults()) {
     std::string var = bind(result, "r");
-    line() << scalarType(result.getType()) << " " << var << ";\n";
+    line() << valueType(result.getType()) << " " << var << ";\n";
     results.push_back(var);
   }
   line() << "if (" << name(branch.getCondition()) << ") {\n";
@@ -147,12 +127,13 @@ LogicalResult Emitter::emitIf(scf::IfOp branch) {
   return success();
 }
 
-std::string pairSuffix(Type element) { return element.isBF16() ? "bf16x2" : "f16x2"; }
-
 LogicalResult Emitter::emitOp(Operation &op) {
+  bool handled = false;
+  if (LogicalResult result = emitMmaOp(op, handled); handled)
+    return result;
   auto binary = [&](StringRef symbol) {
     Value result = op.getResult(0);
-    line() << "const " << scalarType(result.getType()) << " " << bind(result) << " = "
+    line() << "const " << valueType(result.getType()) << " " << bind(result) << " = "
            << name(op.getOperand(0)) << " " << symbol << " " << name(op.getOperand(1))
            << ";\n";
     return success();
@@ -172,10 +153,15 @@ LogicalResult Emitter::emitOp(Operation &op) {
                   std::to_string(static_cast<uint32_t>(
                       f.getValue().bitcastToAPInt().getZExtValue())) +
                   "u)";
+        } else if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+                   dense && dense.isSplat() && valueType(c.getType()) == "FragC_f32" &&
+                   dense.getSplatValue<APFloat>().isZero()) {
+          line() << "const FragC_f32 " << bind(c.getResult()) << " = zero_frag_c_f32();\n";
+          return success();
         } else {
           return c.emitOpError("lb-to-cuda: unsupported constant");
         }
-        line() << "const " << scalarType(c.getType()) << " " << bind(c.getResult()) << " = "
+        line() << "const " << valueType(c.getType()) << " " << bind(c.getResult()) << " = "
                << value << ";\n";
         return success();
       })
@@ -186,6 +172,11 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case<arith::RemUIOp>([&](auto) { return binary("%"); })
       .Case<arith::ShRUIOp>([&](auto) { return binary(">>"); })
       .Case<arith::AndIOp>([&](auto) { return binary("&"); })
+      .Case<arith::NegFOp>([&](arith::NegFOp neg) {
+        line() << "const float " << bind(neg.getResult()) << " = -" << name(neg.getOperand())
+               << ";\n";
+        return success();
+      })
       .Case<arith::CmpIOp>([&](arith::CmpIOp cmp) -> LogicalResult {
         StringRef symbol;
         switch (cmp.getPredicate()) {
@@ -225,6 +216,17 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return load.emitOpError("lb-to-cuda: no tile; run lb-propagate-layouts first");
         auto type = cast<MemRefType>(load.getWeights().getType());
         int64_t tileBytes = (*tile)[0] * (*tile)[1] * lb::getCodeBits(type.getElementType()) / 8;
+        if (load.getStage()) {
+          // A stage of [tile N, tile K] codes, laid out like global memory.
+          int64_t n = type.getDimSize(1), k = type.getDimSize(2);
+          int64_t stageBytes = n * k * lb::getCodeBits(type.getElementType()) / 8;
+          line() << "const U32x4 " << bind(load.getWords())
+                 << " = *reinterpret_cast<const U32x4 *>(" << name(load.getWeights()) << " + ("
+                 << name(load.getStage()) << ") * " << stageBytes << "LL + ((" << name(load.getN0())
+                 << " / " << (*tile)[0] << "LL) * " << k / (*tile)[1] << "LL + " << name(load.getK0())
+                 << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL + 16 * (threadIdx.x & 31));\n";
+          return success();
+        }
         int64_t tilesAlongK = type.getDimSize(1) / (*tile)[1];
         // Tiles follow each other k-fastest; inside its tile a thread's 16
         // bytes start at 16 * lane when the fragment spans the warp.
@@ -363,6 +365,7 @@ LogicalResult Emitter::emitKernel(func::FuncOp func) {
   auto threads = func->getAttrOfType<IntegerAttr>("lb.block_threads");
   if (!threads)
     return func.emitOpError("lb-to-cuda: kernel has no lb.block_threads");
+  blockThreads = threads.getInt();
   os << "extern \"C\" __global__ void __launch_bounds__(" << threads.getInt();
   if (auto minBlocks = func->getAttrOfType<IntegerAttr>("lb.min_blocks_per_sm"))
     os << ", " << minBlocks.getInt();
@@ -382,7 +385,7 @@ LogicalResult Emitter::emitKernel(func::FuncOp func) {
       // Only the output is written; everything else is read-only for the
       // whole launch, which lets loads use the non-coherent path.
       bool written = llvm::any_of(arg.getUsers(), [](Operation *user) {
-        return isa<lb::StoreOutputOp>(user);
+        return isa<lb::StoreOutputOp, lb::StoreAccumulatorOp>(user);
       });
       os << (written ? "" : "const ") << pointee << " *__restrict__ " << argName;
     } else if (arg.getType().isIndex()) {
@@ -401,12 +404,13 @@ LogicalResult Emitter::emitKernel(func::FuncOp func) {
   return success();
 }
 
-} // namespace
-
 LogicalResult emitCuda(ModuleOp module, raw_ostream &os) {
   os << "// Generated by lowbit (lb-to-cuda). Do not edit.\n"
         "#include \"lowbit/device/arith.cuh\"\n"
+        "#include \"lowbit/device/cp_async.cuh\"\n"
+        "#include \"lowbit/device/ldmatrix.cuh\"\n"
         "#include \"lowbit/device/lop3.cuh\"\n"
+        "#include \"lowbit/device/mma.cuh\"\n"
         "#include \"lowbit/device/reduce.cuh\"\n"
         "#include \"lowbit/device/types.cuh\"\n"
         "#include \"lowbit/device/vector_load.cuh\"\n\n"

@@ -1,7 +1,7 @@
 // RUN: lowbit-opt %s --lb-tile --lb-propagate-layouts --lb-lower-decode --canonicalize --cse | lowbit-translate --lb-to-cuda | FileCheck %s
 
 // CHECK: #include "lowbit/device/lop3.cuh"
-// CHECK: extern "C" __global__ void __launch_bounds__(128, 4)
+// CHECK: extern "C" __global__ void __launch_bounds__(128, 8)
 // CHECK-NEXT: w4__gemv_t1x4x1024_w1x4_s1_k1(const u16 *__restrict__ arg0, const unsigned char *__restrict__ arg1, const u16 *__restrict__ arg2, u16 *__restrict__ arg3, long long arg4)
 // CHECK: #pragma unroll 1
 // CHECK: for (long long

@@ -12,3 +12,17 @@ func.func @w4(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256x1
       : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256x16xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+
+// mma_b: the layout folds the m16n8k16 B fragment (lane = 4 groupID + tig;
+// k = 2 tig + half + 8 reg; n = groupID + 8 subtile) with the interleave into
+// a 64 x 16 tile per warp-wide load; the staging copies get the same tile.
+// CHECK-LABEL: func.func @m__mma
+// CHECK-SAME: lb.weight_layout = "lbwl1;bits=4;tile=64x16;basis=128,256,512,2,8,16,4,32,64,1"
+// CHECK: lb.copy_codes_async {{.*}} tile [64, 16]
+// CHECK: lb.load_codes {{.*}} mma_b tile [64, 16]
+func.func @m(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 3, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}

@@ -59,3 +59,43 @@ func.func @group_16(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor
       : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256x128xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+
+// -----
+
+// The mma family: activation and weight tiles stream through a 3-stage ring
+// of shared buffers (cp.async, one commit group per tile); B fragments come
+// from the staged codes, A fragments by ldmatrix; 8 n-subtiles per 64 columns.
+// CHECK-LABEL: func.func @mma__mma_t32x128x64_w2x2_s3_k1(
+// CHECK-SAME: lb.block_threads = 128
+// CHECK-SAME: lb.grid_tile = array<i64: 128, 32, 1>
+// CHECK: lb.shared_buffer 3 x 32 x 64 : memref<3x32x64xf16, 3>
+// CHECK: lb.shared_buffer 3 x 128 x 64 : memref<3x128x64xui4, 3>
+// CHECK: lb.copy_tile_async
+// CHECK: lb.copy_codes_async
+// CHECK: lb.async_commit
+// CHECK: scf.for {{.*}} -> (vector<4xf32>
+// CHECK: lb.async_wait 1
+// CHECK: lb.barrier
+// CHECK: lb.load_a_fragment
+// CHECK: lb.load_codes {{.*}} stage {{.*}} mma_b
+// CHECK: lb.decode
+// CHECK: lb.slice_pairs {{.*}}[14]
+// CHECK: lb.scale_fragment
+// CHECK: lb.mma
+// CHECK: lb.store_accumulator
+func.func @mma(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 3, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @mma_group_32(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x32xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule: group size 32 is not a multiple of tile K = 64 (scales are applied once per K tile)}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = f16>
+      schedule <family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 3, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}

@@ -1,0 +1,181 @@
+// CUDA for the mma family's ops. Shared-memory staging buffers are raw byte
+// arrays; activation rows keep their 16-byte chunks XOR-swizzled by the row
+// index (chunk c of row r at c ^ (r mod 8)), which both the cp.async writes
+// and the ldmatrix reads below apply, so one ldmatrix phase (eight rows, one
+// chunk column) touches eight different bank groups.
+#include "codegen/emit/Emitter.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace lowbit::codegen {
+
+LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
+  handled = true;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case<lb::SharedBufferOp>([&](lb::SharedBufferOp buffer) {
+        auto type = cast<MemRefType>(buffer.getBuffer().getType());
+        int64_t bits = type.getElementType().isIntOrFloat()
+                           ? type.getElementType().getIntOrFloatBitWidth()
+                           : 16;
+        int64_t bytes = type.getNumElements() * bits / 8;
+        line() << "__shared__ __align__(128) unsigned char " << bind(buffer.getBuffer(), "smem")
+               << "[" << bytes << "];\n";
+        return success();
+      })
+      .Case<lb::CopyTileAsyncOp>([&](lb::CopyTileAsyncOp copy) {
+        auto buffer = cast<MemRefType>(copy.getBuffer().getType());
+        auto x = cast<MemRefType>(copy.getX().getType());
+        int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
+        int64_t chunksPerRow = cols / 8;
+        line() << "{\n";
+        ++depth;
+        line() << "const u32 base = shared_addr(" << name(copy.getBuffer()) << ") + (u32)("
+               << name(copy.getStage()) << ") * " << rows * cols * 2 << "u;\n";
+        line() << "for (int c = threadIdx.x; c < " << rows * chunksPerRow << "; c += "
+               << copy.getThreads() << ") {\n";
+        line() << "  const int r = c / " << chunksPerRow << ", chunk = c % " << chunksPerRow
+               << ";\n";
+        line() << "  const long long row = " << name(copy.getM0()) << " + r;\n";
+        // Rows past M are zero-filled; their source address stays in bounds.
+        line() << "  const bool inside = row < " << name(copy.getRows()) << ";\n";
+        line() << "  const u16 *source = " << name(copy.getX()) << " + (inside ? row : 0LL) * "
+               << x.getDimSize(1) << "LL + " << name(copy.getK0()) << " + chunk * 8;\n";
+        line() << "  cp_async16_zfill(base + (u32)(r * " << cols
+               << " + ((chunk ^ (r & 7)) * 8)) * 2u, source, inside);\n";
+        line() << "}\n";
+        --depth;
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::CopyCodesAsyncOp>([&](lb::CopyCodesAsyncOp copy) -> LogicalResult {
+        std::optional<ArrayRef<int64_t>> tile = copy.getTile();
+        if (!tile)
+          return copy.emitOpError("lb-to-cuda: no tile; run lb-propagate-layouts first");
+        auto buffer = cast<MemRefType>(copy.getBuffer().getType());
+        auto weights = cast<MemRefType>(copy.getWeights().getType());
+        int64_t bits = lb::getCodeBits(weights.getElementType());
+        int64_t tileBytes = (*tile)[0] * (*tile)[1] * bits / 8;
+        int64_t groups = buffer.getDimSize(1) / (*tile)[0];
+        int64_t tilesPerGroup = buffer.getDimSize(2) / (*tile)[1];
+        int64_t chunksPerGroup = tilesPerGroup * tileBytes / 16;
+        int64_t stageBytes = groups * tilesPerGroup * tileBytes;
+        // Tiles are k-fastest in memory, so each group of tile N rows is one
+        // contiguous run of tilesPerGroup tiles.
+        line() << "{\n";
+        ++depth;
+        line() << "const u32 base = shared_addr(" << name(copy.getBuffer()) << ") + (u32)("
+               << name(copy.getStage()) << ") * " << stageBytes << "u;\n";
+        line() << "for (int c = threadIdx.x; c < " << groups * chunksPerGroup << "; c += "
+               << copy.getThreads() << ") {\n";
+        line() << "  const int group = c / " << chunksPerGroup << ", chunk = c % "
+               << chunksPerGroup << ";\n";
+        line() << "  const unsigned char *source = " << name(copy.getWeights()) << " + (("
+               << name(copy.getN0()) << " / " << (*tile)[0] << "LL + group) * "
+               << weights.getDimSize(1) / (*tile)[1] << "LL + " << name(copy.getK0()) << " / "
+               << (*tile)[1] << "LL) * " << tileBytes << "LL + chunk * 16;\n";
+        line() << "  cp_async16(base + (u32)(group * " << tilesPerGroup * tileBytes
+               << " + chunk * 16), source);\n";
+        line() << "}\n";
+        --depth;
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::AsyncCommitOp>([&](auto) {
+        line() << "cp_async_commit();\n";
+        return success();
+      })
+      .Case<lb::AsyncWaitOp>([&](lb::AsyncWaitOp wait) {
+        line() << "cp_async_wait<" << wait.getPending() << ">();\n";
+        return success();
+      })
+      .Case<lb::BarrierOp>([&](auto) {
+        line() << "__syncthreads();\n";
+        return success();
+      })
+      .Case<lb::LoadAFragmentOp>([&](lb::LoadAFragmentOp load) {
+        auto buffer = cast<MemRefType>(load.getBuffer().getType());
+        int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
+        std::string var = bind(load.getFragment());
+        // ldmatrix.x4: lanes 0-15 address rows 0-15 at k0, lanes 16-31 the
+        // same rows at k0 + 8, giving registers a0..a3 in mma A order.
+        line() << valueType(load.getFragment().getType()) << " " << var << ";\n";
+        line() << "{\n";
+        line() << "  const int r = (int)(" << name(load.getRow0()) << ") + (threadIdx.x & 15);\n";
+        line() << "  const int chunk = (int)(" << name(load.getK0())
+               << ") / 8 + ((threadIdx.x >> 4) & 1);\n";
+        line() << "  ldmatrix_x4(" << var << ".r, shared_addr(" << name(load.getBuffer())
+               << ") + (u32)((" << name(load.getStage()) << ") * " << rows * cols
+               << " + r * " << cols << " + ((chunk ^ (r & 7)) * 8)) * 2u);\n";
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::SlicePairsOp>([&](lb::SlicePairsOp slice) {
+        auto type = cast<VectorType>(slice.getSlice().getType());
+        std::string var = bind(slice.getSlice());
+        line() << valueType(type) << " " << var << ";\n";
+        for (int64_t i = 0; i < type.getNumElements() / 2; ++i)
+          line() << var << ".r[" << i << "] = " << name(slice.getValues()) << "["
+                 << slice.getOffset() + i << "];\n";
+        return success();
+      })
+      .Case<lb::ScaleFragmentOp>([&](lb::ScaleFragmentOp scale) {
+        auto type = cast<VectorType>(scale.getResult().getType());
+        std::string suffix = pairSuffix(type.getElementType());
+        std::string var = bind(scale.getResult());
+        std::string splat = fresh("s");
+        line() << "const u32 " << splat << " = f32x2_to_" << suffix << "("
+               << name(scale.getScale()) << ", " << name(scale.getScale()) << ");\n";
+        std::string bias;
+        if (scale.getBias()) {
+          bias = fresh("b");
+          line() << "const u32 " << bias << " = f32x2_to_" << suffix << "("
+                 << name(scale.getBias()) << ", " << name(scale.getBias()) << ");\n";
+        }
+        line() << valueType(type) << " " << var << ";\n";
+        for (int64_t i = 0; i < type.getNumElements() / 2; ++i) {
+          line() << var << ".r[" << i << "] = ";
+          if (bias.empty())
+            os << "mul_" << suffix << "(" << name(scale.getFragment()) << ".r[" << i << "], "
+               << splat << ");\n";
+          else
+            os << "fma_" << suffix << "(" << name(scale.getFragment()) << ".r[" << i << "], "
+               << splat << ", " << bias << ");\n";
+        }
+        return success();
+      })
+      .Case<lb::MmaOp>([&](lb::MmaOp mma) {
+        std::string var = bind(mma.getResult());
+        line() << "FragC_f32 " << var << " = " << name(mma.getAcc()) << ";\n";
+        line() << "mma_m16n8k16(" << var << ", " << name(mma.getA()) << ", " << name(mma.getB())
+               << ");\n";
+        return success();
+      })
+      .Case<lb::StoreAccumulatorOp>([&](lb::StoreAccumulatorOp store) {
+        auto y = cast<MemRefType>(store.getY().getType());
+        std::string suffix = pairSuffix(y.getElementType());
+        // C fragment: lane (groupID g, thread-in-group t) holds rows g and
+        // g + 8, columns 2 t and 2 t + 1: one packed pair per row.
+        line() << "{\n";
+        line() << "  const long long row = " << name(store.getM0()) << " + (threadIdx.x & 31) / 4;\n";
+        line() << "  const long long col = " << name(store.getN0())
+               << " + 2 * (threadIdx.x & 3);\n";
+        line() << "  if (row < " << name(store.getRows()) << ") *reinterpret_cast<u32 *>("
+               << name(store.getY()) << " + row * " << y.getDimSize(1) << "LL + col) = f32x2_to_"
+               << suffix << "(" << name(store.getAcc()) << ".r[0], " << name(store.getAcc())
+               << ".r[1]);\n";
+        line() << "  if (row + 8 < " << name(store.getRows()) << ") *reinterpret_cast<u32 *>("
+               << name(store.getY()) << " + (row + 8) * " << y.getDimSize(1)
+               << "LL + col) = f32x2_to_" << suffix << "(" << name(store.getAcc()) << ".r[2], "
+               << name(store.getAcc()) << ".r[3]);\n";
+        line() << "}\n";
+        return success();
+      })
+      .Default([&](Operation *) {
+        handled = false;
+        return success();
+      });
+}
+
+} // namespace lowbit::codegen

@@ -1,0 +1,62 @@
+// The emitter's state, shared by the files that emit each op family
+// (CudaEmitter.cpp: control flow, arith and the gemv ops; EmitMma.cpp: the
+// mma family's staging, fragment and accumulator ops).
+#pragma once
+
+#include "ir/LbOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace lowbit::codegen {
+
+// The C++ spelling of a value's type: index and i64 are long long, i32 is
+// u32, f32 is float; fragments are the device headers' FragA / FragB /
+// FragC structs, so loop-carried accumulators can be assigned.
+std::string valueType(mlir::Type type);
+// The pointer element type of a memref argument.
+std::string elementPointerType(mlir::Type element);
+// "f16x2" or "bf16x2": the suffix of the packed-pair primitives.
+std::string pairSuffix(mlir::Type element);
+
+class Emitter {
+public:
+  explicit Emitter(llvm::raw_ostream &os) : os(os) {}
+
+  mlir::LogicalResult emitKernel(mlir::func::FuncOp kernel);
+
+private:
+  llvm::raw_ostream &os;
+  llvm::DenseMap<mlir::Value, std::string> names;
+  int nextId = 0;
+  int depth = 1;
+  mlir::func::FuncOp kernel;
+  mlir::Value rowsArgument;
+  int64_t blockThreads = 0;
+
+  llvm::raw_ostream &line() { return os.indent(2 * depth); }
+  std::string fresh(llvm::StringRef prefix = "v") {
+    return (prefix + llvm::Twine(nextId++)).str();
+  }
+  std::string &name(mlir::Value v) { return names[v]; }
+  std::string bind(mlir::Value v, llvm::StringRef prefix = "v") {
+    return names[v] = fresh(prefix);
+  }
+
+  mlir::LogicalResult emitOp(mlir::Operation &op);
+  mlir::LogicalResult emitFor(mlir::scf::ForOp loop);
+  mlir::LogicalResult emitIf(mlir::scf::IfOp branch);
+  void assignYield(mlir::Operation *yield, llvm::ArrayRef<std::string> targets);
+  // The mma family's ops; `handled` is false for any other op.
+  mlir::LogicalResult emitMmaOp(mlir::Operation &op, bool &handled);
+
+  // Row-major linear index of `indices` into a memref.
+  std::string linearIndex(mlir::MemRefType type, mlir::ValueRange indices);
+  std::string dimSize(mlir::MemRefType type, unsigned dim);
+};
+
+} // namespace lowbit::codegen

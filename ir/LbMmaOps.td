@@ -1,0 +1,119 @@
+#ifndef LOWBIT_IR_LBMMAOPS_TD
+#define LOWBIT_IR_LBMMAOPS_TD
+
+// Tile-level ops of the `mma` family: activations staged through shared
+// memory with cp.async, A fragments by ldmatrix, B fragments decoded from
+// weights loaded straight into registers, m16n8k16 mma with f32 accumulators.
+// Fragment values: `vector<8xf16>` is an A fragment (4 registers),
+// `vector<4xf16>` a B fragment (2 registers), `vector<4xf32>` an accumulator.
+
+include "ir/LbDialect.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Lb_SharedBufferOp : Lb_Op<"shared_buffer", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "the block's staging buffer for activation tiles";
+  let description = [{
+    `stages` tiles of `rows` x `cols` 16-bit values in shared memory. Rows
+    are stored with their 16-byte chunks XOR-swizzled by the row index
+    (chunk c of row r at c ^ (r mod 8)), so the eight rows one ldmatrix phase
+    reads fall in eight different bank groups.
+  }];
+  let arguments = (ins I64Attr:$stages, I64Attr:$rows, I64Attr:$cols);
+  let results = (outs AnyMemRef:$buffer);
+  let assemblyFormat = "$stages `x` $rows `x` $cols attr-dict `:` type($buffer)";
+}
+
+def Lb_CopyTileAsyncOp : Lb_Op<"copy_tile_async", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "the whole block copies x[m0 .., k0 ..] into one buffer stage";
+  let description = [{
+    Each thread issues cp.async 16-byte copies for its share of the tile's
+    chunks; rows at or past `rows` (M) are zero-filled. Completion is tracked
+    by lb.async_commit / lb.async_wait.
+  }];
+  let arguments = (ins AnyMemRef:$x, AnyMemRef:$buffer, Index:$stage, Index:$m0,
+                       Index:$k0, Index:$rows, I64Attr:$threads);
+  let assemblyFormat = [{
+    $x `[` $m0 `,` $k0 `]` `to` $buffer `[` $stage `]` `rows` $rows `threads` $threads
+    attr-dict `:` type($x) `,` type($buffer)
+  }];
+}
+
+def Lb_CopyCodesAsyncOp : Lb_Op<"copy_codes_async", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "the whole block copies the weight tiles of [n0, k0 ..] into one stage";
+  let description = [{
+    Copies the packed codes of the block's [N tile, K tile] region, whole
+    layout tiles at a time (`tile`, set by lb-propagate-layouts), so the
+    staging buffer keeps the weight layout and lb.load_codes reads it the
+    same way it would read global memory.
+  }];
+  let arguments = (ins AnyMemRef:$weights, AnyMemRef:$buffer, Index:$stage, Index:$n0,
+                       Index:$k0, I64Attr:$threads, OptionalAttr<DenseI64ArrayAttr>:$tile);
+  let assemblyFormat = [{
+    $weights `[` $n0 `,` $k0 `]` `to` $buffer `[` $stage `]` `threads` $threads
+    (`tile` $tile^)? attr-dict `:` type($weights) `,` type($buffer)
+  }];
+}
+
+def Lb_AsyncCommitOp : Lb_Op<"async_commit"> {
+  let summary = "close the group of async copies issued so far";
+  let assemblyFormat = "attr-dict";
+}
+
+def Lb_AsyncWaitOp : Lb_Op<"async_wait"> {
+  let summary = "wait until at most `pending` groups of async copies are in flight";
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+}
+
+def Lb_BarrierOp : Lb_Op<"barrier"> {
+  let summary = "block-wide barrier";
+  let assemblyFormat = "attr-dict";
+}
+
+def Lb_LoadAFragmentOp : Lb_Op<"load_a_fragment", [MemoryEffects<[MemRead]>]> {
+  let summary = "ldmatrix.x4 of the m16 x k16 A fragment at (row0, k0) of a stage";
+  let arguments = (ins AnyMemRef:$buffer, Index:$stage, Index:$row0, Index:$k0);
+  let results = (outs VectorOfLengthAndType<[8], [F16, BF16]>:$fragment);
+  let assemblyFormat = [{
+    $buffer `[` $stage `,` $row0 `,` $k0 `]` attr-dict `:` type($buffer) `->` type($fragment)
+  }];
+}
+
+def Lb_SlicePairsOp : Lb_Op<"slice_pairs", [Pure]> {
+  let summary = "registers [offset, offset + n) of a decoded vector";
+  let arguments = (ins VectorOfRankAndType<[1], [F16, BF16]>:$values, I64Attr:$offset);
+  let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$slice);
+  let assemblyFormat = "$values `[` $offset `]` attr-dict `:` type($values) `->` type($slice)";
+}
+
+def Lb_ScaleFragmentOp : Lb_Op<"scale_fragment", [Pure, AllTypesMatch<["fragment", "result"]>]> {
+  let summary = "value·scale (+ bias) on every element of a fragment";
+  let description = [{
+    One packed multiply (or fma with the bias, for zero points: (q - z)·s is
+    q·s + (-z·s)) per register; scale and bias are rounded to the element
+    type and splatted to both halves.
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [F16, BF16]>:$fragment, F32:$scale,
+                       Optional<F32>:$bias);
+  let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$result);
+  let assemblyFormat = "$fragment `,` $scale (`,` $bias^)? attr-dict `:` type($fragment)";
+}
+
+def Lb_MmaOp : Lb_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "mma.sync.m16n8k16 with f32 accumulation";
+  let arguments = (ins VectorOfLengthAndType<[8], [F16, BF16]>:$a,
+                       VectorOfLengthAndType<[4], [F16, BF16]>:$b,
+                       VectorOfLengthAndType<[4], [F32]>:$acc);
+  let results = (outs VectorOfLengthAndType<[4], [F32]>:$result);
+  let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)";
+}
+
+def Lb_StoreAccumulatorOp : Lb_Op<"store_accumulator", [MemoryEffects<[MemWrite]>]> {
+  let summary = "write an m16n8 accumulator at (m0, n0) of y, rows below M only";
+  let arguments = (ins VectorOfLengthAndType<[4], [F32]>:$acc, AnyMemRef:$y, Index:$m0,
+                       Index:$n0, Index:$rows);
+  let assemblyFormat = "$acc `,` $y `[` $m0 `,` $n0 `]` `rows` $rows attr-dict `:` type($acc) `,` type($y)";
+}
+
+#endif // LOWBIT_IR_LBMMAOPS_TD

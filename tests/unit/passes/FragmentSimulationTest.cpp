@@ -1,0 +1,151 @@
+// A CPU simulation of the loads each kernel family makes from packed weights,
+// written from the PTX ISA's fragment tables and the decode's documented
+// interleave, not from the pass: for every lane, it reads the 16 bytes the
+// kernel reads, decodes them as the registers would hold them, and checks
+// that each value lands where the consumer (a gemv dot or an mma B operand)
+// expects the reference weight (n, k) to be.
+#include "compiler/ProblemModule.h"
+#include "ir/LbDialect.h"
+#include "ir/LbOps.h"
+#include "passes/Passes.h"
+#include "runtime/layout/WeightLayout.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace lowbit {
+namespace {
+
+// decode_int4.cuh: register j of a word holds elements 2j (low half) and
+// 2j + 1 (high half); element e comes from nibble (e >> 1) | ((e & 1) << 2).
+int nibbleOfElement(int e) { return (e >> 1) | ((e & 1) << 2); }
+
+std::string derivedLayout(const char *schedule, const spec::ProblemSpec &problem) {
+  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  registry.insert<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect,
+                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  mlir::Attribute attr = mlir::parseAttribute(schedule, &context);
+  auto module = compiler::buildProblemModule(context, {problem}, attr);
+  if (mlir::failed(module))
+    return "";
+  mlir::PassManager pm(&context);
+  pm.addPass(passes::createLbTile());
+  pm.addPass(passes::createLbPropagateLayouts());
+  if (mlir::failed(pm.run(**module)))
+    return "";
+  std::string layout;
+  (*module)->walk([&](mlir::func::FuncOp f) {
+    if (auto a = f->getAttrOfType<mlir::StringAttr>("lb.weight_layout"))
+      layout = a.str();
+  });
+  return layout;
+}
+
+struct Packed {
+  layout::WeightLayout layout;
+  std::vector<uint8_t> codes, bytes;
+};
+
+Packed pack(const std::string &text, int64_t n, int64_t k) {
+  Packed p;
+  Expected<layout::WeightLayout> parsed = layout::parseWeightLayout(text);
+  EXPECT_TRUE(parsed.ok()) << text;
+  p.layout = *parsed;
+  std::mt19937 rng(7);
+  p.codes.resize(static_cast<size_t>(n * k));
+  for (uint8_t &c : p.codes)
+    c = static_cast<uint8_t>(rng() & 15);
+  p.bytes.resize(static_cast<size_t>(layout::packedBytes(p.layout, n, k)));
+  Status s = layout::packWeights(p.layout, n, k, p.codes.data(), p.bytes.data(), p.bytes.size());
+  EXPECT_TRUE(s.ok()) << s.error();
+  return p;
+}
+
+// The 8 codes of one word as the decode's registers hold them, in element order.
+std::array<int, 8> decodeWord(const uint8_t *word) {
+  uint32_t bits = word[0] | word[1] << 8 | word[2] << 16 | uint32_t(word[3]) << 24;
+  std::array<int, 8> elements{};
+  for (int e = 0; e < 8; ++e)
+    elements[e] = (bits >> (4 * nibbleOfElement(e))) & 15;
+  return elements;
+}
+
+spec::ProblemSpec problem(int64_t n, int64_t k) {
+  spec::ProblemSpec p;
+  p.name = "sim";
+  p.n = n;
+  p.k = k;
+  p.groupSize = 64;
+  return p;
+}
+
+TEST(FragmentSimulation, GemvLanesSeeTheirRowChunkInOrder) {
+  const int64_t n = 8, k = 2048;
+  std::string text = derivedLayout(
+      "#lb.schedule<family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>",
+      problem(n, k));
+  ASSERT_FALSE(text.empty());
+  Packed p = pack(text, n, k);
+  ASSERT_EQ(p.layout.tileN, 1);
+  ASSERT_EQ(p.layout.tileK, 32);
+  // Lane l at step kt reads 16 bytes at tile (row, (kt + 32 l) / 32); value
+  // v = 8 word + element must be W[row, kt + 32 l + v].
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t kt = 0; kt < k; kt += 1024)
+      for (int lane = 0; lane < 32; ++lane) {
+        int64_t k0 = kt + 32 * lane;
+        const uint8_t *load = &p.bytes[static_cast<size_t>((row * (k / 32) + k0 / 32) * 16)];
+        for (int word = 0; word < 4; ++word) {
+          std::array<int, 8> values = decodeWord(load + 4 * word);
+          for (int e = 0; e < 8; ++e)
+            ASSERT_EQ(values[e], p.codes[static_cast<size_t>(row * k + k0 + 8 * word + e)])
+                << "row " << row << " lane " << lane << " word " << word << " element " << e;
+        }
+      }
+}
+
+TEST(FragmentSimulation, MmaLanesHoldTheirPtxBFragments) {
+  const int64_t n = 256, k = 128;
+  std::string text = derivedLayout(
+      "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>",
+      problem(n, k));
+  ASSERT_FALSE(text.empty());
+  Packed p = pack(text, n, k);
+  ASSERT_EQ(p.layout.tileN, 64);
+  ASSERT_EQ(p.layout.tileK, 16);
+  // A warp's load at (n0, k0) = one 512-byte tile; lane l reads bytes
+  // [16 l, 16 l + 16). Decoded value v sits in register v / 2 (half v % 2);
+  // registers 2 s and 2 s + 1 are subtile s's b0b1 and b2b3. PTX m16n8k16
+  // B fragment: half h of register r of lane (groupID g, threadID t) is
+  // row k = 2 t + h + 8 r, column n = g (of its 8-column subtile).
+  for (int64_t n0 = 0; n0 < n; n0 += 64)
+    for (int64_t k0 = 0; k0 < k; k0 += 16)
+      for (int lane = 0; lane < 32; ++lane) {
+        int g = lane / 4, t = lane % 4;
+        const uint8_t *load =
+            &p.bytes[static_cast<size_t>(((n0 / 64) * (k / 16) + k0 / 16) * 512 + 16 * lane)];
+        for (int word = 0; word < 4; ++word) {
+          std::array<int, 8> values = decodeWord(load + 4 * word);
+          for (int e = 0; e < 8; ++e) {
+            int v = 8 * word + e, reg = v / 2, half = v % 2;
+            int subtile = reg / 2, r = reg % 2;
+            int64_t row = n0 + 8 * subtile + g, col = k0 + 2 * t + half + 8 * r;
+            ASSERT_EQ(values[e], p.codes[static_cast<size_t>(row * k + col)])
+                << "tile (" << n0 << ", " << k0 << ") lane " << lane << " value " << v;
+          }
+        }
+      }
+}
+
+} // namespace
+} // namespace lowbit

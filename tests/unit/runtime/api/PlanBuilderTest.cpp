@@ -1,0 +1,376 @@
+// Plan building without a device: which kernel serves each M range, the
+// tier, image selection (cubin, PTX fallback), layout agreement and the
+// errors a bad database must produce.
+#include "runtime/api/KernelDatabases.h"
+#include "runtime/api/PlanBuilder.h"
+#include "runtime/kernels/KernelRecordCodec.h"
+#include "tests/unit/runtime/api/RuntimeTestSupport.h"
+#include "tuning_db/Sqlite.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace lowbit::api::testing {
+namespace {
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+class PlanBuilderTest : public ::testing::Test {
+protected:
+  void SetUp() override { path = dir.file("kernels.db"); }
+
+  Result<PlanSpec> build(const db::DeviceFingerprint &device,
+                         const kernels::ProblemDesc &problem = w4a16Problem()) {
+    auto database = db::Database::open(path, {db::OpenMode::ReadOnly});
+    EXPECT_TRUE(database.ok()) << database.error();
+    if (!database)
+      return apiError(LOWBIT_STATUS_INTERNAL_ERROR, database.error());
+    return buildPlanSpec({&*database}, problem, device);
+  }
+
+  std::string problemId() const {
+    return db::problemIdForSignature(kernels::problemSignature(w4a16Problem()));
+  }
+
+  TempDir dir;
+  std::string path;
+};
+
+TEST_F(PlanBuilderTest, UntunedDeviceUsesTheHeuristicForEveryM) {
+  {
+    db::Database database = openOrDie(path);
+    addKernel(database, w4a16Problem(), {"gemv90a", "sm_90a", "gemv"});
+    addKernel(database, w4a16Problem(), {"gemv80", "sm_80", "gemv"});
+  }
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->tier, db::Tier::Heuristic);
+  ASSERT_EQ(spec->ranges.size(), 1u); // one gemv for all bands: merged
+  EXPECT_EQ(spec->ranges[0].mLo, 1);
+  EXPECT_EQ(spec->ranges[0].mHi, -1);
+  const PlannedKernel &kernel = spec->kernels[spec->ranges[0].kernel];
+  EXPECT_EQ(kernel.arch, "sm_90a"); // the closest arch
+  EXPECT_FALSE(kernel.fromPtx);
+  EXPECT_EQ(kernel.image, std::vector<uint8_t>(fakeCubin("gemv90a").begin(),
+                                               fakeCubin("gemv90a").end()));
+  EXPECT_EQ(spec->ranges[0].databasePath, path);
+  EXPECT_EQ(spec->layoutIdHex, kernel.layoutId);
+  EXPECT_EQ(spec->weightBytes, 4096 * 4096 / 2);
+  EXPECT_EQ(spec->scaleBytes, 4096 * 32 * 2);
+  EXPECT_EQ(spec->zeroBytes, 0);
+  EXPECT_EQ(spec->workspaceBytes, 0);
+  EXPECT_EQ(spec->rangeIndex(1), 0);
+  EXPECT_EQ(spec->rangeIndex(1 << 20), 0);
+}
+
+TEST_F(PlanBuilderTest, TunedTableGivesItsRangesAndTier) {
+  std::string small, large;
+  {
+    db::Database database = openOrDie(path);
+    small = addKernel(database, w4a16Problem(), {"small", "sm_90a", "gemv"});
+    large = addKernel(database, w4a16Problem(), {"large", "sm_90a", "mma", kLayoutA, 16});
+    ASSERT_TRUE(database.putDevice(h100()).ok());
+    ASSERT_TRUE(database.setDispatch(problemId(), h100().id(),
+                                     {{1, 9, small}, {9, std::nullopt, large}})
+                    .ok());
+  }
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->tier, db::Tier::ExactDevice);
+  ASSERT_EQ(spec->ranges.size(), 2u);
+  EXPECT_EQ(spec->kernels[spec->ranges[0].kernel].id, small);
+  EXPECT_EQ(spec->kernels[spec->ranges[1].kernel].id, large);
+  EXPECT_EQ(spec->ranges[0].mHi, 9);
+  EXPECT_EQ(spec->rangeIndex(8), 0);
+  EXPECT_EQ(spec->rangeIndex(9), 1);
+  EXPECT_EQ(spec->kernels[spec->ranges[1].kernel].geometry.rowsPerBlock, 16);
+
+  // Another H100 configuration (a driver update): same cc and SMs.
+  db::DeviceFingerprint updated = h100();
+  updated.driverVersion = "590.1";
+  Result<PlanSpec> near = build(updated);
+  ASSERT_TRUE(near.ok()) << near.error().message;
+  EXPECT_EQ(near->tier, db::Tier::SameCcAndSmCount);
+
+  // A device the database never saw falls to the heuristic and says so.
+  db::DeviceFingerprint other = h100();
+  other.smCount = 114;
+  other.ccMinor = 0;
+  other.name = "NVIDIA H100 PCIe";
+  Result<PlanSpec> sameCc = build(other);
+  ASSERT_TRUE(sameCc.ok());
+  EXPECT_EQ(sameCc->tier, db::Tier::SameCc);
+}
+
+TEST_F(PlanBuilderTest, UnknownProblemIsReportedWithItsSignature) {
+  {
+    db::Database database = openOrDie(path);
+    addKernel(database, w4a16Problem(), {"gemv", "sm_90a", "gemv"});
+  }
+  Result<PlanSpec> spec = build(h100(), w4a16Problem(4096, 8192));
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().status, LOWBIT_STATUS_UNKNOWN_PROBLEM);
+  EXPECT_TRUE(contains(spec.error().message, "k=8192")) << spec.error().message;
+  EXPECT_TRUE(contains(spec.error().message, "lowbit compile")) << spec.error().message;
+}
+
+TEST_F(PlanBuilderTest, KernelsForAnotherArchGiveNoKernel) {
+  {
+    db::Database database = openOrDie(path);
+    addKernel(database, w4a16Problem(), {"hopper", "sm_90a", "gemv"});
+  }
+  Result<PlanSpec> spec = build(a100());
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().status, LOWBIT_STATUS_NO_KERNEL) << spec.error().message;
+}
+
+TEST_F(PlanBuilderTest, NewerDeviceJitsThePtx) {
+  {
+    db::Database database = openOrDie(path);
+    addKernel(database, w4a16Problem(), {"ampere", "sm_80", "gemv"});
+  }
+  Result<PlanSpec> spec = build(future());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  const PlannedKernel &kernel = spec->kernels[0];
+  EXPECT_TRUE(kernel.fromPtx);
+  ASSERT_FALSE(kernel.image.empty());
+  EXPECT_EQ(kernel.image.back(), 0) << "PTX must reach the driver NUL-terminated";
+  EXPECT_EQ(spec->tier, db::Tier::Heuristic);
+}
+
+TEST_F(PlanBuilderTest, CorruptCubinFallsBackToPtxAndSaysSo) {
+  {
+    db::Database database = openOrDie(path);
+    FakeKernel kernel{"broken", "sm_90a", "gemv"};
+    kernel.corruptCubin = true;
+    addKernel(database, w4a16Problem(), kernel);
+  }
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_TRUE(spec->kernels[0].fromPtx);
+  EXPECT_TRUE(contains(spec->notesText, "not a CUDA ELF image")) << spec->notesText;
+}
+
+TEST_F(PlanBuilderTest, CorruptCubinWithoutPtxIsAnError) {
+  {
+    db::Database database = openOrDie(path);
+    FakeKernel kernel{"broken", "sm_90a", "gemv"};
+    kernel.corruptCubin = true;
+    kernel.withPtx = false;
+    addKernel(database, w4a16Problem(), kernel);
+  }
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().status, LOWBIT_STATUS_CORRUPT_KERNEL);
+  EXPECT_TRUE(contains(spec.error().message, "not a CUDA ELF image")) << spec.error().message;
+}
+
+TEST_F(PlanBuilderTest, CubinCheckWantsACudaElfImage) {
+  std::vector<char> good = fakeCubin("x");
+  EXPECT_TRUE(looksLikeCubin(std::vector<uint8_t>(good.begin(), good.end())));
+  EXPECT_FALSE(looksLikeCubin({}));
+  std::vector<uint8_t> truncated(good.begin(), good.begin() + 20);
+  EXPECT_FALSE(looksLikeCubin(truncated));
+  std::vector<uint8_t> x86(good.begin(), good.end());
+  x86[18] = 62; // EM_X86_64
+  EXPECT_FALSE(looksLikeCubin(x86));
+  std::vector<uint8_t> text{'h', 'e', 'l', 'l', 'o'};
+  text.resize(80, ' ');
+  EXPECT_FALSE(looksLikeCubin(text));
+}
+
+TEST_F(PlanBuilderTest, MixedLayoutsAreReconciledWhenASubstituteExists) {
+  std::string small, largeB, largeA;
+  {
+    db::Database database = openOrDie(path);
+    small = addKernel(database, w4a16Problem(), {"small", "sm_90a", "gemv", kLayoutA});
+    largeB = addKernel(database, w4a16Problem(), {"largeB", "sm_90a", "mma", kLayoutB, 16});
+    largeA = addKernel(database, w4a16Problem(), {"largeA", "sm_90a", "mma", kLayoutA, 16});
+    ASSERT_TRUE(database.putDevice(h100()).ok());
+    ASSERT_TRUE(database.setDispatch(problemId(), h100().id(),
+                                     {{1, 9, small}, {9, std::nullopt, largeB}})
+                    .ok());
+  }
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_EQ(spec->ranges.size(), 2u);
+  EXPECT_EQ(spec->kernels[spec->ranges[1].kernel].id, largeA); // same family, layout A
+  for (const PlannedKernel &k : spec->kernels)
+    EXPECT_EQ(k.layoutId, spec->layoutIdHex);
+  EXPECT_TRUE(contains(spec->notesText, "replaced by")) << spec->notesText;
+}
+
+TEST_F(PlanBuilderTest, MixedLayoutsPreferALayoutWithSameFamilySubstitutes) {
+  std::string smallA, smallB, largeB;
+  {
+    db::Database database = openOrDie(path);
+    smallA = addKernel(database, w4a16Problem(), {"smallA", "sm_90a", "gemv", kLayoutA});
+    smallB = addKernel(database, w4a16Problem(), {"smallB", "sm_90a", "gemv", kLayoutB});
+    largeB = addKernel(database, w4a16Problem(), {"largeB", "sm_90a", "mma", kLayoutB, 16});
+    ASSERT_TRUE(database.putDevice(h100()).ok());
+    ASSERT_TRUE(database.setDispatch(problemId(), h100().id(),
+                                     {{1, 9, smallA}, {9, std::nullopt, largeB}})
+                    .ok());
+  }
+  // Layout A has no mma kernel, layout B has a gemv: B keeps both families.
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_EQ(spec->ranges.size(), 2u);
+  EXPECT_EQ(spec->kernels[spec->ranges[0].kernel].id, smallB);
+  EXPECT_EQ(spec->kernels[spec->ranges[1].kernel].id, largeB);
+  EXPECT_EQ(spec->kernels[spec->ranges[0].kernel].layoutId, spec->layoutIdHex);
+}
+
+TEST_F(PlanBuilderTest, MixedLayoutsFallBackToOneKernelOfAnotherFamily) {
+  std::string small, large;
+  {
+    db::Database database = openOrDie(path);
+    small = addKernel(database, w4a16Problem(), {"small", "sm_90a", "gemv", kLayoutA});
+    large = addKernel(database, w4a16Problem(), {"large", "sm_90a", "mma", kLayoutB, 16});
+    ASSERT_TRUE(database.putDevice(h100()).ok());
+    ASSERT_TRUE(database.setDispatch(problemId(), h100().id(),
+                                     {{1, 9, small}, {9, std::nullopt, large}})
+                    .ok());
+  }
+  // No same-family substitute in either layout: the smallest M's kernel
+  // serves every M (correct, maybe slow), and the notes say so.
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_EQ(spec->ranges.size(), 1u) << "one kernel, merged into one range";
+  EXPECT_EQ(spec->kernels[0].id, small);
+  EXPECT_TRUE(contains(spec->notesText, "replaced by")) << spec->notesText;
+  EXPECT_TRUE(contains(spec->notesText, "mma")) << spec->notesText;
+}
+
+TEST_F(PlanBuilderTest, RowsWithBadLaunchDataAreCorrupt) {
+  {
+    db::Database database = openOrDie(path);
+    addKernel(database, w4a16Problem(), {"gemv", "sm_90a", "gemv"});
+    auto update = db::sql::Statement::prepare(
+        database.handle(), "UPDATE kernels SET schedule_json = '{\"encoding\": 7}'");
+    ASSERT_TRUE(update.ok());
+    ASSERT_TRUE(update->run().ok());
+  }
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().status, LOWBIT_STATUS_CORRUPT_KERNEL) << spec.error().message;
+  EXPECT_TRUE(contains(spec.error().message, "encoding")) << spec.error().message;
+}
+
+TEST_F(PlanBuilderTest, ShapesTheLayoutCannotTileAreRejected) {
+  kernels::ProblemDesc odd = w4a16Problem(4096, 4096 + 16); // K not a multiple of 32
+  odd.groupSize = 16;
+  {
+    db::Database database = openOrDie(path);
+    addKernel(database, odd, {"gemv", "sm_90a", "gemv"});
+  }
+  Result<PlanSpec> spec = build(h100(), odd);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().status, LOWBIT_STATUS_INVALID_SHAPE) << spec.error().message;
+}
+
+TEST_F(PlanBuilderTest, LaunchGeometryMatchesLaunchShape) {
+  kernels::KernelEntry entry;
+  entry.problem = w4a16Problem();
+  entry.name = "k";
+  entry.blockThreads = 128;
+  entry.gridTile = {4, 8, 2};
+  Result<LaunchGeometry> geometry = launchGeometry(entry, 0);
+  ASSERT_TRUE(geometry.ok()) << geometry.error().message;
+  for (int64_t m : {1, 7, 8, 9, 64, 300, 65535 * 8}) {
+    Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m);
+    ASSERT_TRUE(shape.ok()) << m;
+    EXPECT_EQ(geometry->gridX, shape->grid[0]);
+    EXPECT_EQ(geometry->gridY(m), shape->grid[1]) << m;
+    EXPECT_EQ(geometry->gridZ, shape->grid[2]);
+    EXPECT_EQ(geometry->blockThreads, shape->block);
+    EXPECT_LE(m, geometry->maxM);
+  }
+  EXPECT_FALSE(kernels::launchShape(entry, geometry->maxM + 1).ok());
+  entry.gridTile = {3, 1, 1}; // 4096 % 3 != 0
+  EXPECT_FALSE(launchGeometry(entry, 0).ok());
+}
+
+// -- opening databases --
+
+TEST(KernelDatabasesTest, NewerSchemaIsRefused) {
+  TempDir dir;
+  std::string path = dir.file("new.db");
+  {
+    db::Database database = openOrDie(path);
+    addKernel(database, w4a16Problem(), {"gemv"});
+    ASSERT_TRUE(db::sql::exec(database.handle(), "PRAGMA user_version = 99").ok());
+  }
+  Result<KernelDatabases> opened = openKernelDatabases(path.c_str(), nullptr);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.error().status, LOWBIT_STATUS_DATABASE_TOO_NEW);
+  EXPECT_TRUE(contains(opened.error().message, "v99")) << opened.error().message;
+  Result<KernelDatabases> asUser = openKernelDatabases(nullptr, path.c_str());
+  ASSERT_FALSE(asUser.ok());
+  EXPECT_EQ(asUser.error().status, LOWBIT_STATUS_DATABASE_TOO_NEW);
+}
+
+TEST(KernelDatabasesTest, MissingAndCorruptFiles) {
+  TempDir dir;
+  std::string system = dir.file("system.db");
+  {
+    db::Database database = openOrDie(system);
+    addKernel(database, w4a16Problem(), {"gemv"});
+  }
+  // A user database not created yet is skipped with a note.
+  Result<KernelDatabases> opened =
+      openKernelDatabases(system.c_str(), dir.file("user.db").c_str());
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  EXPECT_EQ(opened->owned.size(), 1u);
+  ASSERT_EQ(opened->notes.size(), 1u);
+  EXPECT_TRUE(contains(opened->notes[0], "does not exist yet"));
+
+  Result<KernelDatabases> missing = openKernelDatabases(dir.file("nope.db").c_str(), nullptr);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().status, LOWBIT_STATUS_DATABASE_ERROR);
+
+  std::string garbage = dir.file("garbage.db");
+  std::ofstream(garbage) << "this is not a database, just some text that is long enough";
+  Result<KernelDatabases> corrupt = openKernelDatabases(garbage.c_str(), nullptr);
+  ASSERT_FALSE(corrupt.ok());
+  EXPECT_EQ(corrupt.error().status, LOWBIT_STATUS_DATABASE_ERROR);
+  std::ifstream stillThere(garbage);
+  EXPECT_TRUE(stillThere.good()) << "the runtime must never move or delete a file";
+
+  Result<KernelDatabases> none = openKernelDatabases(nullptr, "");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().status, LOWBIT_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(KernelDatabasesTest, UserDatabaseTakesPrecedence) {
+  TempDir dir;
+  std::string system = dir.file("system.db"), user = dir.file("user.db");
+  {
+    db::Database database = openOrDie(system);
+    addKernel(database, w4a16Problem(), {"system", "sm_90a", "gemv"});
+  }
+  std::string tuned;
+  {
+    db::Database database = openOrDie(user);
+    tuned = addKernel(database, w4a16Problem(), {"user", "sm_90a", "mma", kLayoutA, 16});
+    ASSERT_TRUE(database.putDevice(h100()).ok());
+    ASSERT_TRUE(database
+                    .setDispatch(db::problemIdForSignature(
+                                     kernels::problemSignature(w4a16Problem())),
+                                 h100().id(), {{1, std::nullopt, tuned}})
+                    .ok());
+  }
+  Result<KernelDatabases> opened = openKernelDatabases(system.c_str(), user.c_str());
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  Result<PlanSpec> spec = buildPlanSpec(opened->view(), w4a16Problem(), h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->tier, db::Tier::ExactDevice);
+  EXPECT_EQ(spec->kernels[0].id, tuned);
+  EXPECT_EQ(spec->ranges[0].databasePath, user);
+}
+
+} // namespace
+} // namespace lowbit::api::testing

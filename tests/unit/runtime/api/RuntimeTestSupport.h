@@ -1,0 +1,58 @@
+// Kernel databases built by hand for the runtime tests: real tuning_db files
+// whose kernels carry fake (but well-formed) cubins and PTX, so plan building
+// is tested end to end without a GPU or the compiler.
+#pragma once
+
+#include "runtime/kernels/KernelSet.h"
+#include "tuning_db/Database.h"
+#include "tuning_db/Fingerprint.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::api::testing {
+
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  std::string file(const std::string &name) const { return path_ + "/" + name; }
+
+private:
+  std::string path_;
+};
+
+// The W4A16 problem of the host example: 4096 x 4096, f16, uint4, g128.
+kernels::ProblemDesc w4a16Problem(int64_t n = 4096, int64_t k = 4096);
+
+// Two 4-bit layouts that both tile 1 x 32 codes; they differ in the order.
+extern const char *const kLayoutA;
+extern const char *const kLayoutB;
+
+struct FakeKernel {
+  std::string tag;    // makes the cubin (and so the id) unique
+  std::string arch = "sm_90a";
+  std::string family = "gemv";
+  std::string layout = kLayoutA;
+  int64_t rowsPerBlock = 1;
+  bool withPtx = true;
+  bool corruptCubin = false;
+};
+
+// A cubin-shaped image: an ELF64 little-endian header for EM_CUDA, then `tag`.
+std::vector<char> fakeCubin(const std::string &tag);
+
+// Adds the problem (if needed) and the kernel; returns the kernel id.
+std::string addKernel(db::Database &database, const kernels::ProblemDesc &problem,
+                      const FakeKernel &kernel);
+
+db::Database openOrDie(const std::string &path);
+
+db::DeviceFingerprint h100();   // cc 9.0, 132 SMs
+db::DeviceFingerprint a100();   // cc 8.0, 108 SMs
+db::DeviceFingerprint future(); // cc 12.0: no cubin fits, only PTX
+
+} // namespace lowbit::api::testing
