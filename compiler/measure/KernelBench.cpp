@@ -47,6 +47,16 @@ Error driverError(const cuda::DriverApi &api, const std::string &what, CUresult 
   return makeError(what + ": " + cuda::describe(api, r));
 }
 
+// The families' M ranges (DESIGN.md): gemv re-reads the weights for every
+// tile M rows and mma pads M to its tile, so kernels far outside their range
+// are not worth timing.
+bool worthTrying(const kernels::KernelEntry &entry, int64_t m) {
+  int64_t tileM = entry.gridTile.size() == 3 ? entry.gridTile[1] : 1;
+  if (entry.family == "gemv")
+    return m <= 8;
+  return m > 8 && tileM <= 4 * m;
+}
+
 struct Rotation {
   std::vector<DeviceMemory> weights, scales;
 };
@@ -76,12 +86,10 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       return makeError("the benchmark covers W4 without zero points; " + name + " has " +
                        p.weight + " / zero " + p.zero);
     bool bf16 = p.activation == "bf16";
-    Expected<layout::WeightLayout> layout = layout::parseWeightLayout(group.front()->weightLayout);
-    if (!layout.ok())
-      return makeError(name + ": " + layout.error());
     progress << "problem " << name << ": preparing weights\n" << std::flush;
 
-    // Host data: random codes and scales (never zeros), packed once.
+    // Host data: random codes and scales (never zeros), the same for every
+    // kernel; each weight layout gets its own packing and rotation.
     std::vector<uint8_t> codes(static_cast<size_t>(p.n * p.k));
     for (size_t i = 0; i < codes.size(); i += 16) {
       uint64_t r = mix(seed);
@@ -92,25 +100,34 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
     std::vector<uint16_t> scales(static_cast<size_t>(p.granularity == "tensor" ? 1 : p.n * columns));
     for (uint16_t &s : scales)
       s = halfBits(0.004f + 0.016f * static_cast<float>(mix(seed) % 1000) / 1000.f, bf16);
-    std::vector<uint8_t> packed(static_cast<size_t>(layout::packedBytes(*layout, p.n, p.k)));
-    if (Status s = layout::packWeights(*layout, p.n, p.k, codes.data(), packed.data(), packed.size());
-        !s.ok())
-      return makeError(name + ": " + s.error());
 
-    size_t perCopy = packed.size() + scales.size() * 2;
-    int copies = static_cast<int>(std::max<size_t>(2, (options.rotationBytes + perCopy - 1) / perCopy));
-    Rotation rotation;
-    for (int c = 0; c < copies; ++c) {
-      Expected<DeviceMemory> w = DeviceMemory::allocate(api, packed.size());
-      Expected<DeviceMemory> s = DeviceMemory::allocate(api, scales.size() * 2);
-      if (!w.ok() || !s.ok())
-        return makeError(w.ok() ? s.error() : w.error());
-      if (CUresult r = api.cuMemcpyHtoD(w->get(), packed.data(), packed.size()); r != CUDA_SUCCESS)
-        return driverError(api, "upload weights", r);
-      if (CUresult r = api.cuMemcpyHtoD(s->get(), scales.data(), scales.size() * 2); r != CUDA_SUCCESS)
-        return driverError(api, "upload scales", r);
-      rotation.weights.push_back(std::move(*w));
-      rotation.scales.push_back(std::move(*s));
+    std::map<std::string, Rotation> rotations;
+    size_t perCopy = 0;
+    int copies = 2;
+    for (const auto &[layoutText, members] : groupByWeightLayout(group)) {
+      (void)members;
+      Expected<layout::WeightLayout> layout = layout::parseWeightLayout(layoutText);
+      if (!layout.ok())
+        return makeError(name + ": " + layout.error());
+      std::vector<uint8_t> packed(static_cast<size_t>(layout::packedBytes(*layout, p.n, p.k)));
+      if (Status s = layout::packWeights(*layout, p.n, p.k, codes.data(), packed.data(), packed.size());
+          !s.ok())
+        return makeError(name + ": " + s.error());
+      perCopy = packed.size() + scales.size() * 2;
+      copies = static_cast<int>(std::max<size_t>(2, (options.rotationBytes + perCopy - 1) / perCopy));
+      Rotation &rotation = rotations[layoutText];
+      for (int c = 0; c < copies; ++c) {
+        Expected<DeviceMemory> w = DeviceMemory::allocate(api, packed.size());
+        Expected<DeviceMemory> s = DeviceMemory::allocate(api, scales.size() * 2);
+        if (!w.ok() || !s.ok())
+          return makeError(w.ok() ? s.error() : w.error());
+        if (CUresult r = api.cuMemcpyHtoD(w->get(), packed.data(), packed.size()); r != CUDA_SUCCESS)
+          return driverError(api, "upload weights", r);
+        if (CUresult r = api.cuMemcpyHtoD(s->get(), scales.data(), scales.size() * 2); r != CUDA_SUCCESS)
+          return driverError(api, "upload scales", r);
+        rotation.weights.push_back(std::move(*w));
+        rotation.scales.push_back(std::move(*s));
+      }
     }
     int64_t maxM = *std::max_element(options.rowCounts.begin(), options.rowCounts.end());
     std::vector<uint16_t> x(static_cast<size_t>(maxM * p.k));
@@ -142,7 +159,11 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
     }
 
     std::vector<CUmodule> modules;
-    struct Loaded { const kernels::KernelEntry *entry; CUfunction function; };
+    struct Loaded {
+      const kernels::KernelEntry *entry;
+      CUfunction function;
+      const Rotation *rotation;
+    };
     std::vector<Loaded> loaded;
     for (const kernels::KernelEntry *entry : group) {
       Expected<std::vector<char>> cubin = kernels::readCubin(*entry);
@@ -155,7 +176,7 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       modules.push_back(module);
       if (CUresult r = api.cuModuleGetFunction(&function, module, entry->name.c_str()); r != CUDA_SUCCESS)
         return driverError(api, "find " + entry->name, r);
-      loaded.push_back({entry, function});
+      loaded.push_back({entry, function, &rotations.at(entry->weightLayout)});
     }
 
     for (int64_t m : options.rowCounts) {
@@ -166,11 +187,11 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       row.m = m;
       for (const Loaded &kernel : loaded) {
         Expected<kernels::LaunchShape> shape = kernels::launchShape(*kernel.entry, m);
-        if (!shape.ok())
+        if (!shape.ok() || !worthTrying(*kernel.entry, m))
           continue;
         auto launch = [&](int copy, CUstream stream) {
-          CUdeviceptr xp = xDevice->get(), wp = rotation.weights[copy].get(),
-                      sp = rotation.scales[copy].get(), yp = yDevice->get();
+          CUdeviceptr xp = xDevice->get(), wp = kernel.rotation->weights[copy].get(),
+                      sp = kernel.rotation->scales[copy].get(), yp = yDevice->get();
           long long rows = m;
           void *args[] = {&xp, &wp, &sp, &yp, &rows};
           return api.cuLaunchKernel(kernel.function, shape->grid[0], shape->grid[1], shape->grid[2],
@@ -245,6 +266,14 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       api.cuModuleUnload(module);
   }
   return rows;
+}
+
+std::map<std::string, std::vector<const kernels::KernelEntry *>>
+groupByWeightLayout(const std::vector<const kernels::KernelEntry *> &kernels) {
+  std::map<std::string, std::vector<const kernels::KernelEntry *>> groups;
+  for (const kernels::KernelEntry *entry : kernels)
+    groups[entry->weightLayout].push_back(entry);
+  return groups;
 }
 
 void printBenchTable(const std::vector<BenchRow> &rows, double copyGBs, std::ostream &os) {

@@ -6,6 +6,7 @@
 #include "compiler/measure/Cublas.h"
 #include "runtime/kernels/KernelSet.h"
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -34,6 +35,11 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
                                                const std::vector<kernels::KernelEntry> &kernels,
                                                const BenchOptions &options, double copyGBs,
                                                const Cublas *cublas, std::ostream &progress);
+
+// The kernels of one problem grouped by the weight layout they read: each
+// group needs its own packing of the same weights.
+std::map<std::string, std::vector<const kernels::KernelEntry *>>
+groupByWeightLayout(const std::vector<const kernels::KernelEntry *> &kernels);
 
 void printBenchTable(const std::vector<BenchRow> &rows, double copyGBs, std::ostream &os);
 void writeBenchCsv(const std::vector<BenchRow> &rows, std::ostream &os);

@@ -1,0 +1,50 @@
+#include "compiler/measure/KernelBench.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace lowbit::measure {
+namespace {
+
+kernels::KernelEntry entry(const char *name, const char *layout) {
+  kernels::KernelEntry e;
+  e.name = name;
+  e.weightLayout = layout;
+  return e;
+}
+
+// The first benchmark run on the H200 packed one problem's weights once, in
+// its first kernel's layout, and fed them to every kernel: all mma kernels
+// (another layout) then failed their reference check. Kernels must be
+// grouped by the layout they read.
+TEST(KernelBench, KernelsWithDifferentWeightLayoutsNeverShareWeights) {
+  kernels::KernelEntry gemv1 = entry("gemv1", "lbwl1;bits=4;tile=1x32;basis=4,1,2,8,16");
+  kernels::KernelEntry gemv8 = entry("gemv8", "lbwl1;bits=4;tile=1x32;basis=4,1,2,8,16");
+  kernels::KernelEntry mma = entry("mma", "lbwl1;bits=4;tile=64x16;basis=128,256,512,2,8,16,4,32,64,1");
+  auto groups = groupByWeightLayout({&gemv1, &mma, &gemv8});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[gemv1.weightLayout].size(), 2u);
+  ASSERT_EQ(groups[mma.weightLayout].size(), 1u);
+  EXPECT_EQ(groups[mma.weightLayout][0]->name, "mma");
+}
+
+TEST(KernelBench, CsvHasOneRowPerProblemAndM) {
+  BenchRow row;
+  row.problem = "p";
+  row.n = 4096;
+  row.k = 4096;
+  row.m = 16;
+  row.kernel = "k";
+  row.medianUs = 10;
+  row.cublasUs = 12;
+  std::ostringstream csv;
+  writeBenchCsv({row, row}, csv);
+  std::string text = csv.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+  EXPECT_EQ(text.rfind("problem,n,k,m,kernel,median_us", 0), 0u);
+  EXPECT_NE(text.find("p,4096,4096,16,k,10,"), std::string::npos) << text;
+}
+
+} // namespace
+} // namespace lowbit::measure
