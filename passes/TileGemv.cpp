@@ -138,11 +138,12 @@ struct GemvBuilder {
     int64_t threads = 32 * p.schedule.getWarps()[1];
     p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
     // The register budget sets how many warps an SM holds, and so how many
-    // 16-byte loads are in flight: 64 registers (16 blocks of 4 warps) for one
-    // or two rows, 128 for four, 255 from eight rows up, whose activation
+    // 16-byte loads are in flight: 64 registers (8 blocks of 4 warps) for one
+    // row, 128 up to four (two rows spill at 64 on sm_86/sm_89), 255 from
+    // eight rows up, whose activation
     // vectors alone take 128. Without a budget ptxas picks its own and may
     // spill.
-    int64_t registers = rowsPerBlock <= 2 ? 64 : rowsPerBlock <= 4 ? 128 : 255;
+    int64_t registers = rowsPerBlock == 1 ? 64 : rowsPerBlock <= 4 ? 128 : 255;
     p.kernel->setAttr(kMinBlocksAttr,
                       b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({rowsPerGrid, rowsPerBlock, 1}));

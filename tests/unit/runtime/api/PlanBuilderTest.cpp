@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
 
 namespace lowbit::api::testing {
@@ -54,8 +57,8 @@ TEST_F(PlanBuilderTest, UntunedDeviceUsesTheHeuristicForEveryM) {
   const PlannedKernel &kernel = spec->kernels[spec->ranges[0].kernel];
   EXPECT_EQ(kernel.arch, "sm_90a"); // the closest arch
   EXPECT_FALSE(kernel.fromPtx);
-  EXPECT_EQ(kernel.image, std::vector<uint8_t>(fakeCubin("gemv90a").begin(),
-                                               fakeCubin("gemv90a").end()));
+  std::vector<char> cubin = fakeCubin("gemv90a");
+  EXPECT_EQ(kernel.image, std::vector<uint8_t>(cubin.begin(), cubin.end()));
   EXPECT_EQ(spec->ranges[0].databasePath, path);
   EXPECT_EQ(spec->layoutIdHex, kernel.layoutId);
   EXPECT_EQ(spec->weightBytes, 4096 * 4096 / 2);
@@ -224,7 +227,7 @@ TEST_F(PlanBuilderTest, MixedLayoutsPreferALayoutWithSameFamilySubstitutes) {
   EXPECT_EQ(spec->kernels[spec->ranges[0].kernel].layoutId, spec->layoutIdHex);
 }
 
-TEST_F(PlanBuilderTest, MixedLayoutsFallBackToOneKernelOfAnotherFamily) {
+TEST_F(PlanBuilderTest, MixedLayoutsFallBackToTheLargeMKernelsLayout) {
   std::string small, large;
   {
     db::Database database = openOrDie(path);
@@ -235,14 +238,33 @@ TEST_F(PlanBuilderTest, MixedLayoutsFallBackToOneKernelOfAnotherFamily) {
                                      {{1, 9, small}, {9, std::nullopt, large}})
                     .ok());
   }
-  // No same-family substitute in either layout: the smallest M's kernel
-  // serves every M (correct, maybe slow), and the notes say so.
+  // No same-family substitute in either layout: the mma kernel (the large
+  // M's layout) serves every M; a gemv serving large M would be far slower.
   Result<PlanSpec> spec = build(h100());
   ASSERT_TRUE(spec.ok()) << spec.error().message;
   ASSERT_EQ(spec->ranges.size(), 1u) << "one kernel, merged into one range";
-  EXPECT_EQ(spec->kernels[0].id, small);
+  EXPECT_EQ(spec->kernels[0].id, large);
   EXPECT_TRUE(contains(spec->notesText, "replaced by")) << spec->notesText;
-  EXPECT_TRUE(contains(spec->notesText, "mma")) << spec->notesText;
+  EXPECT_TRUE(contains(spec->notesText, "gemv")) << spec->notesText;
+}
+
+TEST_F(PlanBuilderTest, SubstitutesPreferAnMTileNearTheRange) {
+  std::string gemv, mma16, mma128;
+  {
+    db::Database database = openOrDie(path);
+    gemv = addKernel(database, w4a16Problem(), {"gemv", "sm_90a", "gemv", kLayoutA});
+    mma16 = addKernel(database, w4a16Problem(), {"mma16", "sm_90a", "mma", kLayoutB, 16});
+    mma128 = addKernel(database, w4a16Problem(), {"mma128", "sm_90a", "mma", kLayoutB, 128});
+  }
+  // The untuned heuristic picks gemv for M < 9 and one mma for the rest; the
+  // M < 9 range then gets the mma whose tile is nearest small M.
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->tier, db::Tier::Heuristic);
+  EXPECT_EQ(spec->kernels[spec->ranges[static_cast<size_t>(spec->rangeIndex(1))].kernel].id,
+            mma16);
+  for (const PlannedRange &range : spec->ranges)
+    EXPECT_EQ(spec->kernels[range.kernel].layoutId, spec->layoutIdHex);
 }
 
 TEST_F(PlanBuilderTest, RowsWithBadLaunchDataAreCorrupt) {
@@ -370,6 +392,46 @@ TEST(KernelDatabasesTest, UserDatabaseTakesPrecedence) {
   EXPECT_EQ(spec->tier, db::Tier::ExactDevice);
   EXPECT_EQ(spec->kernels[0].id, tuned);
   EXPECT_EQ(spec->ranges[0].databasePath, user);
+}
+
+} // namespace
+} // namespace lowbit::api::testing
+
+namespace lowbit::api::testing {
+namespace {
+
+// The kernel set the GPU tests use, as `lowbit compile` wrote it (when the
+// compiler was built): plans for an H100-class device must come out whole,
+// with one weight layout, before any GPU is involved.
+TEST(CompiledTestDatabase, PlansForAnUntunedHopper) {
+  std::string path;
+  if (const char *env = std::getenv("LOWBIT_RUNTIME_TEST_DB")) {
+    path = env;
+  } else {
+    char exe[4096];
+    ssize_t length = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    std::string self = length > 0 ? std::string(exe, static_cast<size_t>(length)) : ".";
+    path = self.substr(0, self.find_last_of('/')) + "/../kernels/runtime-tests.db";
+  }
+  if (!std::ifstream(path).good())
+    GTEST_SKIP() << "no compiled test database at " << path << " (LOWBIT_BUILD_COMPILER=OFF?)";
+  Result<KernelDatabases> opened = openKernelDatabases(path.c_str(), nullptr);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  Result<PlanSpec> spec = buildPlanSpec(opened->view(), w4a16Problem(), h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->tier, db::Tier::Heuristic);
+  for (const PlannedRange &range : spec->ranges) {
+    const PlannedKernel &kernel = spec->kernels[range.kernel];
+    std::printf("  M %lld..%lld: %s (%s, %s, M tile %lld)\n", static_cast<long long>(range.mLo),
+                static_cast<long long>(range.mHi), kernel.name.c_str(), kernel.family.c_str(),
+                kernel.arch.c_str(), static_cast<long long>(kernel.geometry.rowsPerBlock));
+    EXPECT_EQ(kernel.layoutId, spec->layoutIdHex);
+    EXPECT_EQ(kernel.arch, "sm_90a");
+    EXPECT_FALSE(kernel.fromPtx);
+    EXPECT_TRUE(looksLikeCubin(kernel.image));
+  }
+  if (!spec->notesText.empty())
+    std::printf("  notes:\n%s\n", spec->notesText.c_str());
 }
 
 } // namespace

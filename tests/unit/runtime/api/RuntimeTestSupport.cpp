@@ -43,7 +43,7 @@ kernels::ProblemDesc w4a16Problem(int64_t n, int64_t k) {
 }
 
 std::vector<char> fakeCubin(const std::string &tag) {
-  std::vector<char> image(64, 0);
+  std::vector<char> image(64 + tag.size(), 0);
   image[0] = 0x7f;
   image[1] = 'E';
   image[2] = 'L';
@@ -51,7 +51,8 @@ std::vector<char> fakeCubin(const std::string &tag) {
   image[4] = 2;   // ELFCLASS64
   image[5] = 1;   // little-endian
   image[18] = static_cast<char>(190); // EM_CUDA
-  image.insert(image.end(), tag.begin(), tag.end());
+  for (size_t i = 0; i < tag.size(); ++i)
+    image[64 + i] = tag[i];
   return image;
 }
 

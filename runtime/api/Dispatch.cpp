@@ -1,0 +1,117 @@
+#include "runtime/api/Dispatch.h"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace lowbit::api {
+namespace {
+
+bool aligned(const void *pointer, uintptr_t alignment) {
+  return reinterpret_cast<uintptr_t>(pointer) % alignment == 0;
+}
+
+std::string pointerText(const void *pointer) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", pointer);
+  return text;
+}
+
+lowbit_status fail(std::string *whyNot, lowbit_status status, std::string message) {
+  if (whyNot)
+    *whyNot = "lowbit_matmul: " + std::move(message);
+  return status;
+}
+
+} // namespace
+
+lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *rangeIndex,
+                          std::string *whyNot) {
+  // 16 bytes: the kernels load x, store y and read packed weights in 16-byte
+  // vectors; a misaligned pointer would fault or, worse, read the wrong bytes.
+  constexpr uintptr_t kVectorAlignment = 16;
+  if (args.m <= 0)
+    return fail(whyNot, LOWBIT_STATUS_INVALID_SHAPE,
+                "M = " + std::to_string(args.m) + ": M must be at least 1");
+  int index = spec.rangeIndex(args.m);
+  if (index < 0)
+    return fail(whyNot, LOWBIT_STATUS_INTERNAL_ERROR,
+                "no range of the plan covers M = " + std::to_string(args.m));
+  const PlannedRange &range = spec.ranges[static_cast<size_t>(index)];
+  const PlannedKernel &kernel = spec.kernels[range.kernel];
+  if (args.m > kernel.geometry.maxM)
+    return fail(whyNot, LOWBIT_STATUS_INVALID_SHAPE,
+                "M = " + std::to_string(args.m) + " is more than kernel " + kernel.name +
+                    " can cover in one launch (" + std::to_string(kernel.geometry.maxM) +
+                    "); split the rows into several calls");
+  if (!args.x || !args.y || !args.w || !args.scales)
+    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                std::string(!args.x ? "x" : !args.y ? "y" : !args.w ? "w" : "scales") +
+                    " is NULL");
+  if (args.w->struct_size < sizeof(lowbit_weights))
+    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                "w->struct_size is " + std::to_string(args.w->struct_size) +
+                    ", expected sizeof(lowbit_weights) = " +
+                    std::to_string(sizeof(lowbit_weights)));
+  if (!args.w->data)
+    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT, "w->data is NULL");
+  if (spec.hasZeros && !args.zeros)
+    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                "zeros is NULL but the problem has zero mode " + spec.problem.zero);
+  if (!spec.hasZeros && args.zeros)
+    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                "zeros is given but the problem has no zero points (zero = none); a plan "
+                "for another problem?");
+  if (args.w->layout_id != spec.layoutId) {
+    char expected[24], got[24];
+    std::snprintf(expected, sizeof(expected), "%016llx",
+                  static_cast<unsigned long long>(spec.layoutId));
+    std::snprintf(got, sizeof(got), "%016llx",
+                  static_cast<unsigned long long>(args.w->layout_id));
+    return fail(whyNot, LOWBIT_STATUS_LAYOUT_MISMATCH,
+                std::string("the weights were packed for layout ") + got +
+                    ", but this plan's kernels read layout " + expected +
+                    "; pack them with lowbit_pack_weights for this plan");
+  }
+  if (args.w->bytes < static_cast<size_t>(spec.weightBytes))
+    return fail(whyNot, LOWBIT_STATUS_LAYOUT_MISMATCH,
+                "w->bytes is " + std::to_string(args.w->bytes) + ", the packed weights take " +
+                    std::to_string(spec.weightBytes));
+  struct {
+    const void *pointer;
+    uintptr_t alignment;
+    const char *name;
+  } const alignments[] = {
+      {args.x, kVectorAlignment, "x"},
+      {args.y, kVectorAlignment, "y"},
+      {args.w->data, kVectorAlignment, "w->data"},
+      {args.scales, static_cast<uintptr_t>(spec.scaleElementBytes), "scales"},
+      {args.zeros, static_cast<uintptr_t>(spec.scaleElementBytes), "zeros"},
+  };
+  for (const auto &a : alignments)
+    if (a.pointer && !aligned(a.pointer, a.alignment))
+      return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
+                  std::string(a.name) + " = " + pointerText(a.pointer) + " is not " +
+                      std::to_string(a.alignment) + "-byte aligned");
+  if (args.workspaceBytes < static_cast<size_t>(spec.workspaceBytes) ||
+      (spec.workspaceBytes > 0 && !args.workspace))
+    return fail(whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                "the workspace has " + std::to_string(args.workspaceBytes) +
+                    " bytes, the plan needs " + std::to_string(spec.workspaceBytes));
+  *rangeIndex = index;
+  return LOWBIT_STATUS_SUCCESS;
+}
+
+ApiStatus packOnHost(const PlanSpec &spec, const uint8_t *codes, uint8_t *packed,
+                     size_t packedBytes) {
+  if (packedBytes < static_cast<size_t>(spec.weightBytes))
+    return apiError(LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                    "lowbit_pack_weights: packed_bytes is " + std::to_string(packedBytes) +
+                        ", the packed weights take " + std::to_string(spec.weightBytes));
+  Status status = layout::packWeights(spec.layout, spec.problem.n, spec.problem.k, codes, packed,
+                                      packedBytes);
+  if (!status)
+    return apiError(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_pack_weights: " + status.error());
+  return ApiStatus();
+}
+
+} // namespace lowbit::api

@@ -1,0 +1,34 @@
+// The argument checks and range selection of lowbit_matmul and the host half
+// of lowbit_pack_weights, on a PlanSpec alone, so they are unit-tested
+// without a device. checkMatmul runs on the hot path: it allocates nothing
+// unless it fails.
+#pragma once
+
+#include "lowbit/lowbit.h"
+#include "runtime/api/PlanBuilder.h"
+
+#include <string>
+
+namespace lowbit::api {
+
+struct MatmulArgs {
+  int64_t m = 0;
+  const void *x = nullptr;
+  const lowbit_weights *w = nullptr;
+  const void *scales = nullptr;
+  const void *zeros = nullptr;
+  void *y = nullptr;
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+};
+
+// On success returns LOWBIT_STATUS_SUCCESS and the index of the range that
+// serves m in *rangeIndex; otherwise the status, with the reason in *whyNot.
+lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *rangeIndex,
+                          std::string *whyNot);
+
+// Packs `codes` ([N, K], one per byte) into `packed` (host memory).
+ApiStatus packOnHost(const PlanSpec &spec, const uint8_t *codes, uint8_t *packed,
+                     size_t packedBytes);
+
+} // namespace lowbit::api

@@ -1,0 +1,98 @@
+// Everything a plan decides before it touches the device: which kernel serves
+// each M range, which image (cubin, or PTX to JIT) to load for it, the launch
+// geometry, the weight layout all of them share, and the buffer sizes.
+//
+// It works on database rows and a device fingerprint only, so all of it is
+// unit-tested without a GPU; LoadedPlan then loads the chosen images.
+#pragma once
+
+#include "runtime/api/ApiError.h"
+#include "runtime/kernels/KernelSet.h"
+#include "runtime/layout/WeightLayout.h"
+#include "tuning_db/Database.h"
+#include "tuning_db/Fingerprint.h"
+#include "tuning_db/Lookup.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::api {
+
+// How to launch one kernel for M rows: grid = {gridX, ceil(M / rowsPerBlock),
+// gridZ}, block = {blockThreads, 1, 1}. Precomputed so the hot path does two
+// integer operations instead of parsing or allocating.
+struct LaunchGeometry {
+  unsigned gridX = 0;
+  unsigned gridZ = 1;
+  unsigned blockThreads = 0;
+  int64_t rowsPerBlock = 1;
+  int64_t maxM = 0; // the largest M whose grid fits (gridDim.y <= 65535)
+  unsigned dynamicSharedBytes = 0;
+
+  unsigned gridY(int64_t m) const {
+    return static_cast<unsigned>((m + rowsPerBlock - 1) / rowsPerBlock);
+  }
+};
+
+// Derives the geometry and checks it against kernels::launchShape's rules.
+Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry,
+                                      int64_t dynamicSharedBytes);
+
+// True for a 64-bit little-endian ELF image for the CUDA machine (EM_CUDA),
+// which is what a cubin is; anything else would fail (or worse) in the driver.
+bool looksLikeCubin(const std::vector<uint8_t> &bytes);
+
+struct PlannedKernel {
+  std::string id, name, arch, family;
+  kernels::KernelEntry entry;
+  std::string layoutId; // 16 hex digits
+  // What cuModuleLoadData gets: the cubin, or the PTX text with its NUL.
+  std::vector<uint8_t> image;
+  bool fromPtx = false;
+  LaunchGeometry geometry;
+};
+
+struct PlannedRange {
+  int64_t mLo = 1;
+  int64_t mHi = -1; // -1: open-ended
+  size_t kernel = 0; // index into PlanSpec::kernels
+  std::string databasePath;
+
+  bool contains(int64_t m) const { return m >= mLo && (mHi < 0 || m < mHi); }
+};
+
+struct PlanSpec {
+  kernels::ProblemDesc problem;
+  std::string signature, problemId;
+  db::Tier tier = db::Tier::Heuristic;
+  std::vector<PlannedKernel> kernels;
+  std::vector<PlannedRange> ranges; // sorted, contiguous from 1, last open-ended
+  layout::WeightLayout layout;
+  uint64_t layoutId = 0;
+  std::string layoutIdHex;
+  int64_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
+  int scaleElementBytes = 2;
+  bool hasZeros = false;
+  std::vector<std::string> notes;
+  std::string notesText; // notes joined with newlines, for lowbit_choice
+
+  // Index into `ranges` of the range containing m (m >= 1), or -1.
+  int rangeIndex(int64_t m) const {
+    for (size_t i = 0; i < ranges.size(); ++i)
+      if (ranges[i].contains(m))
+        return static_cast<int>(i);
+    return -1;
+  }
+};
+
+// Resolves and prepares every kernel of `problem` for `device`. Errors:
+// UNKNOWN_PROBLEM (no database has it), NO_KERNEL (nothing runs on the
+// device), CORRUPT_KERNEL (an unusable row, cubin or PTX), LAYOUT_CONFLICT
+// (the ranges need different weight layouts and no same-layout substitute
+// exists), INVALID_SHAPE (N, K not servable by the layout), DATABASE_ERROR.
+Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &databases,
+                               const kernels::ProblemDesc &problem,
+                               const db::DeviceFingerprint &device);
+
+} // namespace lowbit::api

@@ -1,0 +1,295 @@
+/* lowbit runtime: dispatch tuned low-bit matmul kernels from a C host app.
+ *
+ *   Y[M, N] = X[M, K] · dequant(W[N, K])ᵀ
+ *
+ * Flow: lowbit_context_create (device + kernel databases) -> lowbit_plan_create
+ * (one problem: formats and N, K; every kernel it may need is loaded here) ->
+ * lowbit_pack_weights once per weight matrix -> lowbit_matmul per call, for any
+ * M. See README.md, "Using lowbit from a host application".
+ *
+ * Conventions
+ *  - Every call returns a lowbit_status. lowbit_status_string() names it;
+ *    lowbit_last_error() gives the detail of the most recent failing call on
+ *    the calling thread.
+ *  - Handles are opaque. Option and output structs start with `struct_size`:
+ *    set it to sizeof(the struct) from the header you compiled against. A
+ *    larger size (a newer header) is accepted as long as the fields this
+ *    library does not know are zero.
+ *  - Device pointers (x, y, scales, zeros, packed weights, workspace) are
+ *    CUdeviceptr values cast to void *; `stream` is a CUstream cast to void *
+ *    (NULL: the legacy default stream). The stream must belong to the
+ *    context's device (the primary context, which the CUDA runtime uses too).
+ *  - No call prints, exits or lets a C++ exception escape.
+ *
+ * The library loads the CUDA driver with dlopen, so a program linked to it
+ * starts on a machine without a GPU; lowbit_context_create then returns
+ * LOWBIT_STATUS_NO_DEVICE.
+ */
+#ifndef LOWBIT_LOWBIT_H
+#define LOWBIT_LOWBIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define LOWBIT_API
+#else
+#define LOWBIT_API __attribute__((visibility("default")))
+#endif
+
+/* ---- version ---------------------------------------------------------- */
+
+#define LOWBIT_VERSION_MAJOR 0
+#define LOWBIT_VERSION_MINOR 1
+#define LOWBIT_VERSION_PATCH 0
+/* 10000 * major + 100 * minor + patch */
+#define LOWBIT_VERSION                                                          \
+  (LOWBIT_VERSION_MAJOR * 10000 + LOWBIT_VERSION_MINOR * 100 + LOWBIT_VERSION_PATCH)
+
+/* The version of the library actually loaded, encoded like LOWBIT_VERSION. */
+LOWBIT_API uint32_t lowbit_version(void);
+/* "0.1.0" */
+LOWBIT_API const char *lowbit_version_string(void);
+
+/* ---- status ----------------------------------------------------------- */
+
+typedef enum lowbit_status {
+  LOWBIT_STATUS_SUCCESS = 0,
+  LOWBIT_STATUS_INVALID_ARGUMENT = 1,   /* NULL handle/pointer, bad enum, bad struct_size */
+  LOWBIT_STATUS_INVALID_SHAPE = 2,      /* M <= 0, M too large, N/K/group not servable */
+  LOWBIT_STATUS_MISALIGNED = 3,         /* a pointer lacks the alignment the kernels need */
+  LOWBIT_STATUS_UNSUPPORTED = 4,        /* valid but not (yet) supported, e.g. a newer field */
+  LOWBIT_STATUS_NO_DEVICE = 5,          /* no CUDA driver, no device, or bad ordinal */
+  LOWBIT_STATUS_DATABASE_ERROR = 6,     /* a database cannot be opened or read */
+  LOWBIT_STATUS_DATABASE_TOO_NEW = 7,   /* a database written by a newer lowbit (schema) */
+  LOWBIT_STATUS_UNKNOWN_PROBLEM = 8,    /* no database has kernels for the problem */
+  LOWBIT_STATUS_NO_KERNEL = 9,          /* the problem is known, but nothing runs on this device */
+  LOWBIT_STATUS_CORRUPT_KERNEL = 10,    /* missing/corrupt cubin or PTX, bad launch data */
+  LOWBIT_STATUS_LAYOUT_CONFLICT = 11,   /* the plan's kernels need different weight layouts */
+  LOWBIT_STATUS_LAYOUT_MISMATCH = 12,   /* weights packed for another layout (or too small) */
+  LOWBIT_STATUS_BUFFER_TOO_SMALL = 13,  /* an output or workspace buffer is too small */
+  LOWBIT_STATUS_DRIVER_ERROR = 14,      /* a CUDA driver call failed */
+  LOWBIT_STATUS_LAUNCH_FAILED = 15,     /* cuLaunchKernel failed */
+  LOWBIT_STATUS_OUT_OF_MEMORY = 16,     /* host or device allocation failed */
+  LOWBIT_STATUS_INTERNAL_ERROR = 17     /* a bug in lowbit; please report it */
+} lowbit_status;
+
+/* A static, one-line description of `status` ("unknown lowbit_status" for a
+ * value outside the enum). Never NULL. */
+LOWBIT_API const char *lowbit_status_string(lowbit_status status);
+
+/* The detail of the most recent call on this thread that did not succeed,
+ * e.g. which pointer was misaligned or why a kernel could not load. Calls that
+ * succeed leave it unchanged (so lowbit_matmul's hot path never touches it).
+ * "" when no call on this thread has failed. Valid until the next failing
+ * call on this thread. Never NULL. */
+LOWBIT_API const char *lowbit_last_error(void);
+
+/* ---- problem description ---------------------------------------------- */
+
+/* 0 is never a valid value, so a zero-initialized struct is rejected with a
+ * message instead of silently meaning something. */
+typedef enum lowbit_dtype {
+  LOWBIT_DTYPE_F16 = 1,
+  LOWBIT_DTYPE_BF16 = 2,
+  LOWBIT_DTYPE_F32 = 3 /* scales only */
+} lowbit_dtype;
+
+/* Integer weight codes. Unsigned uintB holds 0..2^B-1; signed intB holds the
+ * B-bit two's complement pattern. */
+typedef enum lowbit_weight_format {
+  LOWBIT_WEIGHT_UINT1 = 1,
+  LOWBIT_WEIGHT_UINT2 = 2,
+  LOWBIT_WEIGHT_UINT3 = 3,
+  LOWBIT_WEIGHT_UINT4 = 4,
+  LOWBIT_WEIGHT_UINT5 = 5,
+  LOWBIT_WEIGHT_UINT6 = 6,
+  LOWBIT_WEIGHT_UINT7 = 7,
+  LOWBIT_WEIGHT_UINT8 = 8,
+  LOWBIT_WEIGHT_INT1 = 17,
+  LOWBIT_WEIGHT_INT2 = 18,
+  LOWBIT_WEIGHT_INT3 = 19,
+  LOWBIT_WEIGHT_INT4 = 20,
+  LOWBIT_WEIGHT_INT5 = 21,
+  LOWBIT_WEIGHT_INT6 = 22,
+  LOWBIT_WEIGHT_INT7 = 23,
+  LOWBIT_WEIGHT_INT8 = 24
+} lowbit_weight_format;
+
+typedef enum lowbit_granularity {
+  LOWBIT_GRANULARITY_TENSOR = 1,  /* one scale: scales[1] */
+  LOWBIT_GRANULARITY_CHANNEL = 2, /* one scale per output row: scales[N] */
+  LOWBIT_GRANULARITY_GROUP = 3    /* per `group_size` weights along K: scales[N][K / group_size] */
+} lowbit_granularity;
+
+typedef enum lowbit_zero_mode {
+  LOWBIT_ZERO_NONE = 1,      /* w = q · s */
+  LOWBIT_ZERO_SUB_CODE = 2,  /* w = (q - z) · s; z has the scale dtype and layout */
+  LOWBIT_ZERO_SUB_VALUE = 3  /* w = q · s - z; z has the scale dtype and layout */
+} lowbit_zero_mode;
+
+typedef struct lowbit_problem {
+  size_t struct_size; /* sizeof(lowbit_problem) */
+  int64_t n, k;
+  lowbit_dtype activation; /* x and y: F16 or BF16 */
+  lowbit_weight_format weight;
+  lowbit_dtype scale; /* F16, BF16 or F32; zeros use the same dtype */
+  lowbit_granularity granularity;
+  int64_t group_size; /* GROUP only (must divide K); 0 otherwise */
+  lowbit_zero_mode zero;
+} lowbit_problem;
+
+/* ---- context ---------------------------------------------------------- */
+
+typedef struct lowbit_context lowbit_context;
+
+typedef struct lowbit_context_options {
+  size_t struct_size; /* sizeof(lowbit_context_options) */
+  /* Read-only kernel database shipped with the application. Required unless
+   * user_db_path is given. */
+  const char *system_db_path;
+  /* Database written by `lowbit tune` on this machine; takes precedence over
+   * the system one. Optional (NULL); a path whose file does not exist yet is
+   * skipped (nothing has been tuned), any other problem with it is an error.
+   * The runtime only reads it. */
+  const char *user_db_path;
+  int device_ordinal; /* CUDA device, 0 for the first */
+} lowbit_context_options;
+
+/* Loads the driver, reads the device's fingerprint, retains its primary
+ * context and opens the databases. LOWBIT_STATUS_NO_DEVICE when there is no
+ * driver or no such device; LOWBIT_STATUS_DATABASE_TOO_NEW for a database of a
+ * newer schema. On failure *out_context is set to NULL. */
+LOWBIT_API lowbit_status lowbit_context_create(const lowbit_context_options *options,
+                                               lowbit_context **out_context);
+/* NULL is a no-op. Plans created from the context stay valid after it. */
+LOWBIT_API lowbit_status lowbit_context_destroy(lowbit_context *context);
+
+/* ---- plan ------------------------------------------------------------- */
+
+typedef struct lowbit_plan lowbit_plan;
+
+/* Resolves the problem's kernel for every M range (tuned dispatch table for
+ * this device, or the built-in heuristic), checks that they share one weight
+ * layout, and loads all of them onto the device: cubins directly, PTX with a
+ * one-time JIT when no cubin fits the device. Nothing is compiled or read from
+ * a database after this. */
+LOWBIT_API lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *problem,
+                                            lowbit_plan **out_plan);
+/* NULL is a no-op. Unloads the plan's kernels, so no lowbit_matmul with the
+ * plan may be running on any thread, and the work it launched must have
+ * finished (synchronize those streams first). */
+LOWBIT_API lowbit_status lowbit_plan_destroy(lowbit_plan *plan);
+
+typedef struct lowbit_choice {
+  size_t struct_size; /* set by the caller: sizeof(lowbit_choice) */
+  /* The strings below are owned by the plan and live as long as it. */
+  const char *kernel_name;   /* the __global__ entry point */
+  const char *kernel_id;     /* sha256 of the cubin, as in `lowbit db ls` */
+  const char *family;        /* "gemv", "mma", ... */
+  const char *arch;          /* compiled-for arch, e.g. "sm_90a" */
+  int64_t m_lo;              /* the range [m_lo, m_hi) containing the queried M */
+  int64_t m_hi;              /* -1: open-ended */
+  const char *tier;          /* "exact device", ..., "built-in heuristic" */
+  int heuristic;             /* 1 when no tuning table applies to this device */
+  int jit_from_ptx;          /* 1 when the kernel was JIT-compiled from PTX at plan creation */
+  const char *database_path; /* the database that answered */
+  const char *notes;         /* entries skipped and fallbacks taken, one per line; "" if none */
+} lowbit_choice;
+
+/* Which kernel serves M, and why. */
+LOWBIT_API lowbit_status lowbit_plan_explain(const lowbit_plan *plan, int64_t m,
+                                             lowbit_choice *out_choice);
+
+/* Buffer sizes in bytes for the plan's problem. Any pointer may be NULL.
+ * zero_bytes is 0 for LOWBIT_ZERO_NONE. workspace_bytes is what
+ * lowbit_matmul needs for any M (0 for every kernel so far). */
+LOWBIT_API lowbit_status lowbit_plan_packed_sizes(const lowbit_plan *plan, size_t *weight_bytes,
+                                                  size_t *scale_bytes, size_t *zero_bytes,
+                                                  size_t *workspace_bytes);
+
+/* The id of the weight layout the plan's kernels read (a 64-bit hash of the
+ * layout's description). Packed weights carry it in lowbit_weights so that a
+ * plan rejects weights packed for another layout. */
+LOWBIT_API lowbit_status lowbit_plan_layout_id(const lowbit_plan *plan, uint64_t *out_layout_id);
+
+/* ---- weights ---------------------------------------------------------- */
+
+typedef enum lowbit_memory {
+  LOWBIT_MEMORY_HOST = 1,
+  LOWBIT_MEMORY_DEVICE = 2
+} lowbit_memory;
+
+/* Permutes weight codes into the plan's layout.
+ *  codes:      host memory, row-major [N, K], one code per byte in its low bits
+ *              (a code with a higher bit set is an error, never masked).
+ *  packed_out: `where` says whether it is host memory or a device pointer
+ *              (device: 16-byte aligned); packed_bytes must be at least
+ *              lowbit_plan_packed_sizes' weight_bytes.
+ *  DEVICE: the codes are packed on the host into a temporary buffer and copied
+ *  with cuMemcpyHtoDAsync on `stream`; the call returns after that copy has
+ *  finished (it synchronizes `stream`). Not for the hot path. HOST: `stream`
+ *  is ignored. */
+LOWBIT_API lowbit_status lowbit_pack_weights(const lowbit_plan *plan, const uint8_t *codes,
+                                             void *packed_out, size_t packed_bytes,
+                                             lowbit_memory where, void *stream);
+
+/* Packed weights on the device, as lowbit_matmul takes them. */
+typedef struct lowbit_weights {
+  size_t struct_size; /* sizeof(lowbit_weights) */
+  const void *data;   /* device pointer, 16-byte aligned */
+  size_t bytes;       /* size of the buffer at `data` */
+  uint64_t layout_id; /* lowbit_plan_layout_id of the plan that packed them */
+} lowbit_weights;
+
+/* ---- matmul ----------------------------------------------------------- */
+
+/* y[M, N] = x[M, K] · dequant(w)ᵀ, launched on `stream` (asynchronous).
+ *  x, y:    device, row-major, the activation dtype, 16-byte aligned.
+ *  scales:  device, the scale dtype, laid out as lowbit_granularity says,
+ *           aligned to the scale dtype's size.
+ *  zeros:   device, like scales; required when the problem has a zero mode,
+ *           NULL otherwise.
+ *  workspace: at least lowbit_plan_packed_sizes' workspace_bytes (may be NULL
+ *           when that is 0).
+ * The hot path: no allocation, no synchronization, no compilation and no
+ * database access; just a range lookup and cuLaunchKernel. Safe to call from
+ * several threads at once with one plan, and under CUDA graph capture. */
+LOWBIT_API lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
+                                       const lowbit_weights *w, const void *scales,
+                                       const void *zeros, void *y, void *workspace,
+                                       size_t workspace_bytes, void *stream);
+
+/* ---- device memory conveniences ---------------------------------------- */
+/* For programs without their own CUDA allocator (examples, tests, tools). An
+ * inference engine passes its own device pointers instead. All act on the
+ * context's device and are synchronous. */
+
+typedef enum lowbit_copy_kind {
+  LOWBIT_COPY_HOST_TO_DEVICE = 1,
+  LOWBIT_COPY_DEVICE_TO_HOST = 2,
+  LOWBIT_COPY_DEVICE_TO_DEVICE = 3
+} lowbit_copy_kind;
+
+/* cuMemAlloc (256-byte aligned). *out_pointer is NULL on failure. */
+LOWBIT_API lowbit_status lowbit_device_alloc(lowbit_context *context, size_t bytes,
+                                             void **out_pointer);
+/* NULL is a no-op. */
+LOWBIT_API lowbit_status lowbit_device_free(lowbit_context *context, void *pointer);
+LOWBIT_API lowbit_status lowbit_memcpy(lowbit_context *context, void *destination,
+                                       const void *source, size_t bytes, lowbit_copy_kind kind);
+/* Sets every byte to `value` (e.g. 0xFF poisons f16/bf16 outputs with NaN). */
+LOWBIT_API lowbit_status lowbit_memset(lowbit_context *context, void *destination,
+                                       unsigned char value, size_t bytes);
+/* Waits for all work on `stream` (NULL: the legacy default stream). */
+LOWBIT_API lowbit_status lowbit_stream_synchronize(lowbit_context *context, void *stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LOWBIT_LOWBIT_H */

@@ -1,0 +1,545 @@
+// liblowbit_runtime end to end through its C API on a GPU: plans on a kernel
+// database compiled at build time (kernels/runtime-tests.db), results against
+// an f64 CPU reference for several M, CUDA graph capture and replay, launches
+// from several threads at once, the PTX JIT path, and the errors a bad call
+// or a bad database must give with a real driver.
+#include "lowbit/lowbit.h"
+#include "tests/gpu/kernels/HostNumerics.h"
+#include "tests/gpu/support/GpuTest.h"
+#include "tuning_db/Database.h"
+#include "tuning_db/Sqlite.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+namespace lowbit::testing {
+namespace {
+
+std::string kernelDirectory() {
+  char path[PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  std::string exe = length > 0 ? std::string(path, static_cast<size_t>(length)) : ".";
+  return exe.substr(0, exe.find_last_of('/')) + "/../kernels";
+}
+
+std::string testDatabase(const char *env, const char *file) {
+  if (const char *path = std::getenv(env))
+    return path;
+  return kernelDirectory() + "/" + file;
+}
+
+std::string mainDatabase() { return testDatabase("LOWBIT_RUNTIME_TEST_DB", "runtime-tests.db"); }
+std::string jitDatabase() {
+  return testDatabase("LOWBIT_RUNTIME_TEST_JIT_DB", "runtime-tests-jit.db");
+}
+
+lowbit_problem makeProblem(int64_t n, int64_t k, lowbit_dtype activation,
+                           lowbit_weight_format weight, lowbit_granularity granularity,
+                           int64_t groupSize, lowbit_zero_mode zero) {
+  lowbit_problem p;
+  std::memset(&p, 0, sizeof(p));
+  p.struct_size = sizeof(p);
+  p.n = n;
+  p.k = k;
+  p.activation = activation;
+  p.weight = weight;
+  p.scale = activation; // the test set's scales share the activation dtype
+  p.granularity = granularity;
+  p.group_size = groupSize;
+  p.zero = zero;
+  return p;
+}
+
+lowbit_problem hostExampleProblem() {
+  return makeProblem(4096, 4096, LOWBIT_DTYPE_F16, LOWBIT_WEIGHT_UINT4, LOWBIT_GRANULARITY_GROUP,
+                     128, LOWBIT_ZERO_NONE);
+}
+
+#define LOWBIT_OK(call)                                                                  \
+  do {                                                                                   \
+    lowbit_status lowbitStatus = (call);                                                 \
+    ASSERT_EQ(lowbitStatus, LOWBIT_STATUS_SUCCESS)                                       \
+        << #call << ": " << lowbit_status_string(lowbitStatus) << ": " << lowbit_last_error(); \
+  } while (0)
+
+struct SplitMix {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+};
+
+// A plan with its weights, scales and zeros packed and uploaded, and the
+// dequantized weights in f64 for the reference.
+struct PreparedProblem {
+  lowbit_problem problem{};
+  const char *type = "f16"; // activation and scale dtype
+  lowbit_plan *plan = nullptr;
+  std::vector<double> weights; // [N, K]
+  std::unique_ptr<DeviceBuffer> packed, scales, zeros;
+  lowbit_weights w{};
+
+  ~PreparedProblem() { lowbit_plan_destroy(plan); }
+};
+
+// Creates the plan and fills everything with fresh random data.
+void prepare(const cuda::DriverApi &api, lowbit_context *context, const lowbit_problem &problem,
+             SplitMix &rng, PreparedProblem &out) {
+  out.problem = problem;
+  out.type = problem.activation == LOWBIT_DTYPE_BF16 ? "bf16" : "f16";
+  LOWBIT_OK(lowbit_plan_create(context, &problem, &out.plan));
+  size_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
+  LOWBIT_OK(lowbit_plan_packed_sizes(out.plan, &weightBytes, &scaleBytes, &zeroBytes,
+                                     &workspaceBytes));
+  EXPECT_EQ(workspaceBytes, 0u);
+  const int64_t n = problem.n, k = problem.k;
+  const bool isSigned = problem.weight == LOWBIT_WEIGHT_INT4;
+  std::vector<uint8_t> codes(static_cast<size_t>(n * k));
+  for (uint8_t &c : codes)
+    c = static_cast<uint8_t>(rng.next() & 15);
+  const size_t scaleCount = scaleBytes / 2;
+  std::vector<uint16_t> scaleBits(scaleCount), zeroBits(zeroBytes / 2);
+  for (uint16_t &s : scaleBits)
+    s = toBits(out.type, static_cast<float>(0.004 + 0.016 * rng.uniform()));
+  for (uint16_t &z : zeroBits)
+    z = toBits(out.type, static_cast<float>(static_cast<int>(rng.next() % 16) - (isSigned ? 8 : 0)));
+  const int64_t columns = problem.granularity == LOWBIT_GRANULARITY_GROUP ? k / problem.group_size
+                                                                          : 1;
+  out.weights.resize(codes.size());
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t col = 0; col < k; ++col) {
+      size_t s = problem.granularity == LOWBIT_GRANULARITY_TENSOR ? 0
+                 : static_cast<size_t>(row * columns +
+                                       (problem.granularity == LOWBIT_GRANULARITY_GROUP
+                                            ? col / problem.group_size
+                                            : 0));
+      uint8_t code = codes[static_cast<size_t>(row * k + col)];
+      double q = isSigned && code >= 8 ? code - 16.0 : code;
+      double scale = fromBits(out.type, scaleBits[s]);
+      double zero = zeroBits.empty() ? 0.0 : fromBits(out.type, zeroBits[s]);
+      out.weights[static_cast<size_t>(row * k + col)] =
+          problem.zero == LOWBIT_ZERO_SUB_VALUE ? q * scale - zero : (q - zero) * scale;
+    }
+  out.packed = std::make_unique<DeviceBuffer>(api, weightBytes);
+  out.scales = std::make_unique<DeviceBuffer>(api, scaleBytes);
+  ASSERT_TRUE(out.packed->ok() && out.scales->ok());
+  LOWBIT_OK(lowbit_pack_weights(out.plan, codes.data(), reinterpret_cast<void *>(out.packed->get()),
+                                weightBytes, LOWBIT_MEMORY_DEVICE, nullptr));
+  LOWBIT_CU_ASSERT(&api, out.scales->upload(scaleBits.data(), scaleBytes));
+  if (zeroBytes) {
+    out.zeros = std::make_unique<DeviceBuffer>(api, zeroBytes);
+    LOWBIT_CU_ASSERT(&api, out.zeros->upload(zeroBits.data(), zeroBytes));
+  }
+  // Packing on the host must give the same bytes as packing to the device.
+  std::vector<uint8_t> hostPacked(weightBytes), devicePacked(weightBytes);
+  LOWBIT_OK(lowbit_pack_weights(out.plan, codes.data(), hostPacked.data(), weightBytes,
+                                LOWBIT_MEMORY_HOST, nullptr));
+  LOWBIT_CU_ASSERT(&api, out.packed->download(devicePacked.data(), weightBytes));
+  ASSERT_EQ(hostPacked, devicePacked);
+  out.w.struct_size = sizeof(out.w);
+  out.w.data = reinterpret_cast<const void *>(out.packed->get());
+  out.w.bytes = weightBytes;
+  LOWBIT_OK(lowbit_plan_layout_id(out.plan, &out.w.layout_id));
+}
+
+// Activations for M rows: bits for the device, values for the reference.
+struct Activations {
+  std::vector<uint16_t> bits;
+  std::vector<double> values;
+};
+
+Activations randomActivations(const PreparedProblem &p, int64_t m, SplitMix &rng) {
+  Activations a;
+  a.bits.resize(static_cast<size_t>(m * p.problem.k));
+  a.values.resize(a.bits.size());
+  for (size_t i = 0; i < a.bits.size(); ++i) {
+    a.bits[i] = toBits(p.type, static_cast<float>(4.0 * rng.uniform() - 2.0));
+    a.values[i] = fromBits(p.type, a.bits[i]);
+  }
+  return a;
+}
+
+// ‖y − ref‖ / ‖ref‖ over every output (small M) or the first and last rows
+// plus random ones; fails the test on an unwritten (NaN) output.
+double relativeError(const PreparedProblem &p, int64_t m, const Activations &x,
+                     const std::vector<uint16_t> &y, SplitMix &rng) {
+  const int64_t n = p.problem.n, k = p.problem.k;
+  for (uint16_t bits : y)
+    if (std::isnan(fromBits(p.type, bits))) {
+      ADD_FAILURE() << "an output was left unwritten (NaN)";
+      return INFINITY;
+    }
+  std::vector<std::pair<int64_t, int64_t>> samples;
+  if (m * n <= 1 << 16) {
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c)
+        samples.emplace_back(r, c);
+  } else {
+    for (int64_t c = 0; c < n; ++c) {
+      samples.emplace_back(0, c);
+      samples.emplace_back(m - 1, c);
+    }
+    for (int i = 0; i < 4096; ++i)
+      samples.emplace_back(static_cast<int64_t>(rng.next() % static_cast<uint64_t>(m)),
+                           static_cast<int64_t>(rng.next() % static_cast<uint64_t>(n)));
+  }
+  double errorSquared = 0, referenceSquared = 0;
+  for (auto [row, col] : samples) {
+    double want = 0;
+    for (int64_t i = 0; i < k; ++i)
+      want += x.values[static_cast<size_t>(row * k + i)] *
+              p.weights[static_cast<size_t>(col * k + i)];
+    double got = fromBits(p.type, y[static_cast<size_t>(row * n + col)]);
+    errorSquared += (got - want) * (got - want);
+    referenceSquared += want * want;
+  }
+  return std::sqrt(errorSquared / referenceSquared);
+}
+
+double tolerance(const PreparedProblem &p) { return p.type[0] == 'b' ? 1e-2 : 2e-3; }
+
+class RuntimeGpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    api = gpuOrNull(&whyNot);
+    if (!api)
+      GTEST_SKIP() << "no GPU: " << whyNot;
+    database = mainDatabase();
+    ASSERT_TRUE(std::filesystem::exists(database))
+        << "no runtime test database at " << database
+        << " (built by `lowbit compile` when LOWBIT_BUILD_COMPILER=ON)";
+    context = openContext(database);
+  }
+  void TearDown() override { lowbit_context_destroy(context); }
+
+  lowbit_context *openContext(const std::string &path) {
+    lowbit_context_options options;
+    std::memset(&options, 0, sizeof(options));
+    options.struct_size = sizeof(options);
+    options.system_db_path = path.c_str();
+    lowbit_context *made = nullptr;
+    lowbit_status status = lowbit_context_create(&options, &made);
+    EXPECT_EQ(status, LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+    return made;
+  }
+
+  // Runs one matmul of M rows on `stream` and checks it against the reference.
+  void runAndCheck(PreparedProblem &p, int64_t m, SplitMix &rng, CUstream stream = nullptr) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    Activations x = randomActivations(p, m, rng);
+    DeviceBuffer xDevice(*api, x.bits.size() * 2), yDevice(*api, static_cast<size_t>(m * p.problem.n * 2));
+    ASSERT_TRUE(xDevice.ok() && yDevice.ok());
+    LOWBIT_CU_ASSERT(api, xDevice.upload(x.bits.data(), x.bits.size() * 2));
+    LOWBIT_CU_ASSERT(api, yDevice.poison(0xFF));
+    LOWBIT_OK(lowbit_matmul(p.plan, m, reinterpret_cast<void *>(xDevice.get()), &p.w,
+                            reinterpret_cast<void *>(p.scales->get()),
+                            p.zeros ? reinterpret_cast<void *>(p.zeros->get()) : nullptr,
+                            reinterpret_cast<void *>(yDevice.get()), nullptr, 0, stream));
+    LOWBIT_CU_ASSERT(api, api->cuStreamSynchronize(stream));
+    std::vector<uint16_t> y(static_cast<size_t>(m * p.problem.n));
+    LOWBIT_CU_ASSERT(api, yDevice.download(y.data(), y.size() * 2));
+    double error = relativeError(p, m, x, y, rng);
+    EXPECT_LT(error, tolerance(p));
+    lowbit_choice choice;
+    std::memset(&choice, 0, sizeof(choice));
+    choice.struct_size = sizeof(choice);
+    LOWBIT_OK(lowbit_plan_explain(p.plan, m, &choice));
+    std::printf("  M = %-5lld %-50s %s%s, tier %s, error %.3g\n", static_cast<long long>(m),
+                choice.kernel_name, choice.arch, choice.jit_from_ptx ? " (JIT)" : "", choice.tier,
+                error);
+  }
+
+  const cuda::DriverApi *api = nullptr;
+  std::string whyNot, database;
+  lowbit_context *context = nullptr;
+};
+
+TEST_F(RuntimeGpu, MatchesTheReferenceForSeveralM) {
+  ASSERT_NE(context, nullptr);
+  SplitMix rng{20261129};
+  const lowbit_problem problems[] = {
+      hostExampleProblem(),
+      makeProblem(2048, 4096, LOWBIT_DTYPE_F16, LOWBIT_WEIGHT_INT4, LOWBIT_GRANULARITY_GROUP, 64,
+                  LOWBIT_ZERO_SUB_CODE),
+      makeProblem(4096, 2048, LOWBIT_DTYPE_BF16, LOWBIT_WEIGHT_UINT4,
+                  LOWBIT_GRANULARITY_CHANNEL, 0, LOWBIT_ZERO_NONE),
+  };
+  for (const lowbit_problem &problem : problems) {
+    PreparedProblem p;
+    prepare(*api, context, problem, rng, p);
+    if (HasFatalFailure())
+      return;
+    std::printf("problem n=%lld k=%lld %s:\n", static_cast<long long>(problem.n),
+                static_cast<long long>(problem.k), p.type);
+    for (int64_t m : {1, 7, 16, 64, 300})
+      runAndCheck(p, m, rng);
+  }
+}
+
+TEST_F(RuntimeGpu, ExplainSaysTheUntunedDeviceUsesTheHeuristic) {
+  ASSERT_NE(context, nullptr);
+  lowbit_problem problem = hostExampleProblem();
+  lowbit_plan *plan = nullptr;
+  LOWBIT_OK(lowbit_plan_create(context, &problem, &plan));
+  lowbit_choice choice;
+  std::memset(&choice, 0, sizeof(choice));
+  choice.struct_size = sizeof(choice);
+  for (int64_t m : {int64_t{1}, int64_t{300}, int64_t{100000}}) {
+    LOWBIT_OK(lowbit_plan_explain(plan, m, &choice));
+    // `lowbit compile` writes no dispatch tables: nothing was tuned.
+    EXPECT_EQ(choice.heuristic, 1);
+    EXPECT_STREQ(choice.tier, "built-in heuristic");
+    EXPECT_EQ(std::string(choice.database_path), database);
+    EXPECT_LE(choice.m_lo, m);
+    EXPECT_TRUE(choice.m_hi < 0 || m < choice.m_hi);
+    EXPECT_EQ(std::strlen(choice.kernel_id), 64u);
+    EXPECT_EQ(choice.jit_from_ptx, 0) << "the test set has cubins for every arch in scope";
+  }
+  EXPECT_EQ(lowbit_plan_explain(plan, 0, &choice), LOWBIT_STATUS_INVALID_SHAPE);
+  lowbit_plan_destroy(plan);
+}
+
+TEST_F(RuntimeGpu, GraphCaptureAndReplay) {
+  ASSERT_NE(context, nullptr);
+  SplitMix rng{7};
+  PreparedProblem p;
+  prepare(*api, context, hostExampleProblem(), rng, p);
+  if (HasFatalFailure())
+    return;
+  const int64_t m = 7;
+  Activations x = randomActivations(p, m, rng);
+  DeviceBuffer xDevice(*api, x.bits.size() * 2), yDevice(*api, static_cast<size_t>(m * 4096 * 2));
+  LOWBIT_CU_ASSERT(api, xDevice.upload(x.bits.data(), x.bits.size() * 2));
+  CUstream stream = nullptr;
+  LOWBIT_CU_ASSERT(api, api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  // Global mode: any call that is illegal during capture, from any thread,
+  // would invalidate the capture; lowbit_matmul must make none.
+  LOWBIT_CU_ASSERT(api, api->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  lowbit_status captured = lowbit_matmul(p.plan, m, reinterpret_cast<void *>(xDevice.get()), &p.w,
+                                         reinterpret_cast<void *>(p.scales->get()), nullptr,
+                                         reinterpret_cast<void *>(yDevice.get()), nullptr, 0,
+                                         stream);
+  CUgraph graph = nullptr;
+  CUresult ended = api->cuStreamEndCapture(stream, &graph);
+  ASSERT_EQ(captured, LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+  LOWBIT_CU_ASSERT(api, ended);
+  CUgraphExec exec = nullptr;
+  LOWBIT_CU_ASSERT(api, api->cuGraphInstantiate(&exec, graph, 0));
+  std::vector<uint16_t> y(static_cast<size_t>(m * 4096));
+  for (int replay = 0; replay < 3; ++replay) {
+    LOWBIT_CU_ASSERT(api, yDevice.poison(0xFF));
+    // The memset runs on the legacy stream, which a non-blocking stream does
+    // not wait for.
+    LOWBIT_CU_ASSERT(api, api->cuCtxSynchronize());
+    LOWBIT_CU_ASSERT(api, api->cuGraphLaunch(exec, stream));
+    LOWBIT_CU_ASSERT(api, api->cuStreamSynchronize(stream));
+    LOWBIT_CU_ASSERT(api, yDevice.download(y.data(), y.size() * 2));
+    EXPECT_LT(relativeError(p, m, x, y, rng), tolerance(p)) << "replay " << replay;
+  }
+  api->cuGraphExecDestroy(exec);
+  api->cuGraphDestroy(graph);
+  api->cuStreamDestroy(stream);
+}
+
+TEST_F(RuntimeGpu, ConcurrentLaunchesFromSeveralThreads) {
+  ASSERT_NE(context, nullptr);
+  SplitMix rng{99};
+  PreparedProblem p;
+  prepare(*api, context, hostExampleProblem(), rng, p);
+  if (HasFatalFailure())
+    return;
+  constexpr int kThreads = 4, kLaunchesPerThread = 50;
+  const int64_t rowsOf[kThreads] = {1, 7, 64, 300}; // different kernels and grids at once
+  struct Lane {
+    Activations x;
+    std::unique_ptr<DeviceBuffer> xDevice, yDevice;
+    CUstream stream = nullptr;
+    lowbit_status status = LOWBIT_STATUS_SUCCESS;
+    std::string error;
+  } lanes[kThreads];
+  for (int t = 0; t < kThreads; ++t) {
+    Lane &lane = lanes[t];
+    lane.x = randomActivations(p, rowsOf[t], rng);
+    lane.xDevice = std::make_unique<DeviceBuffer>(*api, lane.x.bits.size() * 2);
+    lane.yDevice = std::make_unique<DeviceBuffer>(*api, static_cast<size_t>(rowsOf[t] * 4096 * 2));
+    LOWBIT_CU_ASSERT(api, lane.xDevice->upload(lane.x.bits.data(), lane.x.bits.size() * 2));
+    LOWBIT_CU_ASSERT(api, lane.yDevice->poison(0xFF));
+    LOWBIT_CU_ASSERT(api, api->cuStreamCreate(&lane.stream, CU_STREAM_NON_BLOCKING));
+  }
+  LOWBIT_CU_ASSERT(api, api->cuCtxSynchronize()); // the poison, before the non-blocking streams
+  // The worker threads have no current context: lowbit_matmul sets its own.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Lane &lane = lanes[t];
+      for (int i = 0; i < kLaunchesPerThread && lane.status == LOWBIT_STATUS_SUCCESS; ++i) {
+        lane.status = lowbit_matmul(p.plan, rowsOf[t], reinterpret_cast<void *>(lane.xDevice->get()),
+                                    &p.w, reinterpret_cast<void *>(p.scales->get()), nullptr,
+                                    reinterpret_cast<void *>(lane.yDevice->get()), nullptr, 0,
+                                    lane.stream);
+        if (lane.status != LOWBIT_STATUS_SUCCESS)
+          lane.error = lowbit_last_error();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    Lane &lane = lanes[t];
+    SCOPED_TRACE("thread " + std::to_string(t) + ", M = " + std::to_string(rowsOf[t]));
+    EXPECT_EQ(lane.status, LOWBIT_STATUS_SUCCESS) << lane.error;
+    LOWBIT_CU_ASSERT(api, api->cuStreamSynchronize(lane.stream));
+    std::vector<uint16_t> y(static_cast<size_t>(rowsOf[t] * 4096));
+    LOWBIT_CU_ASSERT(api, lane.yDevice->download(y.data(), y.size() * 2));
+    EXPECT_LT(relativeError(p, rowsOf[t], lane.x, y, rng), tolerance(p));
+    api->cuStreamDestroy(lane.stream);
+  }
+}
+
+TEST_F(RuntimeGpu, JitsPtxWhenNoCubinFits) {
+  std::string path = jitDatabase();
+  ASSERT_TRUE(std::filesystem::exists(path)) << "no JIT test database at " << path;
+  if (deviceArchName(*api).rfind("sm_8", 0) == 0)
+    GTEST_SKIP() << "the JIT set is compiled for sm_80; on an sm_8x device its cubin fits";
+  lowbit_context *jitContext = openContext(path);
+  ASSERT_NE(jitContext, nullptr);
+  SplitMix rng{3};
+  {
+    PreparedProblem p;
+    prepare(*api, jitContext, hostExampleProblem(), rng, p);
+    if (!HasFatalFailure()) {
+      lowbit_choice choice;
+      std::memset(&choice, 0, sizeof(choice));
+      choice.struct_size = sizeof(choice);
+      LOWBIT_OK(lowbit_plan_explain(p.plan, 1, &choice));
+      EXPECT_EQ(choice.jit_from_ptx, 1);
+      EXPECT_STREQ(choice.arch, "sm_80");
+      for (int64_t m : {1, 64})
+        runAndCheck(p, m, rng);
+    }
+  }
+  lowbit_context_destroy(jitContext);
+}
+
+TEST_F(RuntimeGpu, BadCallsGetClearStatuses) {
+  ASSERT_NE(context, nullptr);
+  SplitMix rng{5};
+  PreparedProblem p;
+  prepare(*api, context, hostExampleProblem(), rng, p);
+  if (HasFatalFailure())
+    return;
+  DeviceBuffer x(*api, 300 * 4096 * 2 + 64), y(*api, 300 * 4096 * 2 + 64);
+  void *xp = reinterpret_cast<void *>(x.get()), *yp = reinterpret_cast<void *>(y.get());
+  void *sp = reinterpret_cast<void *>(p.scales->get());
+  auto matmul = [&](int64_t m, void *xArg, const lowbit_weights *w, void *yArg) {
+    return lowbit_matmul(p.plan, m, xArg, w, sp, nullptr, yArg, nullptr, 0, nullptr);
+  };
+  EXPECT_EQ(matmul(0, xp, &p.w, yp), LOWBIT_STATUS_INVALID_SHAPE);
+  EXPECT_EQ(matmul(-4, xp, &p.w, yp), LOWBIT_STATUS_INVALID_SHAPE);
+  EXPECT_EQ(matmul(1, static_cast<char *>(xp) + 2, &p.w, yp), LOWBIT_STATUS_MISALIGNED);
+  EXPECT_EQ(matmul(1, xp, &p.w, static_cast<char *>(yp) + 8), LOWBIT_STATUS_MISALIGNED);
+  EXPECT_EQ(matmul(1, nullptr, &p.w, yp), LOWBIT_STATUS_INVALID_ARGUMENT);
+  lowbit_weights foreign = p.w;
+  foreign.layout_id ^= 0x5A5A;
+  EXPECT_EQ(matmul(1, xp, &foreign, yp), LOWBIT_STATUS_LAYOUT_MISMATCH);
+  EXPECT_NE(std::string(lowbit_last_error()).find("layout"), std::string::npos);
+  LOWBIT_CU_ASSERT(api, api->cuCtxSynchronize()); // nothing was launched by the failures
+
+  lowbit_problem unknown = hostExampleProblem();
+  unknown.n = 1234;
+  lowbit_plan *plan = nullptr;
+  EXPECT_EQ(lowbit_plan_create(context, &unknown, &plan), LOWBIT_STATUS_UNKNOWN_PROBLEM);
+  EXPECT_EQ(plan, nullptr);
+
+  lowbit_context_options options;
+  std::memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.system_db_path = database.c_str();
+  options.device_ordinal = 4096;
+  lowbit_context *none = nullptr;
+  EXPECT_EQ(lowbit_context_create(&options, &none), LOWBIT_STATUS_NO_DEVICE);
+}
+
+// A copy of the test database, changed with SQL, in a scratch directory.
+class DatabaseCopy {
+public:
+  explicit DatabaseCopy(const std::string &source) {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("lowbit-runtime-gpu-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "copy.db").string();
+    std::filesystem::copy_file(source, path_, std::filesystem::copy_options::overwrite_existing);
+  }
+  ~DatabaseCopy() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  void exec(const char *sql) {
+    auto database = db::Database::open(path_);
+    ASSERT_TRUE(database.ok()) << database.error();
+    Status s = db::sql::exec(database->handle(), sql);
+    ASSERT_TRUE(s.ok()) << s.error();
+  }
+  const std::string &path() const { return path_; }
+
+private:
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(RuntimeGpu, BadDatabasesGetClearStatuses) {
+  lowbit_problem problem = hostExampleProblem();
+  {
+    DatabaseCopy copy(database);
+    copy.exec("PRAGMA user_version = 99");
+    lowbit_context_options options;
+    std::memset(&options, 0, sizeof(options));
+    options.struct_size = sizeof(options);
+    options.system_db_path = copy.path().c_str();
+    lowbit_context *newer = nullptr;
+    EXPECT_EQ(lowbit_context_create(&options, &newer), LOWBIT_STATUS_DATABASE_TOO_NEW);
+    EXPECT_NE(std::string(lowbit_last_error()).find("v99"), std::string::npos);
+  }
+  {
+    // Broken cubins, PTX kept: the plan JITs the PTX and says so.
+    DatabaseCopy copy(database);
+    copy.exec("UPDATE kernels SET cubin = X'7F454C46'");
+    lowbit_context *ctx = openContext(copy.path());
+    ASSERT_NE(ctx, nullptr);
+    lowbit_plan *plan = nullptr;
+    LOWBIT_OK(lowbit_plan_create(ctx, &problem, &plan));
+    lowbit_choice choice;
+    std::memset(&choice, 0, sizeof(choice));
+    choice.struct_size = sizeof(choice);
+    LOWBIT_OK(lowbit_plan_explain(plan, 1, &choice));
+    EXPECT_EQ(choice.jit_from_ptx, 1);
+    EXPECT_NE(std::string(choice.notes).find("not a CUDA ELF image"), std::string::npos)
+        << choice.notes;
+    lowbit_plan_destroy(plan);
+    lowbit_context_destroy(ctx);
+  }
+  {
+    // Broken cubins and no PTX: the plan cannot be made.
+    DatabaseCopy copy(database);
+    copy.exec("UPDATE kernels SET cubin = X'7F454C46', ptx = NULL");
+    lowbit_context *ctx = openContext(copy.path());
+    ASSERT_NE(ctx, nullptr);
+    lowbit_plan *plan = nullptr;
+    EXPECT_EQ(lowbit_plan_create(ctx, &problem, &plan), LOWBIT_STATUS_CORRUPT_KERNEL);
+    EXPECT_EQ(plan, nullptr);
+    lowbit_context_destroy(ctx);
+  }
+}
+
+} // namespace
+} // namespace lowbit::testing

@@ -1,0 +1,133 @@
+// A stand-in libcuda.so.1 for the runtime's device-path tests on machines
+// without a GPU: one device that looks like an H100, "device memory" that is
+// host memory, modules that only check their image, and launches that are
+// recorded (not run). The test finds it through LD_LIBRARY_PATH.
+//
+// Every entry point Driver.h resolves exists: the ones the runtime's device
+// path uses are implemented here, the rest are weak stubs returning
+// CUDA_SUCCESS (FakeDriverStubs.cpp), generated from Driver.h's own list.
+#include "runtime/cuda/Driver.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace {
+CUcontext const kPrimary = reinterpret_cast<CUcontext>(0x1234);
+thread_local CUcontext current = nullptr;
+std::mutex mutex;
+int modulesLoaded = 0;
+} // namespace
+
+struct LowbitFakeLaunch {
+  char function[256];
+  unsigned grid[3], block[3], sharedBytes;
+  void *stream;
+  int contextWasCurrent;
+  unsigned long long pointers[5]; // x, w, scales, [zeros,] y as passed
+  long long m;
+  int launches;
+  int modulesLoaded;
+  int ptxLoads;
+};
+static LowbitFakeLaunch lastLaunch;
+
+extern "C" {
+#define LOWBIT_FAKE_API __attribute__((visibility("default")))
+
+LOWBIT_FAKE_API const LowbitFakeLaunch *lowbit_fake_cuda_last_launch(void) { return &lastLaunch; }
+
+LOWBIT_FAKE_API CUresult cuInit(unsigned) { return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuGetErrorName(CUresult, const char **s) { *s = "CUDA_ERROR_FAKE"; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuGetErrorString(CUresult, const char **s) { *s = "fake driver"; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuDeviceGetCount(int *count) { *count = 1; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuDeviceGetName(char *name, int length, CUdevice) {
+  std::snprintf(name, static_cast<size_t>(length), "Fake H100");
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
+  switch (a) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 227 * 1024; break;
+  default: *v = 1024;
+  }
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice) {
+  std::memset(uuid, 7, sizeof(*uuid));
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice) { *c = kPrimary; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned, CUjit_option *, void **) {
+  if (current != kPrimary)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  const unsigned char *bytes = static_cast<const unsigned char *>(image);
+  bool cubin = bytes[0] == 0x7f && bytes[1] == 'E';
+  if (!cubin && !std::strstr(static_cast<const char *>(image), ".target"))
+    return CUDA_ERROR_INVALID_IMAGE;
+  std::lock_guard<std::mutex> lock(mutex);
+  ++modulesLoaded;
+  lastLaunch.modulesLoaded = modulesLoaded;
+  lastLaunch.ptxLoads += cubin ? 0 : 1;
+  *module = reinterpret_cast<CUmodule>(new int(0));
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuModuleUnload(CUmodule module) {
+  delete reinterpret_cast<int *>(module);
+  std::lock_guard<std::mutex> lock(mutex);
+  lastLaunch.modulesLoaded = --modulesLoaded;
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule, const char *name) {
+  *f = reinterpret_cast<CUfunction>(strdup(name)); // leaked: a test-only fake
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute, CUfunction) { *v = 1024; return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                        unsigned by, unsigned bz, unsigned shared, CUstream stream,
+                                        void **params, void **) {
+  std::lock_guard<std::mutex> lock(mutex);
+  LowbitFakeLaunch &l = lastLaunch;
+  std::snprintf(l.function, sizeof(l.function), "%s", reinterpret_cast<const char *>(f));
+  l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = gz;
+  l.block[0] = bx, l.block[1] = by, l.block[2] = bz;
+  l.sharedBytes = shared;
+  l.stream = stream;
+  l.contextWasCurrent = current == kPrimary;
+  int pointerCount = std::strstr(l.function, "zeros") ? 5 : 4;
+  for (int i = 0; i < 5; ++i)
+    l.pointers[i] = i < pointerCount ? *static_cast<unsigned long long *>(params[i]) : 0;
+  l.m = *static_cast<long long *>(params[pointerCount]);
+  ++l.launches;
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
+  *p = reinterpret_cast<CUdeviceptr>(std::aligned_alloc(256, (n + 255) / 256 * 256));
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+LOWBIT_FAKE_API CUresult cuMemFree(CUdeviceptr p) { std::free(reinterpret_cast<void *>(p)); return CUDA_SUCCESS; }
+LOWBIT_FAKE_API CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) {
+  std::memcpy(reinterpret_cast<void *>(d), s, n);
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
+  std::memcpy(d, reinterpret_cast<void *>(s), n);
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream) {
+  std::memcpy(reinterpret_cast<void *>(d), s, n);
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) {
+  std::memset(reinterpret_cast<void *>(d), v, n);
+  return CUDA_SUCCESS;
+}
+} // extern "C"

@@ -1,0 +1,240 @@
+// The runtime's device path (context, plan loading, packing to the device,
+// launches, context switching, threads) through the C API against the fake
+// driver of FakeDriver.cpp, so it is exercised on machines without a GPU.
+// The fake is loaded first under the soname libcuda.so.1, so the runtime's
+// dlopen("libcuda.so.1") finds it even where a real driver is installed.
+#include "lowbit/lowbit.h"
+#include "runtime/api/Problem.h"
+#include "runtime/cuda/Driver.h"
+#include "runtime/kernels/KernelRecordCodec.h"
+#include "tests/unit/runtime/api/RuntimeTestSupport.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+struct LowbitFakeLaunch { // as FakeDriver.cpp defines it
+  char function[256];
+  unsigned grid[3], block[3], sharedBytes;
+  void *stream;
+  int contextWasCurrent;
+  unsigned long long pointers[5];
+  long long m;
+  int launches;
+  int modulesLoaded;
+  int ptxLoads;
+};
+
+namespace lowbit::api::testing {
+namespace {
+
+const LowbitFakeLaunch *fake() {
+  static void *handle = dlopen(LOWBIT_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL);
+  if (!handle)
+    return nullptr;
+  auto last = reinterpret_cast<const LowbitFakeLaunch *(*)()>(
+      dlsym(handle, "lowbit_fake_cuda_last_launch"));
+  return last ? last() : nullptr;
+}
+
+class FakeDriverTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    state = fake();
+    ASSERT_NE(state, nullptr) << "cannot load the fake driver " << LOWBIT_FAKE_CUDA_PATH;
+    std::string whyNot;
+    ASSERT_NE(cuda::loadDriver(&whyNot), nullptr) << whyNot;
+    Expected<db::DeviceFingerprint> device = db::readFingerprint(0);
+    ASSERT_TRUE(device.ok()) << device.error();
+    ASSERT_EQ(device->name, "Fake H100");
+    path = dir.file("kernels.db");
+    db::Database database = openOrDie(path);
+    kernels::ProblemDesc problem = w4a16Problem();
+    std::string small = addKernel(database, problem, {"small", "sm_90a", "gemv"});
+    std::string large = addKernel(database, problem, {"large", "sm_90a", "mma", kLayoutA, 16});
+    ASSERT_TRUE(database.putDevice(*device).ok());
+    ASSERT_TRUE(database
+                    .setDispatch(db::problemIdForSignature(kernels::problemSignature(problem)),
+                                 device->id(), {{1, 9, small}, {9, std::nullopt, large}})
+                    .ok());
+    kernels::ProblemDesc withZeros = w4a16Problem(1024, 4096);
+    withZeros.zero = "sub_code";
+    addKernel(database, withZeros, {"with_zeros", "sm_90a", "gemv"});
+    addKernel(database, w4a16Problem(2048, 2048), {"ampere_only", "sm_80", "gemv"});
+
+    lowbit_context_options options;
+    std::memset(&options, 0, sizeof(options));
+    options.struct_size = sizeof(options);
+    options.system_db_path = path.c_str();
+    ASSERT_EQ(lowbit_context_create(&options, &context), LOWBIT_STATUS_SUCCESS)
+        << lowbit_last_error();
+  }
+  void TearDown() override { lowbit_context_destroy(context); }
+
+  lowbit_plan *plan(int64_t n, int64_t k, lowbit_zero_mode zero = LOWBIT_ZERO_NONE) {
+    lowbit_problem p;
+    std::memset(&p, 0, sizeof(p));
+    p.struct_size = sizeof(p);
+    p.n = n;
+    p.k = k;
+    p.activation = LOWBIT_DTYPE_F16;
+    p.weight = LOWBIT_WEIGHT_UINT4;
+    p.scale = LOWBIT_DTYPE_F16;
+    p.granularity = LOWBIT_GRANULARITY_GROUP;
+    p.group_size = 128;
+    p.zero = zero;
+    lowbit_plan *made = nullptr;
+    EXPECT_EQ(lowbit_plan_create(context, &p, &made), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+    return made;
+  }
+
+  lowbit_choice explain(const lowbit_plan *p, int64_t m) {
+    lowbit_choice choice;
+    std::memset(&choice, 0, sizeof(choice));
+    choice.struct_size = sizeof(choice);
+    EXPECT_EQ(lowbit_plan_explain(p, m, &choice), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+    return choice;
+  }
+
+  const LowbitFakeLaunch *state = nullptr;
+  TempDir dir;
+  std::string path;
+  lowbit_context *context = nullptr;
+};
+
+// Fake device pointers: never dereferenced by a launch, only recorded.
+void *at(uintptr_t address) { return reinterpret_cast<void *>(address); }
+
+TEST_F(FakeDriverTest, LaunchesTheRangesKernelWithItsGridAndRestoresTheContext) {
+  lowbit_plan *p = plan(4096, 4096);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(state->modulesLoaded, 2) << "both range kernels are loaded up front";
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 4096 * 4096 / 2, 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  const cuda::DriverApi &api = *cuda::loadDriver();
+  ASSERT_EQ(api.cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+
+  ASSERT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
+                          at(0x77)),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, "fake_small");
+  EXPECT_EQ(state->grid[0], 1024u);
+  EXPECT_EQ(state->grid[1], 1u);
+  EXPECT_EQ(state->grid[2], 1u);
+  EXPECT_EQ(state->block[0], 128u);
+  EXPECT_EQ(state->stream, at(0x77));
+  EXPECT_EQ(state->contextWasCurrent, 1);
+  EXPECT_EQ(state->m, 1);
+  EXPECT_EQ(state->pointers[0], 0x20000u);
+  EXPECT_EQ(state->pointers[1], 0x10000u);
+  EXPECT_EQ(state->pointers[2], 0x30000u);
+  EXPECT_EQ(state->pointers[3], 0x40000u);
+  CUcontext after = reinterpret_cast<CUcontext>(0x1);
+  ASSERT_EQ(api.cuCtxGetCurrent(&after), CUDA_SUCCESS);
+  EXPECT_EQ(after, nullptr) << "the caller's (empty) current context is restored";
+
+  ASSERT_EQ(lowbit_matmul(p, 300, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, "fake_large");
+  EXPECT_EQ(state->grid[1], 19u); // ceil(300 / 16)
+  lowbit_choice choice = explain(p, 300);
+  EXPECT_STREQ(choice.tier, "exact device");
+  EXPECT_EQ(choice.heuristic, 0);
+  EXPECT_EQ(choice.m_lo, 9);
+  EXPECT_EQ(choice.m_hi, -1);
+
+  int launches = state->launches;
+  w.layout_id ^= 1;
+  EXPECT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_LAYOUT_MISMATCH);
+  EXPECT_EQ(state->launches, launches) << "a refused call launches nothing";
+  lowbit_plan_destroy(p);
+  EXPECT_EQ(state->modulesLoaded, 0);
+}
+
+TEST_F(FakeDriverTest, PassesZerosInTheKernelAbiOrder) {
+  lowbit_plan *p = plan(1024, 4096, LOWBIT_ZERO_SUB_CODE);
+  ASSERT_NE(p, nullptr);
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 1024 * 4096 / 2, 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(lowbit_matmul(p, 5, at(0x20000), &w, at(0x30000), at(0x50000), at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, "fake_with_zeros");
+  EXPECT_EQ(state->pointers[3], 0x50000u); // x, w, scales, zeros, y
+  EXPECT_EQ(state->pointers[4], 0x40000u);
+  EXPECT_EQ(state->m, 5);
+  lowbit_plan_destroy(p);
+}
+
+TEST_F(FakeDriverTest, JitsPtxWhenNoCubinFitsTheDevice) {
+  lowbit_plan *p = plan(2048, 2048);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(state->ptxLoads, 1);
+  lowbit_choice choice = explain(p, 1);
+  EXPECT_EQ(choice.jit_from_ptx, 1);
+  EXPECT_STREQ(choice.arch, "sm_80");
+  EXPECT_EQ(choice.heuristic, 1);
+  lowbit_plan_destroy(p);
+}
+
+TEST_F(FakeDriverTest, PacksToTheDeviceAsOnTheHost) {
+  lowbit_plan *p = plan(4096, 4096);
+  ASSERT_NE(p, nullptr);
+  size_t bytes = 0;
+  ASSERT_EQ(lowbit_plan_packed_sizes(p, &bytes, nullptr, nullptr, nullptr), LOWBIT_STATUS_SUCCESS);
+  std::vector<uint8_t> codes(4096u * 4096u);
+  for (size_t i = 0; i < codes.size(); ++i)
+    codes[i] = static_cast<uint8_t>(((i * 2654435761u) >> 28) & 15);
+  std::vector<uint8_t> host(bytes);
+  ASSERT_EQ(lowbit_pack_weights(p, codes.data(), host.data(), bytes, LOWBIT_MEMORY_HOST, nullptr),
+            LOWBIT_STATUS_SUCCESS);
+  void *device = nullptr; // the fake's device memory is host memory
+  ASSERT_EQ(lowbit_device_alloc(context, bytes, &device), LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(lowbit_pack_weights(p, codes.data(), device, bytes, LOWBIT_MEMORY_DEVICE, nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_EQ(std::memcmp(device, host.data(), bytes), 0);
+  EXPECT_EQ(lowbit_pack_weights(p, codes.data(), static_cast<char *>(device) + 8, bytes - 8,
+                                LOWBIT_MEMORY_DEVICE, nullptr),
+            LOWBIT_STATUS_MISALIGNED);
+  EXPECT_EQ(lowbit_pack_weights(p, codes.data(), device, bytes - 1, LOWBIT_MEMORY_DEVICE, nullptr),
+            LOWBIT_STATUS_BUFFER_TOO_SMALL);
+  EXPECT_EQ(lowbit_device_free(context, device), LOWBIT_STATUS_SUCCESS);
+  lowbit_plan_destroy(p);
+}
+
+TEST_F(FakeDriverTest, PlansOutliveTheirContextAndServeManyThreads) {
+  lowbit_plan *p = plan(4096, 4096);
+  ASSERT_NE(p, nullptr);
+  lowbit_context_destroy(context);
+  context = nullptr;
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 4096 * 4096 / 2, 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  int before = state->launches;
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i)
+        failures[t] += lowbit_matmul(p, 1 + (i % 400), at(0x20000), &w, at(0x30000), nullptr,
+                                     at(0x40000), nullptr, 0, nullptr) != LOWBIT_STATUS_SUCCESS;
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int f : failures)
+    EXPECT_EQ(f, 0);
+  EXPECT_EQ(state->launches, before + 800);
+  lowbit_plan_destroy(p);
+  EXPECT_EQ(state->modulesLoaded, 0);
+}
+
+} // namespace
+} // namespace lowbit::api::testing

@@ -1,0 +1,119 @@
+// lowbit_problem validation and translation, and struct_size checks.
+#include "runtime/api/ApiError.h"
+#include "runtime/api/Problem.h"
+#include "runtime/kernels/KernelRecordCodec.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+namespace lowbit::api {
+namespace {
+
+lowbit_problem w4a16() {
+  lowbit_problem p;
+  std::memset(&p, 0, sizeof(p));
+  p.struct_size = sizeof(p);
+  p.n = 4096;
+  p.k = 4096;
+  p.activation = LOWBIT_DTYPE_F16;
+  p.weight = LOWBIT_WEIGHT_UINT4;
+  p.scale = LOWBIT_DTYPE_F16;
+  p.granularity = LOWBIT_GRANULARITY_GROUP;
+  p.group_size = 128;
+  p.zero = LOWBIT_ZERO_NONE;
+  return p;
+}
+
+TEST(ProblemTest, TranslatesToTheCompilersSignature) {
+  Result<kernels::ProblemDesc> desc = problemFromApi(w4a16());
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(kernels::problemSignature(*desc),
+            "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=f16;"
+            "granularity=group;group=128;zero=none");
+  lowbit_problem p = w4a16();
+  p.weight = LOWBIT_WEIGHT_INT2;
+  p.activation = LOWBIT_DTYPE_BF16;
+  p.scale = LOWBIT_DTYPE_F32;
+  p.granularity = LOWBIT_GRANULARITY_CHANNEL;
+  p.group_size = 0;
+  p.zero = LOWBIT_ZERO_SUB_VALUE;
+  desc = problemFromApi(p);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(desc->weight, "int2");
+  EXPECT_EQ(desc->zero, "sub_value");
+  EXPECT_EQ(scaleElementBytes(*desc), 4);
+  EXPECT_EQ(scaleCount(*desc), 4096);
+  EXPECT_EQ(weightCodeBits(*desc), 2);
+}
+
+TEST(ProblemTest, RejectsEveryBadField) {
+  struct Case {
+    void (*edit)(lowbit_problem &);
+    lowbit_status status;
+    const char *mentions;
+  } cases[] = {
+      {[](lowbit_problem &p) { p.n = 0; }, LOWBIT_STATUS_INVALID_SHAPE, "N = 0"},
+      {[](lowbit_problem &p) { p.k = -5; }, LOWBIT_STATUS_INVALID_SHAPE, "K = -5"},
+      {[](lowbit_problem &p) { p.n = int64_t{1} << 40; }, LOWBIT_STATUS_INVALID_SHAPE, "2^31"},
+      {[](lowbit_problem &p) { p.activation = static_cast<lowbit_dtype>(0); },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "activation"},
+      {[](lowbit_problem &p) { p.activation = LOWBIT_DTYPE_F32; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "activation"},
+      {[](lowbit_problem &p) { p.weight = static_cast<lowbit_weight_format>(9); },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "weight"},
+      {[](lowbit_problem &p) { p.scale = static_cast<lowbit_dtype>(77); },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "scale"},
+      {[](lowbit_problem &p) { p.granularity = static_cast<lowbit_granularity>(0); },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "granularity"},
+      {[](lowbit_problem &p) { p.group_size = 0; }, LOWBIT_STATUS_INVALID_SHAPE, "group_size"},
+      {[](lowbit_problem &p) { p.group_size = 100; }, LOWBIT_STATUS_INVALID_SHAPE, "divide"},
+      {[](lowbit_problem &p) { p.granularity = LOWBIT_GRANULARITY_TENSOR; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "group_size"},
+      {[](lowbit_problem &p) { p.zero = static_cast<lowbit_zero_mode>(0); },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "zero"},
+  };
+  for (const Case &c : cases) {
+    lowbit_problem p = w4a16();
+    c.edit(p);
+    Result<kernels::ProblemDesc> desc = problemFromApi(p);
+    ASSERT_FALSE(desc.ok()) << c.mentions;
+    EXPECT_EQ(desc.error().status, c.status) << desc.error().message;
+    EXPECT_NE(desc.error().message.find(c.mentions), std::string::npos) << desc.error().message;
+  }
+}
+
+TEST(StructSizeTest, OlderOrGarbageSizesAreRejectedNewerOnesNeedZeroTails) {
+  lowbit_problem p = w4a16();
+  EXPECT_TRUE(checkInputStructSize(&p, sizeof(p), sizeof(p), "lowbit_problem").ok());
+  ApiStatus small = checkInputStructSize(&p, 8, sizeof(p), "lowbit_problem");
+  EXPECT_EQ(small.status(), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(small.error().message.find("sizeof(lowbit_problem)"), std::string::npos);
+  EXPECT_EQ(checkInputStructSize(&p, 1u << 20, sizeof(p), "lowbit_problem").status(),
+            LOWBIT_STATUS_INVALID_ARGUMENT);
+
+  struct Newer {
+    lowbit_problem base;
+    int64_t futureField;
+  } newer{w4a16(), 0};
+  EXPECT_TRUE(checkInputStructSize(&newer, sizeof(newer), sizeof(lowbit_problem), "p").ok());
+  newer.futureField = 3;
+  EXPECT_EQ(checkInputStructSize(&newer, sizeof(newer), sizeof(lowbit_problem), "p").status(),
+            LOWBIT_STATUS_UNSUPPORTED);
+
+  EXPECT_TRUE(checkOutputStructSize(sizeof(lowbit_choice), sizeof(lowbit_choice), "c").ok());
+  EXPECT_TRUE(checkOutputStructSize(sizeof(lowbit_choice) + 8, sizeof(lowbit_choice), "c").ok());
+  EXPECT_FALSE(checkOutputStructSize(0, sizeof(lowbit_choice), "c").ok());
+}
+
+TEST(LastErrorTest, IsPerThreadAndSurvivesSuccess) {
+  recordFailure(LOWBIT_STATUS_MISALIGNED, "main thread detail");
+  std::string other;
+  std::thread([&] { other = lastFailureText(); }).join();
+  EXPECT_EQ(other, "");
+  EXPECT_STREQ(lastFailureText(), "main thread detail");
+}
+
+} // namespace
+} // namespace lowbit::api
