@@ -5,7 +5,7 @@
 // random values for every M; outputs are poisoned with NaN before each run.
 #include "runtime/kernels/KernelSet.h"
 #include "runtime/layout/WeightLayout.h"
-#include "tests/gpu/kernels/HostNumerics.h"
+#include "tests/gpu/support/HostNumerics.h"
 #include "tests/gpu/support/GpuTest.h"
 
 #include <limits.h>
@@ -46,18 +46,6 @@ double codeValue(const kernels::ProblemDesc &p, uint8_t code) {
     return code >= 8 ? static_cast<double>(code) - 16.0 : code;
   return code;
 }
-
-// A small fast generator: the test draws hundreds of millions of values.
-struct SplitMix {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-};
 
 class W4A16Kernels : public ::testing::Test {
 protected:

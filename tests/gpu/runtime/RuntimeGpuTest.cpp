@@ -4,7 +4,7 @@
 // from several threads at once, the PTX JIT path, and the errors a bad call
 // or a bad database must give with a real driver.
 #include "lowbit/lowbit.h"
-#include "tests/gpu/kernels/HostNumerics.h"
+#include "tests/gpu/support/HostNumerics.h"
 #include "tests/gpu/support/GpuTest.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Sqlite.h"
@@ -68,17 +68,6 @@ lowbit_problem hostExampleProblem() {
     ASSERT_EQ(lowbitStatus, LOWBIT_STATUS_SUCCESS)                                       \
         << #call << ": " << lowbit_status_string(lowbitStatus) << ": " << lowbit_last_error(); \
   } while (0)
-
-struct SplitMix {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-};
 
 // A plan with its weights, scales and zeros packed and uploaded, and the
 // dequantized weights in f64 for the reference.

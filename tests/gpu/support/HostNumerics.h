@@ -1,5 +1,7 @@
-// Host-side rounding to f16 / bf16 bit patterns (round to nearest even), and
-// back, for building inputs and references exactly as the GPU sees them.
+// Host-side helpers of the GPU tests: rounding to f16 / bf16 bit patterns
+// (round to nearest even) and back, for building inputs and references
+// exactly as the GPU sees them, and a small fast random generator (the tests
+// draw hundreds of millions of values).
 #pragma once
 
 #include <cmath>
@@ -42,5 +44,16 @@ inline uint16_t toBits(const char *type, float value) {
 inline float fromBits(const char *type, uint16_t bits) {
   return type[0] == 'b' ? bf16ToF32(bits) : f16ToF32(bits);
 }
+
+struct SplitMix {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+};
 
 } // namespace lowbit::testing

@@ -1,0 +1,220 @@
+#include "compiler/tuner/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace lowbit::tuner {
+
+DeviceModel DeviceModel::h200() {
+  DeviceModel d;
+  d.limits = *archLimits("sm_90a");
+  return d;
+}
+
+Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &f,
+                                                   double copyGBs) {
+  std::string arch;
+  // Per-SM throughputs, so boards with fewer SMs scale down: tensor cores
+  // for f16 mma.sync with f32 accumulation at ~75% of dense peak, and f32
+  // CUDA-core throughput with the decode folded in.
+  double tensorPerSm = 0, cudaPerSm = 0;
+  switch (f.computeCapability()) {
+  case 80: arch = "sm_80", tensorPerSm = 2.2, cudaPerSm = 0.25; break;
+  case 86: arch = "sm_86", tensorPerSm = 0.55, cudaPerSm = 0.45; break;
+  case 89: arch = "sm_89", tensorPerSm = 1.0, cudaPerSm = 0.45; break;
+  case 90: arch = "sm_90a", tensorPerSm = 5.3, cudaPerSm = 0.45; break;
+  default:
+    return makeError("no cost model for compute capability " +
+                     std::to_string(f.computeCapability()));
+  }
+  auto limits = archLimits(arch);
+  if (!limits)
+    return makeError(limits.error());
+  if (f.smCount <= 0 || copyGBs <= 0)
+    return makeError("the device model needs a positive SM count and copy bandwidth");
+  DeviceModel d;
+  d.name = f.name;
+  d.smCount = f.smCount;
+  d.copyGBs = copyGBs;
+  d.l2Bytes = f.l2Bytes > 0 ? double(f.l2Bytes) : d.l2Bytes;
+  d.l2GBs = 3 * copyGBs;
+  d.tensorTflops = tensorPerSm * f.smCount;
+  d.cudaCoreTflops = cudaPerSm * f.smCount;
+  d.decodeWeightsPerUs = DeviceModel().decodeWeightsPerUs * f.smCount / 132.0;
+  d.limits = *limits;
+  return d;
+}
+
+namespace {
+
+int codeBitsOf(const kernels::ProblemDesc &p) {
+  int bits = shapeOf(p).codeBits;
+  return bits > 0 ? bits : 4;
+}
+
+double scaleBytes(const std::string &dtype) { return dtype == "f32" ? 4 : 2; }
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+ProblemBytes idealBytes(const kernels::ProblemDesc &p, int64_t m) {
+  ProblemBytes b;
+  double n = double(p.n), k = double(p.k);
+  b.weights = n * k * codeBitsOf(p) / 8.0;
+  double scaleCount = p.granularity == "tensor"  ? 1
+                      : p.granularity == "channel" ? n
+                      : p.groupSize > 0            ? n * std::ceil(k / double(p.groupSize))
+                                                   : n;
+  // Zeros, when present, are one more value of the scale's dtype per scale.
+  double perScale = scaleBytes(p.scale) * (p.zero == "none" || p.zero.empty() ? 1 : 2);
+  b.scales = scaleCount * perScale;
+  b.activations = double(m) * k * 2;
+  b.outputs = double(m) * n * 2;
+  return b;
+}
+
+double problemFlops(const kernels::ProblemDesc &p, int64_t m) {
+  return 2.0 * double(m) * double(p.n) * double(p.k);
+}
+
+int64_t blocksPerSm(const Schedule &s, int codeBits, const ArchLimits &l) {
+  int64_t threads = s.threads();
+  int64_t byThreads = threads > 0 ? l.maxThreadsPerSm / threads : 0;
+  int64_t byRegisters = l.registersPerSm / std::max<int64_t>(1, threads * estimatedRegisters(s));
+  int64_t shared = estimatedSharedBytes(s, codeBits);
+  int64_t byShared = shared > 0 ? l.sharedPerSm / shared : l.maxBlocksPerSm;
+  return std::max<int64_t>(0, std::min({l.maxBlocksPerSm, byThreads, byRegisters, byShared}));
+}
+
+Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const Schedule &s, int64_t m,
+                                    const DeviceModel &d) {
+  if (m < 1 || p.n <= 0 || p.k <= 0 || s.tileM <= 0 || s.tileN <= 0)
+    return makeError("cost model: M, N, K and the tile must be positive");
+  int bits = codeBitsOf(p);
+  CostEstimate e;
+  int64_t mBlocks = ceilDiv(m, s.tileM);
+  int64_t nBlocks = ceilDiv(p.n, s.tileN);
+  e.blocks = mBlocks * nBlocks;
+  e.blocksPerSm = blocksPerSm(s, bits, d.limits);
+  if (e.blocksPerSm == 0)
+    return makeError("cost model: no block of " + s.text() + " fits on an SM");
+
+  // Bytes. The grid's x walks N fastest (gridTile = {N per block, M per
+  // block, split-K}), so every M block streams all of W again: from DRAM
+  // when W (and its scales) cannot stay in L2 between M blocks, from L2 when
+  // it can. X is re-read by every N block; it is small and stays in L2 (and
+  // in L1 across a gemv block's warps), so it costs L2 traffic only.
+  ProblemBytes ideal = idealBytes(p, m);
+  double weightBytes = ideal.weights + ideal.scales;
+  bool weightsStayInL2 = weightBytes < d.l2Bytes / 2;
+  double weightReReads = double(mBlocks - 1);
+  e.dramBytes = weightBytes * (weightsStayInL2 ? 1 : double(mBlocks)) + ideal.activations +
+                ideal.outputs;
+  e.l2Bytes = (weightsStayInL2 ? weightBytes * weightReReads : 0) +
+              ideal.activations * double(nBlocks);
+
+  // Achieved bandwidth by Little's law: the loads in flight across the GPU
+  // must cover bandwidth x latency. gemv lanes keep tile K / 1024 16-byte
+  // loads in flight each; an mma block keeps stages - 1 tiles of X and W.
+  int64_t residentBlocks = std::min<int64_t>(e.blocks, d.smCount * e.blocksPerSm);
+  double bytesInFlightPerBlock =
+      s.family == Family::Gemv
+          ? double(s.warpsN) * 32 * 16 * double(std::max<int64_t>(1, s.tileK / kGemvCodesPerWarpStep))
+          : double(std::max<int64_t>(1, s.stages - 1)) *
+                (double(s.tileN) * s.tileK * bits / 8.0 + double(s.tileM) * s.tileK * 2);
+  double bytesInFlight = bytesInFlightPerBlock * double(residentBlocks);
+  // GB/s is bytes per ns; latency in µs -> bytes / (µs * 1e3) is GB/s.
+  double littleGBs = bytesInFlight / (d.memoryLatencyUs * 1e3);
+  e.achievedGBs = std::min(d.copyGBs, littleGBs);
+  e.memoryUs = std::max(e.dramBytes / (e.achievedGBs * 1e3), e.l2Bytes / (d.l2GBs * 1e3));
+
+  // Compute on whole tiles: padded rows cost as much as real ones. mma
+  // decodes every weight once per M block on the CUDA cores, sharing issue
+  // slots with the mma, so the two add; gemv's CUDA-core rate includes it.
+  double paddedM = double(mBlocks * s.tileM);
+  e.flops = 2.0 * paddedM * double(p.n) * double(p.k);
+  if (s.family == Family::Gemv) {
+    e.computeUs = e.flops / (d.cudaCoreTflops * 1e6);
+  } else {
+    double decodes = double(p.n) * double(p.k) * double(mBlocks);
+    e.computeUs = e.flops / (d.tensorTflops * 1e6) + decodes / d.decodeWeightsPerUs;
+  }
+
+  // Waves and balance. An SM's resident blocks share its throughput, so what
+  // costs time is the busiest SM's share: ceil(blocks / SMs) blocks against
+  // the average blocks / SMs. Few warps per SM cannot keep the pipes busy:
+  // tensor cores want a warp per SM sub-partition (4), CUDA-core decode and
+  // FMA want ~16 warps to hide latency.
+  double slots = double(d.smCount * e.blocksPerSm);
+  e.waves = double(e.blocks) / slots;
+  double perSm = double(e.blocks) / double(d.smCount);
+  e.waveEfficiency = perSm / std::ceil(perSm);
+  double residentPerSm = std::min(std::ceil(perSm), double(e.blocksPerSm));
+  double warpsPerSm = residentPerSm * double(s.warpsM * s.warpsN);
+  double warpsWanted = s.family == Family::Gemv ? 16 : 4;
+  double occupancy = std::min(1.0, warpsPerSm / warpsWanted);
+  double computeTime = e.computeUs / (e.waveEfficiency * occupancy);
+  // Memory and compute overlap, but not perfectly: a tenth of the smaller
+  // term shows through. This also orders schedules the max() alone ties
+  // (all memory-bound), preferring the one with less compute to hide.
+  e.us = d.launchUs + std::max(e.memoryUs, computeTime) +
+         0.1 * std::min(e.memoryUs, computeTime);
+  return e;
+}
+
+std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &p,
+                                          const std::vector<Schedule> &candidates,
+                                          const std::vector<int64_t> &mPoints,
+                                          const DeviceModel &d) {
+  std::vector<RankedSchedule> ranked;
+  for (const Schedule &s : candidates) {
+    RankedSchedule r{s, 0, 0, {}};
+    bool runs = true;
+    for (int64_t m : mPoints) {
+      auto e = estimateCost(p, s, m, d);
+      if (!e) {
+        runs = false;
+        break;
+      }
+      r.estimatedUs.push_back(e->us);
+    }
+    if (runs)
+      ranked.push_back(std::move(r));
+  }
+  std::vector<double> best(mPoints.size(), std::numeric_limits<double>::infinity());
+  for (const RankedSchedule &r : ranked)
+    for (size_t i = 0; i < mPoints.size(); ++i)
+      best[i] = std::min(best[i], r.estimatedUs[i]);
+  std::vector<double> logSum(ranked.size(), 0);
+  for (size_t c = 0; c < ranked.size(); ++c) {
+    RankedSchedule &r = ranked[c];
+    r.score = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < mPoints.size(); ++i) {
+      double ratio = r.estimatedUs[i] / best[i];
+      logSum[c] += std::log(ratio);
+      if (ratio < r.score)
+        r.score = ratio, r.bestAtM = mPoints[i];
+    }
+  }
+  std::vector<size_t> order(ranked.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::vector<std::string> texts;
+  for (const RankedSchedule &r : ranked)
+    texts.push_back(r.schedule.text());
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (ranked[a].score != ranked[b].score)
+      return ranked[a].score < ranked[b].score;
+    if (logSum[a] != logSum[b])
+      return logSum[a] < logSum[b];
+    return texts[a] < texts[b];
+  });
+  std::vector<RankedSchedule> sorted;
+  for (size_t i : order)
+    sorted.push_back(std::move(ranked[i]));
+  return sorted;
+}
+
+} // namespace lowbit::tuner

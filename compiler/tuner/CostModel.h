@@ -1,0 +1,88 @@
+// An analytic estimate of a schedule's time at one M, used only to order
+// candidates (likely winners are compiled and measured first, so a budget
+// cut keeps the good ones). It is never used to pick a winner: that is
+// what measurement is for.
+//
+// Model (all terms documented at their computation in CostModel.cpp):
+//   time = launch + max(memory, compute / wave efficiency)
+//   memory  = DRAM bytes / achieved bandwidth, where the achieved bandwidth
+//             is capped by Little's law: bytes in flight / memory latency;
+//   compute = padded flops / (tensor-core or CUDA-core throughput);
+//   waves   = blocks / (SMs x blocks per SM), blocks per SM limited by
+//             threads, the register estimate and shared memory.
+#pragma once
+
+#include "compiler/tuner/SearchSpace.h"
+#include "tuning_db/Fingerprint.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::tuner {
+
+struct DeviceModel {
+  std::string name = "NVIDIA H200";
+  int smCount = 132;
+  double copyGBs = 4190;         // PERF.md: measured device-to-device copy, read + write
+  double l2Bytes = 50e6;
+  double l2GBs = 12000;          // L2 hit bandwidth, roughly 3x DRAM on Hopper
+  double memoryLatencyUs = 0.8;  // a DRAM round trip under load
+  double tensorTflops = 700;     // f16 mma.sync, ~75% of Hopper's dense peak (PERF.md)
+  double cudaCoreTflops = 60;    // f32 FMA on CUDA cores, decode included
+  double decodeWeightsPerUs = 40e6; // int4 -> f16 decodes per µs across the GPU
+  double launchUs = 2.5;         // a launch inside a CUDA graph
+  ArchLimits limits;             // per-SM and per-block limits
+
+  static DeviceModel h200();
+  // A model for the fingerprinted device: SM count, L2 and arch limits from
+  // it, throughputs scaled from the H200 by SM count; the copy bandwidth is
+  // measured by the caller (compiler/measure copyBandwidthGBs).
+  static Expected<DeviceModel> fromFingerprint(const db::DeviceFingerprint &fingerprint,
+                                               double copyGBs);
+};
+
+// Bytes an ideal kernel moves once: packed weights, scales (and zeros), X and
+// Y. Reports use it for GB/s; the cost model adds the re-reads.
+struct ProblemBytes {
+  double weights = 0, scales = 0, activations = 0, outputs = 0;
+  double total() const { return weights + scales + activations + outputs; }
+};
+ProblemBytes idealBytes(const kernels::ProblemDesc &problem, int64_t m);
+double problemFlops(const kernels::ProblemDesc &problem, int64_t m);
+
+struct CostEstimate {
+  double us = 0;
+  double memoryUs = 0, computeUs = 0;
+  double dramBytes = 0, l2Bytes = 0;
+  double flops = 0; // padded to whole tiles
+  int64_t blocks = 0;
+  int64_t blocksPerSm = 0;
+  double waves = 0, waveEfficiency = 0;
+  double achievedGBs = 0;
+};
+
+// Fails when the schedule cannot run (zero blocks per SM).
+Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &problem, const Schedule &schedule,
+                                    int64_t m, const DeviceModel &device);
+
+// How many blocks of this schedule an SM holds at once (0: none fit).
+int64_t blocksPerSm(const Schedule &schedule, int codeBits, const ArchLimits &limits);
+
+struct RankedSchedule {
+  Schedule schedule;
+  double score = 0;          // min over M of estimate / best estimate at that M (1 = best somewhere)
+  int64_t bestAtM = 0;       // the M point where it comes closest to the best
+  std::vector<double> estimatedUs; // per M point, in the order given
+};
+
+// Orders candidates so that those that are (near) the best estimate at some M
+// point come first: the score is the smallest ratio to the best estimate over
+// the M points, ties broken by the sum of log ratios, then by the schedule
+// text (so the order is deterministic). Unlaunchable candidates are dropped.
+std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &problem,
+                                          const std::vector<Schedule> &candidates,
+                                          const std::vector<int64_t> &mPoints,
+                                          const DeviceModel &device);
+
+} // namespace lowbit::tuner

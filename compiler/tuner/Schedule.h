@@ -1,0 +1,42 @@
+// A kernel schedule as the tuner handles it: the fields of `#lb.schedule<...>`
+// in a plain struct, printed and parsed without MLIR so the tuner runs on GPU
+// hosts that have no LLVM.
+#pragma once
+
+#include "runtime/support/Expected.h"
+
+#include <cstdint>
+#include <string>
+
+namespace lowbit::tuner {
+
+enum class Family { Gemv, Mma };
+
+const char *familyName(Family family);
+Expected<Family> parseFamily(const std::string &name);
+
+struct Schedule {
+  Family family = Family::Gemv;
+  int64_t tileM = 1, tileN = 1, tileK = 1024;
+  int64_t warpsM = 1, warpsN = 1;
+  int64_t stages = 1;
+  int64_t splitK = 1;
+
+  int64_t threads() const { return 32 * warpsM * warpsN; }
+  // "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4,
+  // split_k = 1>", exactly as the compiler's defaultSchedules() spell it.
+  std::string text() const;
+
+  bool operator==(const Schedule &o) const {
+    return family == o.family && tileM == o.tileM && tileN == o.tileN && tileK == o.tileK &&
+           warpsM == o.warpsM && warpsN == o.warpsN && stages == o.stages && splitK == o.splitK;
+  }
+  bool operator!=(const Schedule &o) const { return !(*this == o); }
+};
+
+// Parses the text form above. Whitespace is free and split_k may be left out
+// (it defaults to 1, as in the dialect). Unknown keys are an error, so a
+// schedule from a newer compiler is not silently misread.
+Expected<Schedule> parseSchedule(const std::string &text);
+
+} // namespace lowbit::tuner

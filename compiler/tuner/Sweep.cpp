@@ -1,0 +1,304 @@
+#include "compiler/tuner/Sweep.h"
+
+#include "runtime/kernels/KernelRecordCodec.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <set>
+
+namespace lowbit::tuner {
+
+double SteadyClock::seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+const char *stopReasonName(StopReason reason) {
+  switch (reason) {
+  case StopReason::Completed: return "completed";
+  case StopReason::Budget: return "time budget spent";
+  case StopReason::Cancelled: return "cancelled";
+  case StopReason::MeasurerFailed: return "measurer failed";
+  }
+  return "unknown";
+}
+
+Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &database,
+                                                      const std::string &arch,
+                                                      const std::vector<std::string> &only) {
+  auto problems = database.problems();
+  if (!problems)
+    return makeError(problems.error());
+  std::vector<SweepProblem> sweep;
+  for (const db::ProblemRecord &record : *problems) {
+    auto kernelRows = database.kernelsForProblem(record.id);
+    if (!kernelRows)
+      return makeError(kernelRows.error());
+    SweepProblem problem;
+    problem.problemId = record.id;
+    for (const db::KernelRecord &kernel : *kernelRows) {
+      if (kernel.arch != arch)
+        continue;
+      auto entry = kernels::kernelEntry(kernel);
+      if (!entry)
+        return makeError(entry.error());
+      problem.problem = entry->problem;
+      problem.candidates.push_back({kernel.id, std::move(*entry)});
+    }
+    bool wanted = only.empty() ||
+                  std::find(only.begin(), only.end(), record.id) != only.end() ||
+                  (!problem.problem.name.empty() &&
+                   std::find(only.begin(), only.end(), problem.problem.name) != only.end());
+    if (wanted && !problem.candidates.empty())
+      sweep.push_back(std::move(problem));
+  }
+  return sweep;
+}
+
+void orderByCostModel(SweepProblem &problem, const std::vector<int64_t> &mPoints,
+                      const DeviceModel &device) {
+  std::vector<Schedule> schedules;
+  std::vector<SweepCandidate> unparsed;
+  std::vector<std::pair<Schedule, SweepCandidate>> parsed;
+  for (SweepCandidate &c : problem.candidates) {
+    auto s = parseSchedule(c.entry.schedule);
+    if (s) {
+      schedules.push_back(*s);
+      parsed.emplace_back(*s, std::move(c));
+    } else {
+      unparsed.push_back(std::move(c));
+    }
+  }
+  std::vector<SweepCandidate> ordered;
+  std::vector<bool> used(parsed.size(), false);
+  for (const RankedSchedule &r : rankSchedules(problem.problem, schedules, mPoints, device))
+    for (size_t i = 0; i < parsed.size(); ++i)
+      if (!used[i] && parsed[i].first == r.schedule) {
+        used[i] = true;
+        ordered.push_back(std::move(parsed[i].second));
+      }
+  // Schedules the model cannot run still get measured, after the rest: the
+  // model may be wrong, the measurement is not.
+  for (size_t i = 0; i < parsed.size(); ++i)
+    if (!used[i])
+      ordered.push_back(std::move(parsed[i].second));
+  for (SweepCandidate &c : unparsed)
+    ordered.push_back(std::move(c));
+  problem.candidates = std::move(ordered);
+}
+
+namespace {
+
+// Best-so-far per (problem index, M), and the reference there.
+struct Scoreboard {
+  std::map<std::pair<size_t, int64_t>, BestPoint> best;
+  std::map<std::pair<size_t, int64_t>, std::optional<double>> reference;
+
+  void offer(size_t problemIndex, const SweepProblem &p, const SweepCandidate &c, int64_t m,
+             double medianUs) {
+    BestPoint &b = best[{problemIndex, m}];
+    if (!b.kernelId.empty() && b.medianUs <= medianUs)
+      return;
+    b.problemId = p.problemId;
+    b.problem = p.problem;
+    b.m = m;
+    b.kernelId = c.kernelId;
+    b.schedule = c.entry.schedule;
+    b.medianUs = medianUs;
+  }
+
+  void speedups(SweepProgress &progress) const {
+    double logSum = 0, worst = 0;
+    int count = 0;
+    for (const auto &[key, point] : best) {
+      auto ref = reference.find(key);
+      if (ref == reference.end() || !ref->second || !(point.medianUs > 0))
+        continue;
+      double speedup = *ref->second / point.medianUs;
+      logSum += std::log(speedup);
+      worst = count == 0 ? speedup : std::min(worst, speedup);
+      ++count;
+    }
+    if (count > 0) {
+      progress.geomeanSpeedup = std::exp(logSum / count);
+      progress.worstSpeedup = worst;
+    }
+  }
+
+  std::vector<BestPoint> points() const {
+    std::vector<BestPoint> out;
+    for (const auto &[key, point] : best) {
+      BestPoint p = point;
+      auto ref = reference.find(key);
+      if (ref != reference.end())
+        p.referenceUs = ref->second;
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+};
+
+db::ResultRecord resultRecord(const SweepProblem &problem, const SweepCandidate &candidate,
+                              int64_t m, const Measurement &measured,
+                              const SweepOptions &options) {
+  db::ResultRecord r;
+  r.kernelId = candidate.kernelId;
+  r.deviceId = options.deviceId;
+  r.m = m;
+  r.medianUs = measured.medianUs;
+  r.p10Us = measured.p10Us;
+  r.p90Us = measured.p90Us;
+  if (measured.medianUs > 0) {
+    // Bytes per µs is MB/s; / 1e3 gives GB/s. Flops per µs / 1e6 is TFLOP/s.
+    r.gbps = idealBytes(problem.problem, m).total() / measured.medianUs / 1e3;
+    r.tflops = problemFlops(problem.problem, m) / measured.medianUs / 1e6;
+  }
+  r.maxRelError = measured.maxRelError;
+  r.passed = measured.passed;
+  r.runId = options.runId;
+  return r;
+}
+
+} // namespace
+
+Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepProblem> &problems,
+                                Measurer &measurer, const SweepOptions &options, Clock &clock,
+                                SweepObserver *observer) {
+  if (options.runId.empty() || options.deviceId.empty())
+    return makeError("a sweep needs a run id and a device id");
+  if (options.mPoints.empty())
+    return makeError("a sweep needs at least one M point");
+  const double start = clock.seconds();
+  SweepSummary summary;
+  Scoreboard board;
+  SweepProgress progress;
+  auto candidatesOf = [&](const SweepProblem &p) -> size_t {
+    return options.maxCandidates > 0
+               ? std::min<size_t>(p.candidates.size(), size_t(options.maxCandidates))
+               : p.candidates.size();
+  };
+  for (const SweepProblem &p : problems) {
+    progress.candidatesTotal += int64_t(candidatesOf(p));
+    progress.pointsTotal += int64_t(candidatesOf(p) * options.mPoints.size());
+  }
+  auto report = [&](const std::string &current) {
+    if (!observer)
+      return;
+    progress.elapsedSeconds = clock.seconds() - start;
+    progress.measuredNow = summary.measured;
+    progress.current = current;
+    board.speedups(progress);
+    observer->onProgress(progress);
+  };
+  auto fetchReference = [&](size_t index, const SweepProblem &p, int64_t m) {
+    auto key = std::make_pair(index, m);
+    if (board.reference.count(key))
+      return;
+    std::optional<double> value;
+    try {
+      auto reference = measurer.referenceUs(p.problem, m);
+      if (reference && *reference > 0)
+        value = *reference;
+    } catch (...) {
+      // A reference is optional; its failure only leaves the speedup blank.
+    }
+    board.reference[key] = value;
+  };
+  auto stopWith = [&](StopReason reason, std::string detail = "") {
+    summary.stop = reason;
+    summary.stopDetail = std::move(detail);
+    summary.best = board.points();
+    progress.finished = true;
+    report(std::string("stopped: ") + stopReasonName(reason));
+    return summary;
+  };
+
+  report("starting");
+  for (size_t pi = 0; pi < problems.size(); ++pi) {
+    const SweepProblem &problem = problems[pi];
+    for (size_t ci = 0; ci < candidatesOf(problem); ++ci) {
+      const SweepCandidate &candidate = problem.candidates[ci];
+      // Resume: what this run already stored, passing or not, is done. Its
+      // passing medians still count toward the best-so-far.
+      std::set<int64_t> done;
+      if (options.resume) {
+        auto stored = database.results(candidate.kernelId, options.deviceId);
+        if (!stored)
+          return makeError(stored.error());
+        for (const db::ResultRecord &r : *stored) {
+          if (r.runId != options.runId)
+            continue;
+          done.insert(r.m);
+          if (r.passed)
+            board.offer(pi, problem, candidate, r.m, r.medianUs);
+        }
+      }
+      for (int64_t m : options.mPoints) {
+        std::string current = (problem.problem.name.empty() ? problem.problemId.substr(0, 12)
+                                                            : problem.problem.name) +
+                              " · " + candidate.entry.name + " · M=" + std::to_string(m);
+        if (done.count(m)) {
+          fetchReference(pi, problem, m); // so resumed points still get a speedup
+          ++summary.skipped;
+          ++progress.pointsDone;
+          continue;
+        }
+        if (options.cancel && options.cancel->load())
+          return stopWith(StopReason::Cancelled);
+        if (options.budgetSeconds > 0 && clock.seconds() - start >= options.budgetSeconds)
+          return stopWith(StopReason::Budget);
+        fetchReference(pi, problem, m);
+        Expected<Measurement> measured = makeError("not measured");
+        try {
+          measured = measurer.measure(candidate.entry, m);
+        } catch (const std::exception &e) {
+          measured = makeError(std::string("measurer threw: ") + e.what());
+        } catch (...) {
+          measured = makeError("measurer threw an unknown exception");
+        }
+        if (!measured)
+          return stopWith(StopReason::MeasurerFailed, current + ": " + measured.error());
+        // Committed before the next measurement: an interruption loses at
+        // most the one in flight.
+        if (Status s = database.addResult(resultRecord(problem, candidate, m, *measured, options));
+            !s)
+          return makeError("storing " + current + ": " + s.error());
+        ++summary.measured;
+        ++progress.pointsDone;
+        if (measured->passed)
+          board.offer(pi, problem, candidate, m, measured->medianUs);
+        else
+          ++summary.failedChecks;
+        report(current);
+      }
+      ++progress.candidatesDone;
+    }
+  }
+  return stopWith(StopReason::Completed);
+}
+
+Expected<std::vector<db::DispatchRange>> commitDispatch(db::Database &database,
+                                                        const SweepProblem &problem,
+                                                        const std::string &deviceId,
+                                                        const std::string &runId,
+                                                        const RangeOptions &options) {
+  std::vector<TimedPoint> points;
+  for (const SweepCandidate &c : problem.candidates) {
+    auto stored = database.results(c.kernelId, deviceId);
+    if (!stored)
+      return makeError(stored.error());
+    for (const db::ResultRecord &r : *stored)
+      if (runId.empty() || r.runId == runId)
+        points.push_back({r.kernelId, r.m, r.medianUs, r.passed});
+  }
+  auto ranges = deriveRanges(points, options);
+  if (!ranges)
+    return makeError("problem " + problem.problemId.substr(0, 12) + ": " + ranges.error());
+  if (Status s = database.setDispatch(problem.problemId, deviceId, *ranges); !s)
+    return makeError("problem " + problem.problemId.substr(0, 12) + ": " + s.error());
+  return ranges;
+}
+
+} // namespace lowbit::tuner

@@ -1,0 +1,147 @@
+// A tuning sweep: problems x candidate kernels x M points, measured one at a
+// time and committed to the kernel database as each is measured, so an
+// interrupted sweep (budget, Ctrl-C, a lost device) keeps all it measured and
+// `--resume` continues where it stopped.
+//
+// Measuring is behind the Measurer interface: tests use synthetic timings,
+// `lowbit tune` a measurer over compiler/measure (GraphTimer + reference
+// check) on the GPU.
+#pragma once
+
+#include "compiler/tuner/CostModel.h"
+#include "compiler/tuner/Ranges.h"
+#include "runtime/kernels/KernelSet.h"
+#include "runtime/support/Expected.h"
+#include "tuning_db/Database.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lowbit::tuner {
+
+struct Measurement {
+  double medianUs = 0, p10Us = 0, p90Us = 0;
+  double maxRelError = 0;
+  bool passed = false; // the reference check; a failing kernel is recorded, never dispatched
+};
+
+class Measurer {
+public:
+  virtual ~Measurer() = default;
+  // Times `kernel` at M rows and checks it against the reference. An error
+  // means measuring cannot go on (device lost, out of memory): the sweep
+  // stops there, keeping what it committed. A kernel that runs but computes
+  // wrong values is a Measurement with passed = false, not an error.
+  virtual Expected<Measurement> measure(const kernels::KernelEntry &kernel, int64_t m) = 0;
+  // The dense reference (cuBLAS f16) at the problem's shape, for speedups.
+  virtual Expected<double> referenceUs(const kernels::ProblemDesc &, int64_t) {
+    return makeError("no reference timing available");
+  }
+};
+
+// Seconds since an arbitrary origin; injected so tests control the budget.
+class Clock {
+public:
+  virtual ~Clock() = default;
+  virtual double seconds() = 0;
+};
+class SteadyClock : public Clock {
+public:
+  double seconds() override;
+};
+
+struct SweepCandidate {
+  std::string kernelId;
+  kernels::KernelEntry entry;
+};
+
+struct SweepProblem {
+  std::string problemId;
+  kernels::ProblemDesc problem;
+  std::vector<SweepCandidate> candidates;
+};
+
+// The problems in the database (all, or those whose id or name is listed)
+// with their kernels for `arch` as candidates. A kernel row that does not
+// decode is an error naming it.
+Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &database,
+                                                      const std::string &arch,
+                                                      const std::vector<std::string> &only = {});
+
+// Puts likely winners first (rankSchedules); candidates whose schedule does
+// not parse keep their relative order at the end.
+void orderByCostModel(SweepProblem &problem, const std::vector<int64_t> &mPoints,
+                      const DeviceModel &device);
+
+struct SweepProgress {
+  int64_t candidatesDone = 0, candidatesTotal = 0;
+  int64_t pointsDone = 0, pointsTotal = 0; // (kernel, M) pairs, skipped ones included
+  int64_t measuredNow = 0;                 // measured by this invocation
+  double elapsedSeconds = 0;
+  // Over the (problem, M) points with a reference: the best kernel so far
+  // against the reference; geometric mean and the worst point.
+  std::optional<double> geomeanSpeedup, worstSpeedup;
+  std::string current; // "problem · kernel · M"
+  bool finished = false; // the last update of the sweep, whatever stopped it
+};
+
+class SweepObserver {
+public:
+  virtual ~SweepObserver() = default;
+  virtual void onProgress(const SweepProgress &progress) = 0;
+};
+
+struct SweepOptions {
+  std::string runId;    // required; results carry it, --resume matches it
+  std::string deviceId; // required; must be in the devices table
+  std::vector<int64_t> mPoints = defaultMPoints();
+  // Skip (kernel, device, M) already stored for runId. Without it every
+  // point is measured and stored again (the database keeps every row; range
+  // derivation takes each kernel's best), so a new sweep should use a new id.
+  bool resume = false;
+  double budgetSeconds = 0;  // 0: no limit; checked before each measurement
+  int64_t maxCandidates = 0; // per problem, in the given order; 0: all
+  const std::atomic<bool> *cancel = nullptr; // set from a signal handler
+};
+
+enum class StopReason { Completed, Budget, Cancelled, MeasurerFailed };
+const char *stopReasonName(StopReason reason);
+
+// The best passing kernel at one (problem, M), for reports.
+struct BestPoint {
+  std::string problemId;
+  kernels::ProblemDesc problem;
+  int64_t m = 0;
+  std::string kernelId, schedule;
+  double medianUs = 0;
+  std::optional<double> referenceUs;
+};
+
+struct SweepSummary {
+  StopReason stop = StopReason::Completed;
+  std::string stopDetail; // the measurer's message, for MeasurerFailed
+  int64_t measured = 0, skipped = 0, failedChecks = 0;
+  std::vector<BestPoint> best; // sorted by problem order, then M
+  bool complete() const { return stop == StopReason::Completed; }
+};
+
+// Runs the sweep. Errors are for the database only (a result that cannot be
+// stored); every other stop is a summary with its reason.
+Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepProblem> &problems,
+                                Measurer &measurer, const SweepOptions &options,
+                                Clock &clock, SweepObserver *observer = nullptr);
+
+// Derives the problem's dispatch ranges on the device from the passing
+// results in the database (of `runId`, or of every run when it is empty)
+// and stores them with setDispatch.
+Expected<std::vector<db::DispatchRange>> commitDispatch(db::Database &database,
+                                                        const SweepProblem &problem,
+                                                        const std::string &deviceId,
+                                                        const std::string &runId,
+                                                        const RangeOptions &options = {});
+
+} // namespace lowbit::tuner

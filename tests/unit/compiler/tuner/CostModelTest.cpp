@@ -1,0 +1,105 @@
+#include "compiler/tuner/CostModel.h"
+#include "compiler/tuner/Ranges.h"
+#include "TunerTestSupport.h"
+
+#include <gtest/gtest.h>
+
+namespace lowbit::tuner {
+namespace {
+
+using testing::w4a16;
+
+std::vector<Schedule> candidatesFor(const kernels::ProblemDesc &p) {
+  return enumerateSchedules(shapeOf(p), *archLimits("sm_90a")).accepted;
+}
+
+TEST(CostModel, AtMOneAGemvRanksFirst) {
+  for (auto p : {w4a16(28672, 8192), w4a16(8192, 8192), w4a16(4096, 14336)}) {
+    auto ranked = rankSchedules(p, candidatesFor(p), {1}, DeviceModel::h200());
+    ASSERT_FALSE(ranked.empty());
+    EXPECT_EQ(ranked.front().schedule.family, Family::Gemv) << ranked.front().schedule.text();
+    // The best gemv is estimated clearly faster than the best mma: padded
+    // m16 tiles cost compute a single row does not need.
+    double bestGemv = 0, bestMma = 0;
+    for (const RankedSchedule &r : ranked) {
+      double &best = r.schedule.family == Family::Gemv ? bestGemv : bestMma;
+      if (best == 0)
+        best = r.estimatedUs[0];
+    }
+    EXPECT_LT(bestGemv, bestMma) << p.name;
+  }
+}
+
+TEST(CostModel, AtLargeMAnMmaRanksFirst) {
+  auto p = w4a16(28672, 8192);
+  for (int64_t m : {64, 256, 4096}) {
+    auto ranked = rankSchedules(p, candidatesFor(p), {m}, DeviceModel::h200());
+    ASSERT_FALSE(ranked.empty());
+    EXPECT_EQ(ranked.front().schedule.family, Family::Mma) << "M = " << m;
+  }
+}
+
+TEST(CostModel, EstimatesAreNearTheMemoryBoundAtMOne) {
+  // PERF.md: 28672 x 8192 W4 g128 at M = 1 is 29.0 µs at 4.19 TB/s.
+  auto p = w4a16(28672, 8192);
+  auto ranked = rankSchedules(p, candidatesFor(p), {1}, DeviceModel::h200());
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_GT(ranked.front().estimatedUs[0], 29.0);
+  EXPECT_LT(ranked.front().estimatedUs[0], 45.0);
+  // More rows cost at least as much with the same schedule.
+  Schedule mma{Family::Mma, 64, 128, 64, 2, 2, 3, 1};
+  double previous = 0;
+  for (int64_t m : {1, 16, 64, 256, 1024, 4096}) {
+    auto e = estimateCost(p, mma, m, DeviceModel::h200());
+    ASSERT_TRUE(e.ok()) << e.error();
+    EXPECT_GE(e->us, previous) << "M = " << m;
+    previous = e->us;
+  }
+}
+
+TEST(CostModel, OverSharedCandidatesAreNeverRanked) {
+  auto p = w4a16(8192, 8192);
+  SearchSpaceOptions big;
+  big.mmaTileM = {128, 256};
+  big.mmaTileN = {256};
+  big.mmaTileK = {256};
+  big.mmaStages = {4};
+  SearchSpace space = enumerateMma(shapeOf(p), *archLimits("sm_90a"), big);
+  EXPECT_TRUE(space.accepted.empty());
+  for (const RejectedSchedule &r : space.rejected)
+    EXPECT_NE(r.reason.find("shared memory"), std::string::npos) << r.reason;
+
+  for (const RankedSchedule &r :
+       rankSchedules(p, candidatesFor(p), defaultMPoints(), DeviceModel::h200()))
+    EXPECT_LE(estimatedSharedBytes(r.schedule, 4), 48 * 1024) << r.schedule.text();
+}
+
+TEST(CostModel, RankingCoversEveryMPointsWinnerFirst) {
+  auto p = w4a16(14336, 4096);
+  std::vector<int64_t> ms = {1, 16, 256, 4096};
+  auto ranked = rankSchedules(p, candidatesFor(p), ms, DeviceModel::h200());
+  ASSERT_GE(ranked.size(), ms.size());
+  // Score 1 means best at some M; those come first, in a deterministic order.
+  EXPECT_DOUBLE_EQ(ranked.front().score, 1.0);
+  for (size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_LE(ranked[i - 1].score, ranked[i].score);
+  auto again = rankSchedules(p, candidatesFor(p), ms, DeviceModel::h200());
+  for (size_t i = 0; i < ranked.size(); ++i)
+    EXPECT_EQ(ranked[i].schedule, again[i].schedule);
+}
+
+TEST(CostModel, FromFingerprintScalesBySmCount) {
+  db::DeviceFingerprint f = testing::testDevice();
+  auto h200 = DeviceModel::fromFingerprint(f, 4190);
+  ASSERT_TRUE(h200.ok()) << h200.error();
+  f.smCount = 66;
+  auto half = DeviceModel::fromFingerprint(f, 4190);
+  ASSERT_TRUE(half.ok());
+  EXPECT_NEAR(half->tensorTflops * 2, h200->tensorTflops, 1e-9);
+  f.ccMajor = 7;
+  f.ccMinor = 5;
+  EXPECT_FALSE(DeviceModel::fromFingerprint(f, 4190).ok());
+}
+
+} // namespace
+} // namespace lowbit::tuner

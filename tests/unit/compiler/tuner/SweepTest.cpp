@@ -1,0 +1,261 @@
+#include "compiler/tuner/Sweep.h"
+#include "TunerTestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace lowbit::tuner {
+namespace {
+
+using namespace testing;
+
+class FakeClock : public Clock {
+public:
+  double now = 1000;
+  double seconds() override { return now; }
+};
+
+// Synthetic timings from the schedule: gemv is fast at small M, mma at
+// large M, bigger mma tiles later still. Each measurement takes one second
+// of the fake clock. After `failAfter` measurements it fails (or throws).
+class FakeMeasurer : public Measurer {
+public:
+  explicit FakeMeasurer(FakeClock &clock) : clock_(clock) {}
+  int failAfter = -1;
+  bool throwInstead = false;
+  std::string wrongKernel; // entry name whose reference check fails
+  std::vector<std::pair<std::string, int64_t>> calls;
+
+  Expected<Measurement> measure(const kernels::KernelEntry &kernel, int64_t m) override {
+    if (failAfter >= 0 && int(calls.size()) >= failAfter) {
+      if (throwInstead)
+        throw std::runtime_error("device lost");
+      return makeError("device lost");
+    }
+    calls.emplace_back(kernel.name, m);
+    clock_.now += 1;
+    Schedule s = *parseSchedule(kernel.schedule);
+    double us = s.family == Family::Gemv ? (s.tileM == 1 ? 30.0 + 4.0 * m : 32.0 + 3.0 * m)
+                                         : 40.0 + double(s.tileM) + 20.0 * m / double(s.tileM);
+    Measurement r;
+    r.medianUs = us;
+    r.p10Us = us * 0.98;
+    r.p90Us = us * 1.02;
+    r.maxRelError = 1e-3;
+    r.passed = kernel.name != wrongKernel;
+    return r;
+  }
+  Expected<double> referenceUs(const kernels::ProblemDesc &, int64_t m) override {
+    return 100.0 + double(m);
+  }
+
+private:
+  FakeClock &clock_;
+};
+
+class SweepFixture : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto opened = db::Database::open(dir.file("kernels.db"));
+    ASSERT_TRUE(opened.ok()) << opened.error();
+    database.emplace(std::move(*opened));
+    ASSERT_TRUE(database->putDevice(testDevice()).ok());
+    deviceId = testDevice().id();
+    std::vector<Schedule> schedules = {
+        {Family::Gemv, 1, 4, 4096, 1, 4, 1, 1},
+        {Family::Gemv, 4, 4, 2048, 1, 4, 1, 1},
+        {Family::Mma, 16, 64, 128, 1, 1, 4, 1},
+        {Family::Mma, 64, 128, 64, 2, 2, 3, 1},
+    };
+    kernelIds = storeKernels(*database, w4a16(4096, 4096, "square"), schedules);
+    auto more = storeKernels(*database, w4a16(14336, 4096, "up"),
+                             {schedules[0], schedules[3]});
+    kernelIds.insert(kernelIds.end(), more.begin(), more.end());
+    ASSERT_EQ(kernelIds.size(), 6u);
+    auto loaded = loadSweepProblems(*database, "sm_90a");
+    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    problems = *loaded;
+    ASSERT_EQ(problems.size(), 2u);
+    options.runId = "run-1";
+    options.deviceId = deviceId;
+    options.mPoints = {1, 16, 256};
+  }
+
+  // Rows per (kernel, M) for this device and run.
+  std::map<std::pair<std::string, int64_t>, int> storedRows(const std::string &runId) {
+    std::map<std::pair<std::string, int64_t>, int> rows;
+    for (const std::string &id : kernelIds) {
+      auto results = database->results(id, deviceId);
+      EXPECT_TRUE(results.ok());
+      for (const db::ResultRecord &r : *results)
+        if (r.runId == runId)
+          ++rows[{id, r.m}];
+    }
+    return rows;
+  }
+
+  ScratchDir dir;
+  std::optional<db::Database> database;
+  std::string deviceId;
+  std::vector<std::string> kernelIds;
+  std::vector<SweepProblem> problems;
+  SweepOptions options;
+  FakeClock clock;
+};
+
+TEST_F(SweepFixture, LoadsEveryProblemWithItsKernels) {
+  size_t candidates = 0;
+  for (const SweepProblem &p : problems)
+    candidates += p.candidates.size();
+  EXPECT_EQ(candidates, 6u);
+  auto onlyUp = loadSweepProblems(*database, "sm_90a", {"up"});
+  ASSERT_TRUE(onlyUp.ok());
+  ASSERT_EQ(onlyUp->size(), 1u);
+  EXPECT_EQ((*onlyUp)[0].problem.name, "up");
+  auto otherArch = loadSweepProblems(*database, "sm_80");
+  ASSERT_TRUE(otherArch.ok());
+  EXPECT_TRUE(otherArch->empty());
+}
+
+TEST_F(SweepFixture, CostModelOrderPutsAGemvFirstForSmallM) {
+  for (SweepProblem &p : problems) {
+    orderByCostModel(p, {1}, DeviceModel::h200());
+    EXPECT_EQ(p.candidates.front().entry.family, "gemv") << p.problem.name;
+  }
+}
+
+TEST_F(SweepFixture, ResumeAfterAFailedMeasurerMeasuresOnlyTheRest) {
+  FakeMeasurer failing(clock);
+  failing.failAfter = 7;
+  auto first = runSweep(*database, problems, failing, options, clock);
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_EQ(first->stop, StopReason::MeasurerFailed);
+  EXPECT_NE(first->stopDetail.find("device lost"), std::string::npos);
+  EXPECT_EQ(first->measured, 7);
+  EXPECT_EQ(storedRows("run-1").size(), 7u);
+
+  FakeMeasurer healthy(clock);
+  options.resume = true;
+  auto second = runSweep(*database, problems, healthy, options, clock);
+  ASSERT_TRUE(second.ok()) << second.error();
+  EXPECT_TRUE(second->complete());
+  EXPECT_EQ(second->skipped, 7);
+  EXPECT_EQ(second->measured, 6 * 3 - 7);
+  EXPECT_EQ(healthy.calls.size(), size_t(6 * 3 - 7));
+  // None of what the first run measured was measured again.
+  std::set<std::pair<std::string, int64_t>> firstCalls(failing.calls.begin(),
+                                                       failing.calls.end());
+  for (const auto &call : healthy.calls)
+    EXPECT_FALSE(firstCalls.count(call)) << call.first << " M=" << call.second;
+  auto rows = storedRows("run-1");
+  EXPECT_EQ(rows.size(), 18u);
+  for (const auto &[key, count] : rows)
+    EXPECT_EQ(count, 1) << key.first << " M=" << key.second;
+  // Best-so-far includes the resumed results: every (problem, M) is there.
+  EXPECT_EQ(second->best.size(), 2u * 3u);
+}
+
+TEST_F(SweepFixture, AThrowingMeasurerStopsCleanlyToo) {
+  FakeMeasurer throwing(clock);
+  throwing.failAfter = 4;
+  throwing.throwInstead = true;
+  auto first = runSweep(*database, problems, throwing, options, clock);
+  ASSERT_TRUE(first.ok()) << first.error();
+  EXPECT_EQ(first->stop, StopReason::MeasurerFailed);
+  EXPECT_NE(first->stopDetail.find("threw: device lost"), std::string::npos);
+  EXPECT_EQ(storedRows("run-1").size(), 4u);
+  FakeMeasurer healthy(clock);
+  options.resume = true;
+  ASSERT_TRUE(runSweep(*database, problems, healthy, options, clock).ok());
+  EXPECT_EQ(healthy.calls.size(), 14u);
+  EXPECT_EQ(storedRows("run-1").size(), 18u);
+}
+
+TEST_F(SweepFixture, BudgetStopsCleanlyAndAnotherRunIdStartsOver) {
+  FakeMeasurer measurer(clock);
+  options.budgetSeconds = 4.5; // one fake second per measurement
+  auto first = runSweep(*database, problems, measurer, options, clock);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->stop, StopReason::Budget);
+  EXPECT_EQ(first->measured, 5);
+  EXPECT_EQ(storedRows("run-1").size(), 5u);
+
+  // Resume matches the run id only: a new run measures everything.
+  options.budgetSeconds = 0;
+  options.resume = true;
+  options.runId = "run-2";
+  FakeMeasurer fresh(clock);
+  auto second = runSweep(*database, problems, fresh, options, clock);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->skipped, 0);
+  EXPECT_EQ(second->measured, 18);
+}
+
+TEST_F(SweepFixture, MaxCandidatesAndCancel) {
+  FakeMeasurer measurer(clock);
+  options.maxCandidates = 1;
+  auto limited = runSweep(*database, problems, measurer, options, clock);
+  ASSERT_TRUE(limited.ok());
+  EXPECT_TRUE(limited->complete());
+  EXPECT_EQ(limited->measured, 2 * 3);
+
+  std::atomic<bool> cancel{true};
+  options.cancel = &cancel;
+  options.runId = "run-cancelled";
+  auto cancelled = runSweep(*database, problems, measurer, options, clock);
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->stop, StopReason::Cancelled);
+  EXPECT_EQ(cancelled->measured, 0);
+}
+
+struct RecordingObserver : SweepObserver {
+  std::vector<SweepProgress> updates;
+  void onProgress(const SweepProgress &p) override { updates.push_back(p); }
+};
+
+TEST_F(SweepFixture, FailedChecksAreStoredButNeverWinAndDispatchIsCommitted) {
+  FakeMeasurer measurer(clock);
+  // The gemv with 1 row per block is the fastest at M = 1; make it wrong.
+  const SweepCandidate *wrong = nullptr;
+  for (const SweepCandidate &c : problems[0].candidates)
+    if (c.entry.schedule == Schedule{Family::Gemv, 1, 4, 4096, 1, 4, 1, 1}.text())
+      wrong = &c;
+  ASSERT_NE(wrong, nullptr);
+  measurer.wrongKernel = wrong->entry.name;
+  RecordingObserver observer;
+  auto summary = runSweep(*database, problems, measurer, options, clock, &observer);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_EQ(summary->failedChecks, 3);
+  for (const BestPoint &b : summary->best) {
+    EXPECT_NE(b.kernelId, wrong->kernelId);
+    ASSERT_TRUE(b.referenceUs.has_value());
+  }
+  ASSERT_FALSE(observer.updates.empty());
+  const SweepProgress &last = observer.updates.back();
+  EXPECT_TRUE(last.finished);
+  EXPECT_EQ(last.candidatesDone, 6);
+  EXPECT_EQ(last.candidatesTotal, 6);
+  EXPECT_EQ(last.pointsDone, 18);
+  ASSERT_TRUE(last.geomeanSpeedup.has_value());
+  EXPECT_GT(*last.geomeanSpeedup, 1.0);
+
+  for (const SweepProblem &p : problems) {
+    auto ranges = commitDispatch(*database, p, deviceId, options.runId);
+    ASSERT_TRUE(ranges.ok()) << ranges.error();
+    auto stored = database->dispatchRanges(p.problemId, deviceId);
+    ASSERT_TRUE(stored.ok());
+    ASSERT_EQ(stored->size(), ranges->size());
+    EXPECT_TRUE(db::validateRanges(*stored).ok());
+    for (const db::DispatchRange &r : *stored)
+      EXPECT_NE(r.kernelId, wrong->kernelId);
+    // gemv at small M, mma from somewhere before 256.
+    EXPECT_EQ(stored->front().mLo, 1);
+    EXPECT_FALSE(stored->back().mHi.has_value());
+  }
+}
+
+} // namespace
+} // namespace lowbit::tuner
