@@ -74,6 +74,7 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   switch (schedule.getFamily()) {
   case lb::KernelFamily::gemv: fits = checkGemv(problem); break;
   case lb::KernelFamily::mma: fits = checkMma(problem); break;
+  case lb::KernelFamily::gemv_tiled: fits = checkGemvTiled(problem); break;
   case lb::KernelFamily::wgmma:
     fits = op.emitOpError("the 'wgmma' family is not implemented yet");
     break;
@@ -83,10 +84,11 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
     return failure();
   }
   builder.setInsertionPointToStart(entry);
-  if (schedule.getFamily() == lb::KernelFamily::gemv)
-    buildGemvBody(builder, problem);
-  else
-    buildMmaBody(builder, problem);
+  switch (schedule.getFamily()) {
+  case lb::KernelFamily::gemv: buildGemvBody(builder, problem); break;
+  case lb::KernelFamily::gemv_tiled: buildGemvTiledBody(builder, problem); break;
+  default: buildMmaBody(builder, problem); break;
+  }
   return success();
 }
 

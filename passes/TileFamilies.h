@@ -25,10 +25,12 @@ struct KernelProblem {
 // diagnostic naming what does not fit.
 mlir::LogicalResult checkGemv(const KernelProblem &problem);
 mlir::LogicalResult checkMma(const KernelProblem &problem);
+mlir::LogicalResult checkGemvTiled(const KernelProblem &problem);
 
 // Fill the kernel's entry block (which has only its arguments).
 void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildMmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);
+void buildGemvTiledBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 
 // Launch shape, read by the runtime from the kernel's attributes:
 // blockDim.x = lb.block_threads; grid = (N / lb.grid_tile[0],

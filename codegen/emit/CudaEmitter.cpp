@@ -48,6 +48,13 @@ std::string elementPointerType(Type element) {
 std::string pairSuffix(Type element) { return element.isBF16() ? "bf16x2" : "f16x2"; }
 
 
+std::string Emitter::registerOf(Value vector, int64_t index) {
+  // Fragments are structs (assignable, so loops can carry them); other
+  // decoded vectors are plain register arrays.
+  bool fragment = valueType(vector.getType()).rfind("Frag", 0) == 0;
+  return name(vector) + (fragment ? ".r[" : "[") + std::to_string(index) + "]";
+}
+
 std::string Emitter::dimSize(MemRefType type, unsigned dim) {
   if (!type.isDynamicDim(dim))
     return std::to_string(type.getDimSize(dim)) + "LL";
@@ -290,42 +297,38 @@ LogicalResult Emitter::emitOp(Operation &op) {
         return success();
       })
       .Case<lb::DotOp>([&](lb::DotOp dot) {
-        Type element = cast<VectorType>(dot.getA().getType()).getElementType();
-        int64_t pairs = cast<VectorType>(dot.getA().getType()).getNumElements() / 2;
+        auto type = cast<VectorType>(dot.getA().getType());
+        int64_t pairs = type.getNumElements() / 2;
         std::string var = bind(dot.getResult());
-        std::string suffix = pairSuffix(element);
-        // Four pair products accumulate in packed halves (one rounding per
-        // step on small sums), then widen: f32 carries the long sum.
+        std::string suffix = pairSuffix(type.getElementType());
+        // Up to four pair products accumulate in packed halves (one rounding
+        // per step on small sums), then widen: f32 carries the long sum.
         line() << "float " << var << " = " << name(dot.getAcc()) << ";\n";
-        line() << "#pragma unroll\n";
-        line() << "for (int q = 0; q < " << pairs << "; q += 4) {\n";
-        line() << "  u32 h = mul_" << suffix << "(" << name(dot.getA()) << "[q], "
-               << name(dot.getB()) << "[q]);\n";
-        line() << "  h = fma_" << suffix << "(" << name(dot.getA()) << "[q + 1], "
-               << name(dot.getB()) << "[q + 1], h);\n";
-        line() << "  h = fma_" << suffix << "(" << name(dot.getA()) << "[q + 2], "
-               << name(dot.getB()) << "[q + 2], h);\n";
-        line() << "  h = fma_" << suffix << "(" << name(dot.getA()) << "[q + 3], "
-               << name(dot.getB()) << "[q + 3], h);\n";
-        line() << "  float lo, hi; " << suffix << "_to_f32x2(h, lo, hi); " << var
-               << " += lo + hi;\n";
-        line() << "}\n";
+        for (int64_t q = 0; q < pairs; q += 4) {
+          line() << "{\n";
+          line() << "  u32 h = mul_" << suffix << "(" << registerOf(dot.getA(), q) << ", "
+                 << registerOf(dot.getB(), q) << ");\n";
+          for (int64_t i = q + 1; i < std::min(pairs, q + 4); ++i)
+            line() << "  h = fma_" << suffix << "(" << registerOf(dot.getA(), i) << ", "
+                   << registerOf(dot.getB(), i) << ", h);\n";
+          line() << "  float lo, hi; " << suffix << "_to_f32x2(h, lo, hi); " << var
+                 << " += lo + hi;\n";
+          line() << "}\n";
+        }
         return success();
       })
       .Case<lb::SumOp>([&](lb::SumOp sum) {
-        Type element = cast<VectorType>(sum.getA().getType()).getElementType();
-        int64_t pairs = cast<VectorType>(sum.getA().getType()).getNumElements() / 2;
+        auto type = cast<VectorType>(sum.getA().getType());
         std::string var = bind(sum.getResult());
         line() << "float " << var << " = 0.f;\n";
-        line() << "#pragma unroll\n";
-        line() << "for (int q = 0; q < " << pairs << "; ++q) { float lo, hi; "
-               << pairSuffix(element) << "_to_f32x2(" << name(sum.getA())
-               << "[q], lo, hi); " << var << " += lo + hi; }\n";
+        for (int64_t q = 0; q < type.getNumElements() / 2; ++q)
+          line() << "{ float lo, hi; " << pairSuffix(type.getElementType()) << "_to_f32x2("
+                 << registerOf(sum.getA(), q) << ", lo, hi); " << var << " += lo + hi; }\n";
         return success();
       })
       .Case<lb::WarpSumOp>([&](lb::WarpSumOp sum) {
-        line() << "const float " << bind(sum.getResult()) << " = warp_sum("
-               << name(sum.getValue()) << ");\n";
+        line() << "const float " << bind(sum.getResult()) << " = warp_sum<" << sum.getWidth()
+               << ">(" << name(sum.getValue()) << ");\n";
         return success();
       })
       .Case<lb::LoadScalarOp>([&](lb::LoadScalarOp load) {

@@ -172,6 +172,39 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         line() << "}\n";
         return success();
       })
+      .Case<lb::LoadActivationPairsOp>([&](lb::LoadActivationPairsOp load) {
+        auto x = cast<MemRefType>(load.getX().getType());
+        std::string var = bind(load.getValues());
+        line() << valueType(load.getValues().getType()) << " " << var << ";\n";
+        line() << "if (" << name(load.getM()) << " < " << name(load.getRows()) << ") {\n";
+        line() << "  const u16 *p = " << name(load.getX()) << " + (" << name(load.getM())
+               << ") * " << x.getDimSize(1) << "LL + " << name(load.getK()) << ";\n";
+        line() << "  " << var << ".r[0] = *reinterpret_cast<const u32 *>(p);\n";
+        line() << "  " << var << ".r[1] = *reinterpret_cast<const u32 *>(p + 8);\n";
+        line() << "} else {\n";
+        line() << "  " << var << ".r[0] = 0u; " << var << ".r[1] = 0u;\n";
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::StorePartialOp>([&](lb::StorePartialOp store) {
+        auto buffer = cast<MemRefType>(store.getBuffer().getType());
+        line() << "reinterpret_cast<float *>(" << name(store.getBuffer()) << ")[(("
+               << name(store.getWarp()) << ") * " << buffer.getDimSize(1) << " + "
+               << name(store.getSlot()) << ") * 8 + ((threadIdx.x & 31) >> 2)] = "
+               << name(store.getValue()) << ";\n";
+        return success();
+      })
+      .Case<lb::SumPartialsOp>([&](lb::SumPartialsOp sum) {
+        auto buffer = cast<MemRefType>(sum.getBuffer().getType());
+        std::string var = bind(sum.getResult());
+        line() << "float " << var << " = 0.f;\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int w = 0; w < " << buffer.getDimSize(0) << "; ++w) " << var
+               << " += reinterpret_cast<const float *>(" << name(sum.getBuffer()) << ")[(w * "
+               << buffer.getDimSize(1) << " + " << name(sum.getSlot())
+               << ") * 8 + ((threadIdx.x & 31) >> 2)];\n";
+        return success();
+      })
       .Default([&](Operation *) {
         handled = false;
         return success();

@@ -57,6 +57,8 @@ private:
   // Row-major linear index of `indices` into a memref.
   std::string linearIndex(mlir::MemRefType type, mlir::ValueRange indices);
   std::string dimSize(mlir::MemRefType type, unsigned dim);
+  // Register `index` (a packed pair) of a 16-bit vector value.
+  std::string registerOf(mlir::Value vector, int64_t index);
 };
 
 } // namespace lowbit::codegen

@@ -1,51 +1,13 @@
 #include "compiler/measure/KernelBench.h"
 
-#include "compiler/measure/GraphTimer.h"
-#include "runtime/layout/WeightLayout.h"
+#include "compiler/measure/BenchFixture.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <iomanip>
 #include <map>
 
 namespace lowbit::measure {
 namespace {
-
-uint64_t mix(uint64_t &state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// f16 bits of a value in [-2, 2] and back; bf16 keeps f32's top half.
-uint16_t halfBits(float v, bool bf16) {
-  if (bf16) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    return static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
-  }
-  _Float16 h = static_cast<_Float16>(v);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-double halfValue(uint16_t bits, bool bf16) {
-  if (bf16) {
-    uint32_t wide = static_cast<uint32_t>(bits) << 16;
-    float v;
-    std::memcpy(&v, &wide, 4);
-    return v;
-  }
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<double>(h);
-}
-
-Error driverError(const cuda::DriverApi &api, const std::string &what, CUresult r) {
-  return makeError(what + ": " + cuda::describe(api, r));
-}
 
 // The families' M ranges (DESIGN.md): gemv re-reads the weights for every
 // tile M rows and mma pads M to its tile, so kernels far outside their range
@@ -56,10 +18,6 @@ bool worthTrying(const kernels::KernelEntry &entry, int64_t m) {
     return m <= 8;
   return m > 8 && tileM <= 4 * m;
 }
-
-struct Rotation {
-  std::vector<DeviceMemory> weights, scales;
-};
 
 } // namespace
 
@@ -78,105 +36,26 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
     byProblem[k.problem.name].push_back(&k);
   }
   std::vector<BenchRow> rows;
-  uint64_t seed = 0x1b17;
+  FixtureOptions fixtureOptions;
+  fixtureOptions.rotationBytes = options.rotationBytes;
+  fixtureOptions.replays = options.replays;
   for (const std::string &name : order) {
     const std::vector<const kernels::KernelEntry *> &group = byProblem[name];
     const kernels::ProblemDesc &p = group.front()->problem;
-    if (p.zero != "none" || (p.weight != "uint4" && p.weight != "int4"))
-      return makeError("the benchmark covers W4 without zero points; " + name + " has " +
-                       p.weight + " / zero " + p.zero);
-    bool bf16 = p.activation == "bf16";
     progress << "problem " << name << ": preparing weights\n" << std::flush;
-
-    // Host data: random codes and scales (never zeros), the same for every
-    // kernel; each weight layout gets its own packing and rotation.
-    std::vector<uint8_t> codes(static_cast<size_t>(p.n * p.k));
-    for (size_t i = 0; i < codes.size(); i += 16) {
-      uint64_t r = mix(seed);
-      for (size_t j = 0; j < 16 && i + j < codes.size(); ++j)
-        codes[i + j] = static_cast<uint8_t>((r >> (4 * j)) & 15);
-    }
-    int64_t columns = p.granularity == "group" ? p.k / p.groupSize : 1;
-    std::vector<uint16_t> scales(static_cast<size_t>(p.granularity == "tensor" ? 1 : p.n * columns));
-    for (uint16_t &s : scales)
-      s = halfBits(0.004f + 0.016f * static_cast<float>(mix(seed) % 1000) / 1000.f, bf16);
-
-    std::map<std::string, Rotation> rotations;
-    size_t perCopy = 0;
-    int copies = 2;
-    for (const auto &[layoutText, members] : groupByWeightLayout(group)) {
-      (void)members;
-      Expected<layout::WeightLayout> layout = layout::parseWeightLayout(layoutText);
-      if (!layout.ok())
-        return makeError(name + ": " + layout.error());
-      std::vector<uint8_t> packed(static_cast<size_t>(layout::packedBytes(*layout, p.n, p.k)));
-      if (Status s = layout::packWeights(*layout, p.n, p.k, codes.data(), packed.data(), packed.size());
-          !s.ok())
-        return makeError(name + ": " + s.error());
-      perCopy = packed.size() + scales.size() * 2;
-      copies = static_cast<int>(std::max<size_t>(2, (options.rotationBytes + perCopy - 1) / perCopy));
-      Rotation &rotation = rotations[layoutText];
-      for (int c = 0; c < copies; ++c) {
-        Expected<DeviceMemory> w = DeviceMemory::allocate(api, packed.size());
-        Expected<DeviceMemory> s = DeviceMemory::allocate(api, scales.size() * 2);
-        if (!w.ok() || !s.ok())
-          return makeError(w.ok() ? s.error() : w.error());
-        if (CUresult r = api.cuMemcpyHtoD(w->get(), packed.data(), packed.size()); r != CUDA_SUCCESS)
-          return driverError(api, "upload weights", r);
-        if (CUresult r = api.cuMemcpyHtoD(s->get(), scales.data(), scales.size() * 2); r != CUDA_SUCCESS)
-          return driverError(api, "upload scales", r);
-        rotation.weights.push_back(std::move(*w));
-        rotation.scales.push_back(std::move(*s));
-      }
-    }
-    int64_t maxM = *std::max_element(options.rowCounts.begin(), options.rowCounts.end());
-    std::vector<uint16_t> x(static_cast<size_t>(maxM * p.k));
-    for (uint16_t &v : x)
-      v = halfBits(static_cast<float>(static_cast<int64_t>(mix(seed) % 4001) - 2000) / 1000.f, bf16);
-    Expected<DeviceMemory> xDevice = DeviceMemory::allocate(api, x.size() * 2);
-    Expected<DeviceMemory> yDevice = DeviceMemory::allocate(api, static_cast<size_t>(maxM * p.n * 2));
-    if (!xDevice.ok() || !yDevice.ok())
-      return makeError(xDevice.ok() ? yDevice.error() : xDevice.error());
-    if (CUresult r = api.cuMemcpyHtoD(xDevice->get(), x.data(), x.size() * 2); r != CUDA_SUCCESS)
-      return driverError(api, "upload x", r);
-
-    // Dense f16/bf16 weights for cuBLAS, random, rotated the same way.
-    std::vector<DeviceMemory> dense;
-    if (cublas) {
-      std::vector<uint16_t> host(static_cast<size_t>(p.n * p.k));
-      for (uint16_t &v : host)
-        v = halfBits(static_cast<float>(static_cast<int64_t>(mix(seed) % 2001) - 1000) / 8000.f, bf16);
-      size_t bytes = host.size() * 2;
-      int denseCopies = static_cast<int>(std::max<size_t>(2, (options.rotationBytes + bytes - 1) / bytes));
-      for (int c = 0; c < denseCopies; ++c) {
-        Expected<DeviceMemory> d = DeviceMemory::allocate(api, bytes);
-        if (!d.ok())
-          return makeError(d.error());
-        if (CUresult r = api.cuMemcpyHtoD(d->get(), host.data(), bytes); r != CUDA_SUCCESS)
-          return driverError(api, "upload dense weights", r);
-        dense.push_back(std::move(*d));
-      }
-    }
-
-    std::vector<CUmodule> modules;
-    struct Loaded {
-      const kernels::KernelEntry *entry;
-      CUfunction function;
-      const Rotation *rotation;
-    };
-    std::vector<Loaded> loaded;
+    // The same fixture (weights per layout, rotation, x/y) as `lowbit tune`.
+    Expected<std::unique_ptr<BenchFixture>> fixture = BenchFixture::create(api, p, fixtureOptions);
+    if (!fixture.ok())
+      return makeError(fixture.error());
+    std::vector<std::unique_ptr<LoadedKernel>> loaded;
     for (const kernels::KernelEntry *entry : group) {
       Expected<std::vector<char>> cubin = kernels::readCubin(*entry);
       if (!cubin.ok())
         return makeError(cubin.error());
-      CUmodule module = nullptr;
-      CUfunction function = nullptr;
-      if (CUresult r = api.cuModuleLoadDataEx(&module, cubin->data(), 0, nullptr, nullptr); r != CUDA_SUCCESS)
-        return driverError(api, "load " + entry->name, r);
-      modules.push_back(module);
-      if (CUresult r = api.cuModuleGetFunction(&function, module, entry->name.c_str()); r != CUDA_SUCCESS)
-        return driverError(api, "find " + entry->name, r);
-      loaded.push_back({entry, function, &rotations.at(entry->weightLayout)});
+      Expected<std::unique_ptr<LoadedKernel>> kernel = LoadedKernel::load(api, *entry, *cubin);
+      if (!kernel.ok())
+        return makeError(kernel.error());
+      loaded.push_back(std::move(*kernel));
     }
 
     for (int64_t m : options.rowCounts) {
@@ -185,76 +64,36 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       row.n = p.n;
       row.k = p.k;
       row.m = m;
-      for (const Loaded &kernel : loaded) {
-        Expected<kernels::LaunchShape> shape = kernels::launchShape(*kernel.entry, m);
-        if (!shape.ok() || !worthTrying(*kernel.entry, m))
+      for (const std::unique_ptr<LoadedKernel> &kernel : loaded) {
+        if (!kernels::launchShape(kernel->entry(), m).ok() || !worthTrying(kernel->entry(), m))
           continue;
-        auto launch = [&](int copy, CUstream stream) {
-          CUdeviceptr xp = xDevice->get(), wp = kernel.rotation->weights[copy].get(),
-                      sp = kernel.rotation->scales[copy].get(), yp = yDevice->get();
-          long long rows = m;
-          void *args[] = {&xp, &wp, &sp, &yp, &rows};
-          return api.cuLaunchKernel(kernel.function, shape->grid[0], shape->grid[1], shape->grid[2],
-                                    shape->block, 1, 1, 0, stream, args, nullptr);
-        };
-        // Correctness first: rows 0 and M - 1 against the f64 reference.
-        api.cuMemsetD8(yDevice->get(), 0xFF, static_cast<size_t>(m * p.n * 2));
-        if (CUresult r = launch(0, nullptr); r != CUDA_SUCCESS)
-          return driverError(api, "launch " + kernel.entry->name, r);
-        if (CUresult r = api.cuCtxSynchronize(); r != CUDA_SUCCESS)
-          return driverError(api, "run " + kernel.entry->name, r);
-        std::vector<uint16_t> y(static_cast<size_t>(m * p.n));
-        api.cuMemcpyDtoH(y.data(), yDevice->get(), y.size() * 2);
-        double errorSquared = 0, referenceSquared = 0;
-        for (int64_t r : {int64_t{0}, m - 1})
-          for (int64_t n = 0; n < p.n; n += 7) {
-            double ref = 0;
-            for (int64_t kk = 0; kk < p.k; ++kk) {
-              uint8_t c = codes[static_cast<size_t>(n * p.k + kk)];
-              double q = p.weight == "int4" && c >= 8 ? c - 16.0 : c;
-              int64_t s = p.granularity == "tensor" ? 0
-                          : n * columns + (p.granularity == "group" ? kk / p.groupSize : 0);
-              ref += halfValue(x[static_cast<size_t>(r * p.k + kk)], bf16) * q *
-                     halfValue(scales[static_cast<size_t>(s)], bf16);
-            }
-            double got = halfValue(y[static_cast<size_t>(r * p.n + n)], bf16);
-            errorSquared += std::isnan(got) ? 1e30 : (got - ref) * (got - ref);
-            referenceSquared += ref * ref;
-          }
-        double relative = std::sqrt(errorSquared / referenceSquared);
-        if (relative > (bf16 ? 1e-2 : 2e-3)) {
-          progress << "  rejected " << kernel.entry->name << " at M = " << m
-                   << ": relative error " << relative << "\n";
+        Expected<KernelTiming> measured = (*fixture)->measure(*kernel, m);
+        if (!measured.ok())
+          return makeError(measured.error());
+        if (!measured->passed) {
+          progress << "  rejected " << kernel->entry().name << " at M = " << m
+                   << ": relative error " << measured->relativeError << "\n";
           continue;
         }
-        Expected<Timing> timing = timeGraph(api, copies * std::max(1, (32 + copies - 1) / copies),
-                                            options.replays,
-                                            [&](int i, CUstream s) { return launch(i % copies, s); });
-        if (!timing.ok())
-          return makeError(kernel.entry->name + ": " + timing.error());
         ++row.kernelsTried;
-        if (row.kernel.empty() || timing->medianUs < row.medianUs) {
-          row.kernel = kernel.entry->name;
-          row.medianUs = timing->medianUs;
-          row.p10Us = timing->p10Us;
-          row.p90Us = timing->p90Us;
-          row.maxRelativeError = relative;
+        const Timing &timing = measured->timing;
+        if (row.kernel.empty() || timing.medianUs < row.medianUs) {
+          row.kernel = kernel->entry().name;
+          row.medianUs = timing.medianUs;
+          row.p10Us = timing.p10Us;
+          row.p90Us = timing.p90Us;
+          row.maxRelativeError = measured->relativeError;
         }
       }
       if (cublas) {
-        Expected<Timing> timing = timeGraph(
-            api, static_cast<int>(dense.size()) * std::max<int>(1, (32 + static_cast<int>(dense.size()) - 1) / static_cast<int>(dense.size())),
-            options.replays, [&](int i, CUstream s) {
-              return cublas->gemm(bf16, m, p.n, p.k, xDevice->get(), dense[i % dense.size()].get(),
-                                  yDevice->get(), s);
-            });
+        Expected<Timing> timing = (*fixture)->cublasTiming(*cublas, m);
         if (timing.ok())
           row.cublasUs = timing->medianUs;
         else
           progress << "  cuBLAS: " << timing.error() << "\n";
       }
       if (!row.kernel.empty()) {
-        double bytes = static_cast<double>(perCopy) + 2.0 * m * (p.k + p.n);
+        double bytes = static_cast<double>((*fixture)->weightCopyBytes()) + 2.0 * m * (p.k + p.n);
         row.gbps = bytes / (row.medianUs * 1e3);
         row.copyFraction = copyGBs > 0 ? row.gbps / copyGBs : 0;
         row.tflops = 2.0 * m * p.n * p.k / (row.medianUs * 1e6);
@@ -262,8 +101,6 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       progress << "  M = " << m << ": " << row.medianUs << " us (" << row.kernel << ")\n" << std::flush;
       rows.push_back(row);
     }
-    for (CUmodule module : modules)
-      api.cuModuleUnload(module);
   }
   return rows;
 }

@@ -13,6 +13,7 @@ void addCompileCommand(CLI::App &app);
 void addFormatsCommand(CLI::App &app);
 void addDbCommand(CLI::App &app);
 void addBenchCommand(CLI::App &app);
+void addTuneCommand(CLI::App &app);
 
 void setExitCode(int code);
 int exitCode();

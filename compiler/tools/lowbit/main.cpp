@@ -13,6 +13,7 @@ int main(int argc, char **argv) {
   lowbit::cli::addFormatsCommand(app);
   lowbit::cli::addDbCommand(app);
   lowbit::cli::addBenchCommand(app);
+  lowbit::cli::addTuneCommand(app);
   CLI11_PARSE(app, argc, argv);
   return lowbit::cli::exitCode();
 }

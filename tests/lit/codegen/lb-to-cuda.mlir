@@ -11,11 +11,26 @@
 // CHECK: sub_f16x2(
 // CHECK: fma_f16x2(
 // CHECK: mul_f16x2(
-// CHECK: warp_sum(
+// CHECK: warp_sum<32>(
 // CHECK: (u16)f32x2_to_f16x2(
 func.func @w4(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256x16xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
       : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256x16xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
+}
+
+// gemv_tiled reads the mma family's 64 x 16 tiles from global memory, adds
+// the lanes of each group with two shuffles and the warps in shared memory.
+// CHECK-LABEL: g__gemv_tiled_t2x64x512_w1x1_s1_k8(
+// CHECK: ld_global_nc_na_v4(arg1 + ({{.*}} / 64LL) * 32LL + {{.*}} / 16LL) * 512LL + 16LL * (threadIdx.x & 31));
+// CHECK: *reinterpret_cast<const u32 *>(p + 8);
+// CHECK: warp_sum<4>(
+// CHECK: ((threadIdx.x & 31) >> 2)] =
+// CHECK: __syncthreads();
+func.func @g(%x: tensor<?x512xf16>, %w: tensor<128x512xui4>, %s: tensor<128x4xf16>) -> tensor<?x128xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = gemv_tiled, tile = [2, 64, 512], warps = [1, 1], stages = 1, split_k = 8>
+      : (tensor<?x512xf16>, tensor<128x512xui4>, tensor<128x4xf16>) -> tensor<?x128xf16>
+  return %y : tensor<?x128xf16>
 }

@@ -147,5 +147,20 @@ TEST(FragmentSimulation, MmaLanesHoldTheirPtxBFragments) {
       }
 }
 
+// gemv_tiled multiplies the same B-fragment registers on CUDA cores, so it
+// must derive the very layout the mma family reads: one packed copy of the
+// weights then serves every M.
+TEST(FragmentSimulation, GemvTiledSharesTheMmaLayout) {
+  spec::ProblemSpec p = problem(256, 1024);
+  std::string mma = derivedLayout(
+      "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>", p);
+  std::string gemv = derivedLayout(
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 1024], warps = [1, 1], stages = 1, "
+      "split_k = 8>",
+      p);
+  ASSERT_FALSE(mma.empty());
+  EXPECT_EQ(gemv, mma);
+}
+
 } // namespace
 } // namespace lowbit

@@ -1,0 +1,293 @@
+#include "compiler/measure/BenchFixture.h"
+
+#include "runtime/layout/WeightLayout.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace lowbit::measure {
+namespace {
+
+// splitmix64: cheap, seedable, and good enough for test data.
+uint64_t mix(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// f16 bits of a value in [-2, 2] and back; bf16 keeps f32's top half.
+uint16_t halfBits(float v, bool bf16) {
+  if (bf16) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    return static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+  }
+  _Float16 h = static_cast<_Float16>(v);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+double halfValue(uint16_t bits, bool bf16) {
+  if (bf16) {
+    uint32_t wide = static_cast<uint32_t>(bits) << 16;
+    float v;
+    std::memcpy(&v, &wide, 4);
+    return v;
+  }
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<double>(h);
+}
+
+Error driverError(const cuda::DriverApi &api, const std::string &what, CUresult r) {
+  return makeError(what + ": " + cuda::describe(api, r));
+}
+
+// Launches per graph: a whole number of passes over the rotation and at
+// least 32, so launch gaps average out. A launch that already takes more
+// than a millisecond (gemv far past its M range, in a sweep) has no gaps
+// worth averaging: one pass keeps its measurement from eating GPU time.
+int graphLaunches(int copies, double singleLaunchUs = 0) {
+  if (singleLaunchUs > 1000)
+    return copies;
+  return copies * std::max(1, (32 + copies - 1) / copies);
+}
+
+int rotationCopies(size_t rotationBytes, size_t perCopy) {
+  return static_cast<int>(std::max<size_t>(2, (rotationBytes + perCopy - 1) / perCopy));
+}
+
+} // namespace
+
+double defaultTolerance(const std::string &activation) {
+  return activation == "bf16" ? 1e-2 : 2e-3;
+}
+
+Expected<std::unique_ptr<LoadedKernel>> LoadedKernel::load(const cuda::DriverApi &api,
+                                                           const kernels::KernelEntry &entry,
+                                                           const std::vector<char> &cubin) {
+  std::unique_ptr<LoadedKernel> kernel(new LoadedKernel(api, entry));
+  if (CUresult r = api.cuModuleLoadDataEx(&kernel->module_, cubin.data(), 0, nullptr, nullptr);
+      r != CUDA_SUCCESS) {
+    kernel->module_ = nullptr;
+    return driverError(api, "load " + entry.name, r);
+  }
+  if (CUresult r = api.cuModuleGetFunction(&kernel->function_, kernel->module_, entry.name.c_str());
+      r != CUDA_SUCCESS)
+    return driverError(api, "find " + entry.name, r);
+  return kernel;
+}
+
+LoadedKernel::~LoadedKernel() {
+  if (module_)
+    api_.cuModuleUnload(module_);
+}
+
+Expected<std::unique_ptr<BenchFixture>> BenchFixture::create(const cuda::DriverApi &api,
+                                                             const kernels::ProblemDesc &p,
+                                                             const FixtureOptions &options) {
+  if (p.zero != "none" || (p.weight != "uint4" && p.weight != "int4"))
+    return makeError("the benchmark covers W4 without zero points; " + p.name + " has " +
+                     p.weight + " / zero " + p.zero);
+  if (p.n <= 0 || p.k <= 0 || (p.granularity == "group" && p.groupSize <= 0))
+    return makeError("problem " + p.name + " has no usable shape");
+  std::unique_ptr<BenchFixture> f(new BenchFixture(api, p, options));
+  f->bf16_ = p.activation == "bf16";
+  if (f->options_.tolerance <= 0)
+    f->options_.tolerance = defaultTolerance(p.activation);
+  // Host data: random codes and scales, the same for every kernel; each
+  // weight layout gets its own packing and rotation (rotationFor).
+  f->codes_.resize(static_cast<size_t>(p.n * p.k));
+  for (size_t i = 0; i < f->codes_.size(); i += 16) {
+    uint64_t r = mix(f->seed_);
+    for (size_t j = 0; j < 16 && i + j < f->codes_.size(); ++j)
+      f->codes_[i + j] = static_cast<uint8_t>((r >> (4 * j)) & 15);
+  }
+  f->scaleColumns_ = p.granularity == "group" ? p.k / p.groupSize : 1;
+  f->scales_.resize(static_cast<size_t>(p.granularity == "tensor" ? 1 : p.n * f->scaleColumns_));
+  for (uint16_t &s : f->scales_)
+    s = halfBits(0.004f + 0.016f * static_cast<float>(mix(f->seed_) % 1000) / 1000.f, f->bf16_);
+  f->perCopy_ = static_cast<size_t>(p.n * p.k / 2) + f->scales_.size() * 2;
+  return f;
+}
+
+Expected<const BenchFixture::Rotation *> BenchFixture::rotationFor(const std::string &layoutText) {
+  auto found = rotations_.find(layoutText);
+  if (found != rotations_.end())
+    return &found->second;
+  Expected<layout::WeightLayout> layout = layout::parseWeightLayout(layoutText);
+  if (!layout.ok())
+    return makeError(problem_.name + ": " + layout.error());
+  const int64_t n = problem_.n, k = problem_.k;
+  std::vector<uint8_t> packed(static_cast<size_t>(layout::packedBytes(*layout, n, k)));
+  if (Status s = layout::packWeights(*layout, n, k, codes_.data(), packed.data(), packed.size());
+      !s.ok())
+    return makeError(problem_.name + ": " + s.error());
+  perCopy_ = packed.size() + scales_.size() * 2;
+  Rotation rotation;
+  rotation.copies = rotationCopies(options_.rotationBytes, perCopy_);
+  for (int c = 0; c < rotation.copies; ++c) {
+    Expected<DeviceMemory> w = DeviceMemory::allocate(api_, packed.size());
+    Expected<DeviceMemory> s = DeviceMemory::allocate(api_, scales_.size() * 2);
+    if (!w.ok() || !s.ok())
+      return makeError(w.ok() ? s.error() : w.error());
+    if (CUresult r = api_.cuMemcpyHtoD(w->get(), packed.data(), packed.size()); r != CUDA_SUCCESS)
+      return driverError(api_, "upload weights", r);
+    if (CUresult r = api_.cuMemcpyHtoD(s->get(), scales_.data(), scales_.size() * 2);
+        r != CUDA_SUCCESS)
+      return driverError(api_, "upload scales", r);
+    rotation.weights.push_back(std::move(*w));
+    rotation.scales.push_back(std::move(*s));
+  }
+  return &(rotations_[layoutText] = std::move(rotation));
+}
+
+Status BenchFixture::ensureRows(int64_t m) {
+  if (m <= rowCapacity_)
+    return {};
+  // Grown to the next power of two so a sweep over rising M reallocates a
+  // few times, not at every point.
+  int64_t rows = 1;
+  while (rows < m)
+    rows *= 2;
+  x_ = DeviceMemory();
+  y_ = DeviceMemory();
+  Expected<DeviceMemory> x = DeviceMemory::allocate(api_, static_cast<size_t>(rows * problem_.k * 2));
+  Expected<DeviceMemory> y = DeviceMemory::allocate(api_, static_cast<size_t>(rows * problem_.n * 2));
+  if (!x.ok() || !y.ok())
+    return makeError(x.ok() ? y.error() : x.error());
+  x_ = std::move(*x);
+  y_ = std::move(*y);
+  rowCapacity_ = rows;
+  return {};
+}
+
+double BenchFixture::checkRows(const std::vector<uint16_t> &x, const std::vector<uint16_t> &y,
+                               int64_t m) const {
+  const kernels::ProblemDesc &p = problem_;
+  double errorSquared = 0, referenceSquared = 0;
+  // Rows 0 and M - 1 catch both ends of the M tiling; every 7th column keeps
+  // the check cheap next to the timing while still crossing every N tile.
+  for (int64_t r : {int64_t{0}, m - 1})
+    for (int64_t n = 0; n < p.n; n += 7) {
+      double ref = 0;
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        uint8_t c = codes_[static_cast<size_t>(n * p.k + kk)];
+        double q = p.weight == "int4" && c >= 8 ? c - 16.0 : c;
+        int64_t s = p.granularity == "tensor" ? 0
+                    : n * scaleColumns_ + (p.granularity == "group" ? kk / p.groupSize : 0);
+        ref += halfValue(x[static_cast<size_t>(r * p.k + kk)], bf16_) * q *
+               halfValue(scales_[static_cast<size_t>(s)], bf16_);
+      }
+      double got = halfValue(y[static_cast<size_t>(r * p.n + n)], bf16_);
+      errorSquared += std::isnan(got) || std::isinf(got) ? 1e30 : (got - ref) * (got - ref);
+      referenceSquared += ref * ref;
+    }
+  return referenceSquared > 0 ? std::sqrt(errorSquared / referenceSquared)
+                              : (errorSquared > 0 ? INFINITY : 0);
+}
+
+Expected<std::vector<uint16_t>> BenchFixture::uploadRandomRows(int64_t m) {
+  std::vector<uint16_t> x(static_cast<size_t>(m * problem_.k));
+  for (uint16_t &v : x)
+    v = halfBits(static_cast<float>(static_cast<int64_t>(mix(seed_) % 4001) - 2000) / 1000.f, bf16_);
+  if (CUresult r = api_.cuMemcpyHtoD(x_.get(), x.data(), x.size() * 2); r != CUDA_SUCCESS)
+    return driverError(api_, "upload x", r);
+  return x;
+}
+
+Expected<KernelTiming> BenchFixture::measure(const LoadedKernel &kernel, int64_t m) {
+  const kernels::KernelEntry &entry = kernel.entry();
+  Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m);
+  if (!shape.ok())
+    return makeError(entry.name + ": " + shape.error());
+  Expected<const Rotation *> rotation = rotationFor(entry.weightLayout);
+  if (!rotation.ok())
+    return makeError(rotation.error());
+  if (Status s = ensureRows(m); !s.ok())
+    return makeError(s.error());
+  const Rotation &rot = **rotation;
+  // Fresh activations for every call: a kernel that happens to be right on
+  // one input (or reads a stale y) must not pass on it.
+  Expected<std::vector<uint16_t>> fresh = uploadRandomRows(m);
+  if (!fresh.ok())
+    return makeError(fresh.error());
+  const std::vector<uint16_t> &x = *fresh;
+  auto launch = [&](int copy, CUstream stream) {
+    CUdeviceptr xp = x_.get(), wp = rot.weights[copy].get(), sp = rot.scales[copy].get(),
+                yp = y_.get();
+    long long rows = m;
+    void *args[] = {&xp, &wp, &sp, &yp, &rows};
+    return api_.cuLaunchKernel(kernel.function(), shape->grid[0], shape->grid[1], shape->grid[2],
+                               shape->block, 1, 1, 0, stream, args, nullptr);
+  };
+  // Correctness first, on a poisoned y so unwritten outputs read as NaN.
+  api_.cuMemsetD8(y_.get(), 0xFF, static_cast<size_t>(m * problem_.n * 2));
+  if (CUresult r = launch(0, nullptr); r != CUDA_SUCCESS)
+    return driverError(api_, "launch " + entry.name, r);
+  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
+    return driverError(api_, "run " + entry.name, r);
+  std::vector<uint16_t> y(static_cast<size_t>(m * problem_.n));
+  if (CUresult r = api_.cuMemcpyDtoH(y.data(), y_.get(), y.size() * 2); r != CUDA_SUCCESS)
+    return driverError(api_, "download y", r);
+  KernelTiming result;
+  result.relativeError = checkRows(x, y, m);
+  result.passed = result.relativeError <= options_.tolerance;
+  if (!result.passed)
+    return result;
+  // Wall time of one warm launch (the first may include lazy module
+  // loading), only to size the graph below.
+  auto started = std::chrono::steady_clock::now();
+  if (CUresult r = launch(1 % rot.copies, nullptr); r != CUDA_SUCCESS)
+    return driverError(api_, "launch " + entry.name, r);
+  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
+    return driverError(api_, "run " + entry.name, r);
+  double singleUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                              started).count();
+  Expected<Timing> timing =
+      timeGraph(api_, graphLaunches(rot.copies, singleUs), std::max(7, options_.replays),
+                [&](int i, CUstream s) { return launch(i % rot.copies, s); });
+  if (!timing.ok())
+    return makeError(entry.name + ": " + timing.error());
+  result.timing = *timing;
+  return result;
+}
+
+Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
+  if (Status s = ensureRows(m); !s.ok())
+    return makeError(s.error());
+  if (dense_.empty()) {
+    // Dense f16/bf16 weights for cuBLAS, random, rotated like the packed ones.
+    std::vector<uint16_t> host(static_cast<size_t>(problem_.n * problem_.k));
+    for (uint16_t &v : host)
+      v = halfBits(static_cast<float>(static_cast<int64_t>(mix(seed_) % 2001) - 1000) / 8000.f, bf16_);
+    size_t bytes = host.size() * 2;
+    int copies = rotationCopies(options_.rotationBytes, bytes);
+    for (int c = 0; c < copies; ++c) {
+      Expected<DeviceMemory> d = DeviceMemory::allocate(api_, bytes);
+      if (!d.ok()) {
+        dense_.clear();
+        return makeError(d.error());
+      }
+      if (CUresult r = api_.cuMemcpyHtoD(d->get(), host.data(), bytes); r != CUDA_SUCCESS) {
+        dense_.clear();
+        return driverError(api_, "upload dense weights", r);
+      }
+      dense_.push_back(std::move(*d));
+    }
+  }
+  // Random activations (never zeros, never stale garbage that may hold NaNs).
+  if (Expected<std::vector<uint16_t>> x = uploadRandomRows(m); !x.ok())
+    return makeError(x.error());
+  const int copies = static_cast<int>(dense_.size());
+  return timeGraph(api_, graphLaunches(copies), std::max(7, options_.replays),
+                   [&](int i, CUstream s) {
+                     return cublas.gemm(bf16_, m, problem_.n, problem_.k, x_.get(),
+                                        dense_[i % copies].get(), y_.get(), s);
+                   });
+}
+
+} // namespace lowbit::measure

@@ -1,0 +1,110 @@
+// What measuring one problem's kernels needs, prepared once per problem and
+// shared by `lowbit bench` (KernelBench.cpp) and `lowbit tune`
+// (KernelMeasurer.cpp), so both measure the same way:
+// - random weight codes and scales (never zeros: zeros run faster than real
+//   data), packed once per weight layout and rotated over more than 512 MB so
+//   every timed launch reads its weights from DRAM, not from the L2;
+// - x and y buffers, grown to the largest M asked for;
+// - per kernel and M: an f64 reference check of rows 0 and M - 1 on fresh
+//   random activations, then graph timing (GraphTimer.h).
+#pragma once
+
+#include "compiler/measure/Cublas.h"
+#include "compiler/measure/GraphTimer.h"
+#include "runtime/kernels/KernelSet.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lowbit::measure {
+
+// A kernel's module loaded into the current context; unloaded on destruction.
+class LoadedKernel {
+public:
+  static Expected<std::unique_ptr<LoadedKernel>> load(const cuda::DriverApi &api,
+                                                      const kernels::KernelEntry &entry,
+                                                      const std::vector<char> &cubin);
+  ~LoadedKernel();
+  LoadedKernel(const LoadedKernel &) = delete;
+  LoadedKernel &operator=(const LoadedKernel &) = delete;
+  const kernels::KernelEntry &entry() const { return entry_; }
+  CUfunction function() const { return function_; }
+
+private:
+  LoadedKernel(const cuda::DriverApi &api, kernels::KernelEntry entry)
+      : api_(api), entry_(std::move(entry)) {}
+  const cuda::DriverApi &api_;
+  kernels::KernelEntry entry_;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+};
+
+struct FixtureOptions {
+  size_t rotationBytes = 512u << 20;
+  int replays = 9; // GraphTimer insists on at least 7
+  // Relative L2 error a kernel may have against the f64 reference; <= 0
+  // picks the default for the activation type (defaultTolerance).
+  double tolerance = 0;
+  uint64_t seed = 0x1b17;
+};
+
+// 2e-3 for f16, 1e-2 for bf16 (8 mantissa bits against f16's 11).
+double defaultTolerance(const std::string &activation);
+
+struct KernelTiming {
+  bool passed = false;
+  double relativeError = 0; // sqrt(sum err² / sum ref²) over the checked outputs
+  Timing timing;            // zero when the check failed (a failing kernel is not timed)
+};
+
+class BenchFixture {
+public:
+  // Fails for problems the fixture cannot generate data for (zero points,
+  // codes other than 4-bit); the message names the problem.
+  static Expected<std::unique_ptr<BenchFixture>> create(const cuda::DriverApi &api,
+                                                        const kernels::ProblemDesc &problem,
+                                                        const FixtureOptions &options);
+
+  const kernels::ProblemDesc &problem() const { return problem_; }
+  // Bytes of one packed weight copy plus its scales, for GB/s.
+  size_t weightCopyBytes() const { return perCopy_; }
+
+  // Checks then times `kernel` at M rows. Errors are for the device (launch
+  // failures, out of memory); a wrong result is passed = false.
+  Expected<KernelTiming> measure(const LoadedKernel &kernel, int64_t m);
+
+  // cuBLAS at the same shape on dense random weights, rotated the same way.
+  Expected<Timing> cublasTiming(const Cublas &cublas, int64_t m);
+
+private:
+  struct Rotation {
+    std::vector<DeviceMemory> weights, scales;
+    int copies = 0;
+  };
+  BenchFixture(const cuda::DriverApi &api, kernels::ProblemDesc problem, FixtureOptions options)
+      : api_(api), problem_(std::move(problem)), options_(options), seed_(options.seed) {}
+  Expected<const Rotation *> rotationFor(const std::string &layoutText);
+  Status ensureRows(int64_t m);
+  // Fills x's first M rows with fresh random values; returns them.
+  Expected<std::vector<uint16_t>> uploadRandomRows(int64_t m);
+  double checkRows(const std::vector<uint16_t> &x, const std::vector<uint16_t> &y, int64_t m) const;
+
+  const cuda::DriverApi &api_;
+  kernels::ProblemDesc problem_;
+  FixtureOptions options_;
+  uint64_t seed_;
+  bool bf16_ = false;
+  int64_t scaleColumns_ = 1;
+  std::vector<uint8_t> codes_;
+  std::vector<uint16_t> scales_;
+  std::map<std::string, Rotation> rotations_;
+  size_t perCopy_ = 0;
+  int64_t rowCapacity_ = 0;
+  DeviceMemory x_, y_;
+  std::vector<DeviceMemory> dense_; // cuBLAS weights, made on first use
+};
+
+} // namespace lowbit::measure

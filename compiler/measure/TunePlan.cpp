@@ -1,0 +1,224 @@
+#include "compiler/measure/TunePlan.h"
+
+#include "runtime/kernels/KernelRecordCodec.h"
+#include "tuning_db/Records.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <sstream>
+
+namespace lowbit::tune {
+namespace {
+
+std::string normalized(const std::string &name) {
+  std::string out;
+  for (char c : name)
+    if (c != '-' && c != '.' && c != '_' && c != ' ')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string trimmed(const std::string &text) {
+  size_t b = text.find_first_not_of(" \t"), e = text.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : text.substr(b, e - b + 1);
+}
+
+// A positive decimal integer, whole string; nullopt-like -1 otherwise.
+int64_t positiveInteger(const std::string &text) {
+  if (text.empty() || text.size() > 12 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return -1;
+  int64_t value = std::stoll(text);
+  return value > 0 ? value : -1;
+}
+
+// TOML basic strings: escape what would end or break the string.
+std::string tomlString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+} // namespace
+
+// The shapes come from each model's published config.json (hidden_size,
+// intermediate_size, num_attention_heads, num_key_value_heads; head_dim 128):
+// q/o is hidden x hidden, fused q/k/v is (heads + 2 x kv heads) x 128 by
+// hidden, gate/up is intermediate x hidden (one projection, as
+// examples/specs/llama3-8b-w4a16.toml has it), down is hidden x intermediate.
+const std::vector<ModelPreset> &modelPresets() {
+  static const std::vector<ModelPreset> presets = {
+      // Llama-3-8B: hidden 4096, intermediate 14336, 32 heads, 8 kv heads.
+      {"Llama-3-8B",
+       "llama3-8b",
+       {{"qo_proj", 4096, 4096},
+        {"qkv_proj", 6144, 4096},
+        {"gate_up_proj", 14336, 4096},
+        {"down_proj", 4096, 14336}}},
+      // Llama-3-70B: hidden 8192, intermediate 28672, 64 heads, 8 kv heads.
+      {"Llama-3-70B",
+       "llama3-70b",
+       {{"qo_proj", 8192, 8192},
+        {"qkv_proj", 10240, 8192},
+        {"gate_up_proj", 28672, 8192},
+        {"down_proj", 8192, 28672}}},
+      // Qwen2.5-7B: hidden 3584, intermediate 18944, 28 heads, 4 kv heads.
+      {"Qwen2.5-7B",
+       "qwen2.5-7b",
+       {{"qkv_proj", 4608, 3584},
+        {"o_proj", 3584, 3584},
+        {"gate_up_proj", 18944, 3584},
+        {"down_proj", 3584, 18944}}},
+      // Mistral-7B: hidden 4096, intermediate 14336, 32 heads, 8 kv heads.
+      {"Mistral-7B",
+       "mistral-7b",
+       {{"qkv_proj", 6144, 4096},
+        {"o_proj", 4096, 4096},
+        {"gate_up_proj", 14336, 4096},
+        {"down_proj", 4096, 14336}}},
+  };
+  return presets;
+}
+
+Expected<ModelPreset> findModelPreset(const std::string &name) {
+  std::string known;
+  for (const ModelPreset &preset : modelPresets()) {
+    if (normalized(preset.name) == normalized(name) || normalized(preset.key) == normalized(name))
+      return preset;
+    known += (known.empty() ? "" : ", ") + preset.name;
+  }
+  return makeError("unknown model '" + name + "' (known: " + known + ")");
+}
+
+Expected<std::vector<Shape>> parseShapes(const std::string &text) {
+  std::vector<Shape> shapes;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    item = trimmed(item);
+    if (item.empty())
+      continue;
+    size_t x = item.find_first_of("xX");
+    int64_t n = x == std::string::npos ? -1 : positiveInteger(item.substr(0, x));
+    int64_t k = x == std::string::npos ? -1 : positiveInteger(item.substr(x + 1));
+    if (n <= 0 || k <= 0)
+      return makeError("bad shape '" + item + "': expected NxK with positive integers, e.g. 4096x4096");
+    if (seen.insert({n, k}).second)
+      shapes.push_back({"", n, k});
+  }
+  if (shapes.empty())
+    return makeError("no shapes in '" + text + "'");
+  return shapes;
+}
+
+Expected<Format> parseFormat(const std::string &text) {
+  Format format;
+  format.name = text;
+  std::vector<std::string> parts;
+  std::stringstream tokens(text);
+  for (std::string part; std::getline(tokens, part, '-');)
+    parts.push_back(part);
+  auto bad = [&](const std::string &why) {
+    return makeError("bad format '" + text + "': " + why +
+                     " (expected e.g. w4a16-g128, w4bf16-g64, w4a16-ch, w4a16-int-g128)");
+  };
+  if (parts.empty() || parts[0].size() < 2 || parts[0][0] != 'w')
+    return bad("it must start with w<bits>");
+  const std::string &head = parts[0];
+  size_t digits = 1;
+  while (digits < head.size() && std::isdigit(static_cast<unsigned char>(head[digits])))
+    ++digits;
+  int64_t bits = positiveInteger(head.substr(1, digits - 1));
+  if (bits < 1 || bits > 8)
+    return bad("weight bits must be 1..8");
+  std::string activation = head.substr(digits);
+  if (activation == "a16") {
+    format.activation = format.scale = "f16";
+  } else if (activation == "bf16" || activation == "a16bf16") {
+    format.activation = format.scale = "bf16";
+  } else {
+    return bad("activations must be a16 (f16) or bf16");
+  }
+  bool signedCodes = false;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string &p = parts[i];
+    if (p == "ch") {
+      format.granularity = "channel";
+      format.groupSize = 0;
+    } else if (p == "int") {
+      signedCodes = true;
+    } else if (p.size() > 1 && p[0] == 'g' && positiveInteger(p.substr(1)) > 0) {
+      format.granularity = "group";
+      format.groupSize = positiveInteger(p.substr(1));
+    } else {
+      return bad("unknown option '" + p + "'");
+    }
+  }
+  format.weight = (signedCodes ? "int" : "uint") + std::to_string(bits);
+  return format;
+}
+
+kernels::ProblemDesc problemFor(const std::string &name, const Shape &shape, const Format &format) {
+  kernels::ProblemDesc p;
+  p.name = name;
+  p.n = shape.n;
+  p.k = shape.k;
+  p.activation = format.activation;
+  p.weight = format.weight;
+  p.scale = format.scale;
+  p.granularity = format.granularity;
+  p.groupSize = format.granularity == "group" ? format.groupSize : 0;
+  p.zero = "none";
+  return p;
+}
+
+std::string problemName(const std::string &prefix, const Shape &shape) {
+  if (!shape.layer.empty())
+    return prefix + "." + shape.layer;
+  return prefix + "." + std::to_string(shape.n) + "x" + std::to_string(shape.k);
+}
+
+std::string oneProblemSpecText(const kernels::ProblemDesc &p, const std::string &arch) {
+  std::ostringstream out;
+  out << "# Written by `lowbit tune`: one problem, compiled with its own schedule list.\n"
+      << "archs = [" << tomlString(arch) << "]\n\n"
+      << "[[problem]]\n"
+      << "name = " << tomlString(p.name) << "\n"
+      << "n = " << p.n << "\n"
+      << "k = " << p.k << "\n"
+      << "activation = " << tomlString(p.activation) << "\n"
+      << "weight = " << tomlString(p.weight) << "\n"
+      << "scale = " << tomlString(p.scale) << "\n"
+      << "granularity = " << tomlString(p.granularity) << "\n";
+  // The spec's default group size is 128; state it only where it means
+  // something, since the parser checks it against K.
+  if (p.granularity == "group")
+    out << "group_size = " << p.groupSize << "\n";
+  out << "zero = " << tomlString(p.zero) << "\n";
+  return out.str();
+}
+
+std::string problemIdOf(const kernels::ProblemDesc &problem) {
+  return db::problemIdForSignature(kernels::problemSignature(problem));
+}
+
+std::vector<std::string> compileArgs(const std::string &specPath, const std::string &database,
+                                     const std::vector<std::string> &schedules) {
+  std::vector<std::string> args = {specPath, "-o", database};
+  for (const std::string &s : schedules) {
+    args.push_back("--schedule");
+    args.push_back(s);
+  }
+  return args;
+}
+
+} // namespace lowbit::tune

@@ -1,0 +1,75 @@
+// The CPU-only planning half of `lowbit tune`: which problems to tune (model
+// presets, --shapes, a spec), in which format, and the one-problem spec text
+// handed to the compiler plugin with that problem's own schedule list. No
+// GPU, no LLVM: unit tests cover all of it.
+#pragma once
+
+#include "runtime/kernels/KernelSet.h"
+#include "runtime/support/Expected.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::tune {
+
+struct Shape {
+  std::string layer; // "qo_proj", ... ; empty for --shapes
+  int64_t n = 0, k = 0;
+};
+
+struct ModelPreset {
+  std::string name; // as users spell it: "Llama-3-8B"
+  std::string key;  // problem-name prefix: "llama3-8b"
+  std::vector<Shape> shapes;
+};
+
+// Llama-3-8B, Llama-3-70B, Qwen2.5-7B and Mistral-7B linear layers (N x K of
+// Y = X · Wᵀ), with fused q/k/v and gate/up as the spec examples fuse them.
+const std::vector<ModelPreset> &modelPresets();
+
+// Case-, '-', '.' and '_'-insensitive: "llama-3-8b", "Llama3_8B" both match.
+// The error lists the known names.
+Expected<ModelPreset> findModelPreset(const std::string &name);
+
+// "4096x4096,14336x4096": positive N x K pairs ('X' accepted), spaces around
+// items ignored, duplicates dropped (first kept).
+Expected<std::vector<Shape>> parseShapes(const std::string &text);
+
+// The element formats of a tuned problem.
+struct Format {
+  std::string name; // "w4a16-g128"
+  std::string activation = "f16";
+  std::string weight = "uint4";
+  std::string scale = "f16";
+  std::string granularity = "group";
+  int64_t groupSize = 128;
+};
+
+// "w<bits>a16" or "w<bits>bf16" (bf16 activations and scales), then '-'
+// separated options: "g<N>" (group size N; the default is g128), "ch"
+// (per-channel scales), "int" (signed codes). "w4a16-g128" is f16
+// activations, uint4 codes, f16 scales per 128 weights along K.
+Expected<Format> parseFormat(const std::string &text);
+
+// The problem a shape becomes in a format; `name` is the problem's name.
+kernels::ProblemDesc problemFor(const std::string &name, const Shape &shape, const Format &format);
+
+// Problem names: "<model key>.<layer>" for presets, "<format>.<N>x<K>" for
+// --shapes.
+std::string problemName(const std::string &prefix, const Shape &shape);
+
+// A kernel-set spec (compiler/spec/KernelSetSpec.h syntax) with one problem
+// for one arch, what the tune command writes to a temporary file for the
+// compiler plugin.
+std::string oneProblemSpecText(const kernels::ProblemDesc &problem, const std::string &arch);
+
+// The id the kernel database gives the problem (sha256 of its signature).
+std::string problemIdOf(const kernels::ProblemDesc &problem);
+
+// lowbit_compile_main's arguments for one problem: the spec, "-o db", and one
+// "--schedule" per schedule text.
+std::vector<std::string> compileArgs(const std::string &specPath, const std::string &database,
+                                     const std::vector<std::string> &schedules);
+
+} // namespace lowbit::tune

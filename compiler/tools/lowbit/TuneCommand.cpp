@@ -1,0 +1,436 @@
+// `lowbit tune`: compile candidate schedules per problem (where the compiler
+// is), measure them on the GPU (where the GPU is), and store results and
+// dispatch ranges in the kernel database. DESIGN.md "Where things run": this
+// binary links no LLVM; candidates are compiled through liblowbit_compiler.so,
+// loaded with dlopen only when there is something to compile.
+#include "compiler/tools/lowbit/Command.h"
+
+#include "compiler/measure/KernelMeasurer.h"
+#include "compiler/measure/TunePlan.h"
+#include "compiler/spec/KernelSetSpec.h"
+#include "compiler/tuner/Progress.h"
+#include "compiler/tuner/Report.h"
+#include "runtime/cuda/Driver.h"
+#include "tuning_db/Fingerprint.h"
+
+#include <CLI/CLI.hpp>
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+namespace lowbit::cli {
+namespace {
+
+struct TuneArgs {
+  std::string db, spec, model, shapes, format = "w4a16-g128";
+  bool compileOnly = false, measureOnly = false, resume = false;
+  std::string runId, mList, report, arch;
+  double budget = 0, tolerance = 0;
+  int64_t maxCandidates = 32;
+};
+
+// Set from SIGINT: the sweep stops before its next measurement, keeping
+// everything it committed.
+std::atomic<bool> cancelRequested{false};
+extern "C" void onInterrupt(int) { cancelRequested.store(true); }
+
+std::string executableDir() {
+  char path[PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0)
+    return ".";
+  std::string full(path, static_cast<size_t>(length));
+  return full.substr(0, full.find_last_of('/'));
+}
+
+using CompileMain = int (*)(int, const char *const *);
+
+// The compiler plugin, as `lowbit compile` finds it; null with the reason
+// when this machine has no compiler (a GPU host without LLVM).
+CompileMain loadCompiler(std::string &whyNot) {
+  std::string library = executableDir() + "/../lib/liblowbit_compiler.so";
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *why = dlerror();
+    whyNot = why ? why : library;
+    return nullptr;
+  }
+  auto main = reinterpret_cast<CompileMain>(dlsym(handle, "lowbit_compile_main"));
+  if (!main)
+    whyNot = library + " lacks lowbit_compile_main";
+  return main;
+}
+
+// The problems to tune, from exactly one of --spec, --model, --shapes.
+Expected<std::vector<kernels::ProblemDesc>> plannedProblems(const TuneArgs &args) {
+  int sources = !args.spec.empty() + !args.model.empty() + !args.shapes.empty();
+  if (sources != 1)
+    return makeError("give exactly one of --spec, --model and --shapes");
+  std::vector<kernels::ProblemDesc> problems;
+  if (!args.spec.empty()) {
+    Expected<spec::KernelSetSpec> set = spec::loadKernelSetSpec(args.spec);
+    if (!set.ok())
+      return makeError(set.error());
+    for (const spec::ProblemSpec &p : set->problems)
+      problems.push_back({p.name, p.n, p.k, p.activation, p.weight, p.scale, p.granularity,
+                          p.granularity == "group" ? p.groupSize : 0, p.zero});
+    return problems;
+  }
+  Expected<tune::Format> format = tune::parseFormat(args.format);
+  if (!format.ok())
+    return makeError(format.error());
+  std::string prefix = format->name;
+  std::vector<tune::Shape> shapes;
+  if (!args.model.empty()) {
+    Expected<tune::ModelPreset> preset = tune::findModelPreset(args.model);
+    if (!preset.ok())
+      return makeError(preset.error());
+    prefix = preset->key;
+    shapes = preset->shapes;
+  } else {
+    Expected<std::vector<tune::Shape>> parsed = tune::parseShapes(args.shapes);
+    if (!parsed.ok())
+      return makeError(parsed.error());
+    shapes = *parsed;
+  }
+  for (const tune::Shape &shape : shapes)
+    problems.push_back(tune::problemFor(tune::problemName(prefix, shape), shape, *format));
+  return problems;
+}
+
+// Compiles each problem with its own schedule list: the cost model's first
+// `maxCandidates` of the schedules the search space accepts. One spec per
+// problem goes through a temporary file, because the plugin's entry point
+// takes command-line arguments, and compileKernelSet applies one schedule
+// list to a whole spec. Returns the number of problems that compiled cleanly.
+int compileCandidates(CompileMain compileMain, const std::vector<kernels::ProblemDesc> &problems,
+                      const std::string &arch, const std::vector<int64_t> &mPoints,
+                      const tuner::DeviceModel &model, int64_t maxCandidates,
+                      const std::string &database) {
+  Expected<tuner::ArchLimits> limits = tuner::archLimits(arch);
+  int clean = 0;
+  for (const kernels::ProblemDesc &problem : problems) {
+    tuner::SearchSpace space =
+        tuner::enumerateSchedules(tuner::shapeOf(problem), limits.ok() ? *limits : model.limits);
+    std::vector<tuner::RankedSchedule> ranked =
+        tuner::rankSchedules(problem, space.accepted, mPoints, model);
+    std::vector<std::string> schedules;
+    for (const tuner::RankedSchedule &r : ranked) {
+      if (maxCandidates > 0 && int64_t(schedules.size()) >= maxCandidates)
+        break;
+      schedules.push_back(r.schedule.text());
+    }
+    std::cerr << "compiling " << problem.name << " (" << problem.n << "x" << problem.k << "): "
+              << schedules.size() << " of " << space.accepted.size() << " schedules\n";
+    if (schedules.empty())
+      continue;
+    std::string path = (std::filesystem::temp_directory_path() / "lowbit-tune-XXXXXX.toml").string();
+    int fd = mkstemps(path.data(), 5);
+    if (fd < 0) {
+      std::cerr << "lowbit tune: cannot create a temporary spec file\n";
+      continue;
+    }
+    close(fd);
+    {
+      std::ofstream spec(path);
+      spec << tune::oneProblemSpecText(problem, arch);
+    }
+    std::vector<std::string> args = tune::compileArgs(path, database, schedules);
+    std::vector<const char *> argv = {"lowbit tune"};
+    for (const std::string &a : args)
+      argv.push_back(a.c_str());
+    int rc = compileMain(static_cast<int>(argv.size()), argv.data());
+    std::filesystem::remove(path);
+    if (rc == 0)
+      ++clean;
+    else
+      std::cerr << "lowbit tune: some candidates of " << problem.name
+                << " did not compile; the others are in the database\n";
+  }
+  return clean;
+}
+
+std::string defaultRunId() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "tune-%Y%m%dT%H%M%SZ", &utc);
+  return text;
+}
+
+// The GPU side: device 0's context, fingerprint, arch and copy bandwidth.
+struct Gpu {
+  const cuda::DriverApi *api = nullptr;
+  db::DeviceFingerprint fingerprint;
+  std::string arch;
+  double copyGBs = 0;
+};
+
+Expected<Gpu> openGpu() {
+  Gpu gpu;
+  gpu.api = cuda::loadDriver();
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  if (!gpu.api || gpu.api->cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+      gpu.api->cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS ||
+      gpu.api->cuCtxSetCurrent(context) != CUDA_SUCCESS)
+    return makeError("cannot use device 0");
+  Expected<db::DeviceFingerprint> fingerprint = db::readFingerprint(0);
+  if (!fingerprint.ok())
+    return makeError(fingerprint.error());
+  gpu.fingerprint = *fingerprint;
+  const db::DeviceFingerprint &f = gpu.fingerprint;
+  // The spec's arch names: Hopper kernels are built for sm_90a (wgmma).
+  gpu.arch = "sm_" + std::to_string(f.ccMajor) + std::to_string(f.ccMinor) +
+             (f.ccMajor == 9 ? "a" : "");
+  Expected<double> copy = measure::copyBandwidthGBs(*gpu.api, size_t{1} << 30);
+  if (!copy.ok())
+    return makeError("copy bandwidth: " + copy.error());
+  gpu.copyGBs = *copy;
+  return gpu;
+}
+
+Status writeReports(const std::string &dir, const tuner::SweepSummary &summary, double copyGBs) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return makeError("cannot create " + dir + ": " + ec.message());
+  std::vector<tuner::ReportRow> rows = tuner::reportRows(summary.best, copyGBs);
+  std::ofstream csv(dir + "/tune.csv"), json(dir + "/tune.json"), svg(dir + "/tune.svg");
+  tuner::writeCsv(rows, csv);
+  tuner::writeJson(rows, copyGBs, json);
+  tuner::SvgOptions options;
+  options.copyGBs = copyGBs;
+  tuner::writeSvg(rows, options, svg);
+  if (!csv || !json || !svg)
+    return makeError("cannot write the reports in " + dir);
+  return {};
+}
+
+void printBest(const tuner::SweepSummary &summary, std::ostream &out) {
+  out << std::left << std::setw(28) << "problem" << std::right << std::setw(6) << "M"
+      << std::setw(11) << "median us" << std::setw(11) << "cuBLAS us" << std::setw(9)
+      << "speedup" << "  kernel\n";
+  for (const tuner::BestPoint &b : summary.best) {
+    out << std::left << std::setw(28) << b.problem.name << std::right << std::setw(6) << b.m
+        << std::fixed << std::setprecision(1) << std::setw(11) << b.medianUs;
+    if (b.referenceUs)
+      out << std::setw(11) << *b.referenceUs << std::setprecision(2) << std::setw(9)
+          << *b.referenceUs / b.medianUs;
+    else
+      out << std::setw(11) << "-" << std::setw(9) << "-";
+    out << "  " << b.kernelId.substr(0, 12) << "\n";
+  }
+}
+
+int runTune(const TuneArgs &args) {
+  const char *me = "lowbit tune: ";
+  if (args.compileOnly && args.measureOnly) {
+    std::cerr << me << "--compile-only and --measure-only exclude each other\n";
+    return 2;
+  }
+  if (args.resume && args.runId.empty()) {
+    std::cerr << me << "--resume needs the --run-id of the sweep to continue\n";
+    return 2;
+  }
+  Expected<std::vector<kernels::ProblemDesc>> problems = plannedProblems(args);
+  if (!problems.ok()) {
+    std::cerr << me << problems.error() << "\n";
+    return 2;
+  }
+  std::vector<int64_t> mPoints = tuner::defaultMPoints();
+  if (!args.mList.empty()) {
+    Expected<std::vector<int64_t>> parsed = tuner::parseMPoints(args.mList);
+    if (!parsed.ok()) {
+      std::cerr << me << "--m: " << parsed.error() << "\n";
+      return 2;
+    }
+    mPoints = *parsed;
+  }
+
+  // The GPU first: without one only --compile-only can do anything, and
+  // saying so before compiling for minutes is the useful order.
+  Gpu gpu;
+  if (!args.compileOnly) {
+    std::string whyNot;
+    if (cuda::deviceCount(&whyNot) == 0) {
+      std::cerr << me << "no GPU: " << whyNot << "\n"
+                << "Measuring needs a GPU; use --compile-only to generate candidates here.\n";
+      return 2;
+    }
+    Expected<Gpu> opened = openGpu();
+    if (!opened.ok()) {
+      std::cerr << me << opened.error() << "\n";
+      return 2;
+    }
+    gpu = *opened;
+  }
+  std::string arch = !args.arch.empty() ? args.arch : !gpu.arch.empty() ? gpu.arch : "sm_90a";
+  tuner::DeviceModel model = tuner::DeviceModel::h200();
+  if (gpu.api) {
+    Expected<tuner::DeviceModel> fromDevice =
+        tuner::DeviceModel::fromFingerprint(gpu.fingerprint, gpu.copyGBs);
+    if (fromDevice.ok())
+      model = *fromDevice;
+  } else if (Expected<tuner::ArchLimits> limits = tuner::archLimits(arch); limits.ok()) {
+    model.limits = *limits; // H200 throughputs, the target arch's limits
+  }
+
+  // Compile (before the database is opened here: the plugin writes it).
+  if (!args.measureOnly) {
+    std::string whyNot;
+    CompileMain compileMain = loadCompiler(whyNot);
+    if (!compileMain && args.compileOnly) {
+      std::cerr << me << "the compiler is not available on this machine (" << whyNot << ").\n"
+                << "It needs LLVM/MLIR 19; compile candidates on a machine that has them.\n";
+      return 2;
+    }
+    if (!compileMain)
+      std::cerr << me << "no compiler on this machine (" << whyNot << "); measuring the "
+                << "candidates already in " << args.db << "\n";
+    else
+      compileCandidates(compileMain, *problems, arch, mPoints, model, args.maxCandidates, args.db);
+  }
+  if (args.compileOnly) {
+    std::cerr << me << "candidates for " << problems->size() << " problem(s) are in " << args.db
+              << "; measure them with --measure-only on the GPU host\n";
+    return 0;
+  }
+
+  Expected<db::Database> database = db::Database::open(args.db);
+  if (!database.ok()) {
+    std::cerr << me << database.error() << "\n";
+    return 1;
+  }
+  for (const std::string &note : database->notes())
+    std::cerr << me << note << "\n";
+  if (Status s = database->putDevice(gpu.fingerprint); !s.ok()) {
+    std::cerr << me << s.error() << "\n";
+    return 1;
+  }
+  std::vector<std::string> ids;
+  for (const kernels::ProblemDesc &p : *problems)
+    ids.push_back(tune::problemIdOf(p));
+  Expected<std::vector<tuner::SweepProblem>> sweep = tuner::loadSweepProblems(*database, arch, ids);
+  if (!sweep.ok()) {
+    std::cerr << me << sweep.error() << "\n";
+    return 1;
+  }
+  if (sweep->empty()) {
+    std::cerr << me << args.db << " has no " << arch << " kernels for these problems; "
+              << "generate them with --compile-only where the compiler is\n";
+    return 1;
+  }
+  for (tuner::SweepProblem &p : *sweep)
+    tuner::orderByCostModel(p, mPoints, model);
+
+  Expected<std::unique_ptr<measure::Cublas>> cublas = measure::Cublas::load(*gpu.api);
+  if (!cublas.ok())
+    std::cerr << me << "no cuBLAS baseline: " << cublas.error() << "\n";
+  measure::FixtureOptions fixture;
+  fixture.tolerance = args.tolerance;
+  const bool tty = isatty(2);
+  // Rejections go to the log only when it is not a rewritten progress bar.
+  measure::KernelMeasurer measurer(*gpu.api, measure::databaseCubins(*database, *sweep),
+                                   cublas.ok() ? cublas->get() : nullptr, fixture,
+                                   tty ? nullptr : &std::cerr);
+  tuner::SweepOptions options;
+  options.runId = args.runId.empty() ? defaultRunId() : args.runId;
+  options.deviceId = gpu.fingerprint.id();
+  options.mPoints = mPoints;
+  options.resume = args.resume;
+  options.budgetSeconds = args.budget;
+  options.maxCandidates = args.maxCandidates;
+  options.cancel = &cancelRequested;
+  cancelRequested.store(false);
+  auto previous = std::signal(SIGINT, onInterrupt);
+  tuner::SteadyClock clock;
+  tuner::ProgressPrinter printer(std::cerr, tty);
+  std::cerr << me << "run " << options.runId << " on " << gpu.fingerprint.name << " (" << arch
+            << "), copy bandwidth " << std::fixed << std::setprecision(0) << gpu.copyGBs
+            << " GB/s\n";
+  Expected<tuner::SweepSummary> summary =
+      tuner::runSweep(*database, *sweep, measurer, options, clock, &printer);
+  printer.finish();
+  std::signal(SIGINT, previous);
+  if (!summary.ok()) {
+    std::cerr << me << summary.error() << "\n";
+    return 1;
+  }
+
+  // Dispatch from every passing result of this run stored so far, also after
+  // a budget stop or Ctrl-C: what was measured is real.
+  for (const tuner::SweepProblem &p : *sweep) {
+    Expected<std::vector<db::DispatchRange>> ranges =
+        tuner::commitDispatch(*database, p, options.deviceId, options.runId);
+    if (ranges.ok())
+      std::cerr << me << p.problem.name << ": " << ranges->size() << " dispatch range(s)\n";
+    else
+      std::cerr << me << "no dispatch for " << p.problem.name << ": " << ranges.error() << "\n";
+  }
+  printBest(*summary, std::cout);
+  std::cerr << me << tuner::stopReasonName(summary->stop)
+            << (summary->stopDetail.empty() ? "" : ": " + summary->stopDetail) << "; measured "
+            << summary->measured << ", skipped " << summary->skipped << ", failed checks "
+            << summary->failedChecks << "\n";
+  if (!summary->complete())
+    std::cerr << me << "continue with --resume --run-id " << options.runId << "\n";
+  if (!args.report.empty()) {
+    if (Status s = writeReports(args.report, *summary, gpu.copyGBs); !s.ok()) {
+      std::cerr << me << s.error() << "\n";
+      return 1;
+    }
+    std::cerr << me << "reports in " << args.report << "\n";
+  }
+  switch (summary->stop) {
+  case tuner::StopReason::Completed:
+  case tuner::StopReason::Budget: return 0;
+  case tuner::StopReason::Cancelled: return 130;
+  case tuner::StopReason::MeasurerFailed: return 1;
+  }
+  return 1;
+}
+
+} // namespace
+
+void addTuneCommand(CLI::App &app) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App *tune = app.add_subcommand(
+      "tune", "compile candidate schedules and measure them into a kernel database");
+  tune->add_option("--db", args->db, "kernel database (*.db)")->required();
+  tune->add_option("--spec", args->spec, "kernel-set spec (TOML) listing the problems");
+  tune->add_option("--model", args->model,
+                   "preset problems: Llama-3-8B, Llama-3-70B, Qwen2.5-7B, Mistral-7B");
+  tune->add_option("--shapes", args->shapes, "problems as NxK,NxK,...");
+  tune->add_option("--format", args->format, "format of --model/--shapes problems")
+      ->capture_default_str();
+  tune->add_option("--arch", args->arch,
+                   "target arch when compiling without a GPU (default: the GPU's, else sm_90a)");
+  tune->add_flag("--compile-only", args->compileOnly, "generate candidates; no GPU needed");
+  tune->add_flag("--measure-only", args->measureOnly,
+                 "measure the candidates already in the database; no compiler needed");
+  tune->add_option("--run-id", args->runId, "results' run id (default: tune-<UTC time>)");
+  tune->add_flag("--resume", args->resume, "skip points this run id already measured");
+  tune->add_option("--budget", args->budget, "stop measuring after this many seconds");
+  tune->add_option("--max-candidates", args->maxCandidates,
+                   "per problem, the best-ranked N schedules (0: all)")
+      ->capture_default_str();
+  tune->add_option("--m", args->mList, "M points, e.g. 1,2,4,16-256 (default: 1..4096)");
+  tune->add_option("--tolerance", args->tolerance,
+                   "relative error allowed (default: 2e-3 f16, 1e-2 bf16)");
+  tune->add_option("--report", args->report, "write tune.csv, tune.json and tune.svg here");
+  tune->callback([args] { setExitCode(runTune(*args)); });
+}
+
+} // namespace lowbit::cli

@@ -1,0 +1,202 @@
+// The gemv_tiled family (M up to ~8): CUDA cores over the same 64 x 16 weight
+// tiles the mma family reads, so one packed copy of the weights serves every
+// M (a plan cannot hold two layouts of the same weights).
+//
+// A block owns 64 rows of W and `split_k` warps that take turns along K:
+// warp w reads tiles w, w + split_k, ... of its row group, so together the
+// warps read consecutive 512-byte tiles. A lane's 16 bytes hold, for each of
+// 8 n-subtiles s, the B-fragment registers of row 8 s + groupID at
+// k = 2 tig + {0, 1} and 2 tig + 8 + {0, 1}; it multiplies them with the same
+// four activations of each row m, so a subtile's dot needs only two pair
+// products. Lanes of one group (same groupID) then add their sums with two
+// shuffles, and the warps' sums meet in shared memory.
+#include "passes/TileFamilies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace lowbit::passes {
+namespace {
+
+constexpr int64_t kRowsPerBlock = 64, kTileK = 16, kSubtiles = 8, kGroupsPerWarp = 8;
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+struct GemvTiledBuilder {
+  OpBuilder &b;
+  const KernelProblem &p;
+  Location loc;
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
+  Value mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
+  Value f32(double v) {
+    return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(static_cast<float>(v)));
+  }
+  Value coord(lb::ThreadCoord c) {
+    return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
+  }
+
+  SmallVector<Value> quantIndex(Value n, Value k) {
+    switch (p.quant.getGranularity()) {
+    case lb::ScaleGranularity::tensor: return {index(0)};
+    case lb::ScaleGranularity::channel: return {n};
+    case lb::ScaleGranularity::group:
+      return {n, b.create<arith::DivUIOp>(loc, k, index(p.quant.getGroupSize()))};
+    }
+    return {};
+  }
+
+  void build() {
+    int64_t rowsM = p.schedule.getTile()[0], warps = p.schedule.getSplitK();
+    int64_t unroll = std::max<int64_t>(1, p.schedule.getTile()[2] / (kTileK * warps));
+    int64_t slots = rowsM * kSubtiles;
+    Value lane = coord(lb::ThreadCoord::lane);
+    Value warp = coord(lb::ThreadCoord::warp);
+    Value group = b.create<arith::DivUIOp>(loc, lane, index(4));
+    Value inGroup = b.create<arith::RemUIOp>(loc, lane, index(4));
+    Value n0 = mul(coord(lb::ThreadCoord::block_x), index(kRowsPerBlock));
+    Value m0 = mul(coord(lb::ThreadCoord::block_y), index(rowsM));
+    auto partialsType = MemRefType::get({warps, slots, kGroupsPerWarp}, b.getF32Type(),
+                                        MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+    Value partials =
+        b.create<lb::SharedBufferOp>(loc, partialsType, warps, slots, kGroupsPerWarp);
+
+    SmallVector<Value> init(slots, f32(0.0));
+    auto loop = b.create<scf::ForOp>(loc, mul(warp, index(kTileK)), index(p.k),
+                                     index(kTileK * warps), init);
+    loop->setAttr("lb.unroll", b.getI64IntegerAttr(unroll));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = loop.getInductionVar();
+      auto words = b.create<lb::LoadCodesOp>(loc, VectorType::get({4}, b.getI32Type()),
+                                             p.weights, /*stage=*/Value(), n0, k0,
+                                             lb::Fragment::mma_b, DenseI64ArrayAttr());
+      Value values = b.create<lb::DecodeOp>(loc, VectorType::get({32}, p.activation), words,
+                                            TypeAttr::get(p.code));
+      SmallVector<Value> scales, zeros;
+      for (int64_t s = 0; s < kSubtiles; ++s) {
+        Value n = add(n0, add(index(8 * s), group));
+        SmallVector<Value> at = quantIndex(n, k0);
+        scales.push_back(b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at));
+        zeros.push_back(p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at)
+                                : Value());
+      }
+      auto pairType = VectorType::get({4}, p.activation);
+      SmallVector<Value> fragments;
+      for (int64_t s = 0; s < kSubtiles; ++s)
+        fragments.push_back(
+            b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s)));
+      SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+      for (int64_t i = 0; i < rowsM; ++i) {
+        Value x = b.create<lb::LoadActivationPairsOp>(
+            loc, pairType, p.x, add(m0, index(i)), add(k0, mul(inGroup, index(2))), p.rows);
+        Value sumX = p.zeros ? b.create<lb::SumOp>(loc, b.getF32Type(), x).getResult() : Value();
+        for (int64_t s = 0; s < kSubtiles; ++s) {
+          Value dot = b.create<lb::DotOp>(loc, b.getF32Type(), fragments[s], x, f32(0.0));
+          Value contribution;
+          switch (p.quant.getZero()) {
+          case lb::ZeroMode::none:
+            contribution = b.create<arith::MulFOp>(loc, dot, scales[s]);
+            break;
+          case lb::ZeroMode::sub_code: // s·(Σ q·x − z·Σ x)
+            contribution = b.create<arith::MulFOp>(
+                loc,
+                b.create<arith::SubFOp>(loc, dot, b.create<arith::MulFOp>(loc, zeros[s], sumX)),
+                scales[s]);
+            break;
+          case lb::ZeroMode::sub_value: // s·Σ q·x − z·Σ x
+            contribution = b.create<arith::SubFOp>(
+                loc, b.create<arith::MulFOp>(loc, dot, scales[s]),
+                b.create<arith::MulFOp>(loc, zeros[s], sumX));
+            break;
+          case lb::ZeroMode::quantized:
+            llvm_unreachable("rejected by checkGemvTiled");
+          }
+          Value &a = acc[i * kSubtiles + s];
+          a = b.create<arith::AddFOp>(loc, a, contribution);
+        }
+      }
+      b.create<scf::YieldOp>(loc, acc);
+    }
+
+    // Lanes of a group hold the same rows: add them, then add the warps.
+    for (int64_t slot = 0; slot < slots; ++slot) {
+      Value groupSum =
+          b.create<lb::WarpSumOp>(loc, b.getF32Type(), loop.getResult(slot), b.getI64IntegerAttr(4));
+      b.create<lb::StorePartialOp>(loc, groupSum, partials, warp, index(slot));
+    }
+    b.create<lb::BarrierOp>(loc);
+    Value writer = b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, index(0)),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, inGroup, index(0)));
+    auto writes = b.create<scf::IfOp>(loc, writer, false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(writes.thenBlock());
+      for (int64_t i = 0; i < rowsM; ++i) {
+        Value m = add(m0, index(i));
+        auto inRange = b.create<scf::IfOp>(
+            loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, m, p.rows), false);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(inRange.thenBlock());
+        for (int64_t s = 0; s < kSubtiles; ++s) {
+          Value total = b.create<lb::SumPartialsOp>(loc, b.getF32Type(), partials,
+                                                    index(i * kSubtiles + s));
+          b.create<lb::StoreOutputOp>(loc, total, p.y, m, add(n0, add(index(8 * s), group)));
+        }
+      }
+    }
+    b.create<func::ReturnOp>(loc);
+
+    int64_t threads = 32 * warps;
+    p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
+    p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({kRowsPerBlock, rowsM, 1}));
+    // 128 registers: 8 rows x 8 subtiles of accumulators at most, plus a
+    // word of decoded values per unrolled step.
+    p.kernel->setAttr(kMinBlocksAttr,
+                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * 128))));
+  }
+};
+
+} // namespace
+
+LogicalResult checkGemvTiled(const KernelProblem &p) {
+  lb::QMatmulOp source = p.source;
+  auto fail = [&]() { return source.emitOpError("gemv_tiled schedule: "); };
+  ArrayRef<int64_t> tile = p.schedule.getTile();
+  if (lb::getCodeBits(p.code) != 4 || !isa<IntegerType>(p.code))
+    return fail() << "only 4-bit integer codes are implemented, got " << p.code;
+  if (!p.activation.isF16() && !p.activation.isBF16())
+    return fail() << "activations must be f16 or bf16, got " << p.activation;
+  if (tile[0] < 1 || tile[0] > 8)
+    return fail() << "tile M must be 1..8, got " << tile[0];
+  if (p.schedule.getSplitK() > 32)
+    return fail() << "split_k (warps along K in a block) must be at most 32";
+  int64_t partialBytes = p.schedule.getSplitK() * tile[0] * kSubtiles * kGroupsPerWarp * 4;
+  if (partialBytes > kStaticSharedBytes)
+    return fail() << "the warps' partial sums need " << partialBytes
+                  << " bytes of shared memory; at most " << kStaticSharedBytes << " are supported";
+  if (p.n % kRowsPerBlock)
+    return fail() << "N = " << p.n << " is not a multiple of " << kRowsPerBlock;
+  if (p.k % kTileK)
+    return fail() << "K = " << p.k << " is not a multiple of " << kTileK;
+  if (p.quant.getGranularity() == lb::ScaleGranularity::group &&
+      p.quant.getGroupSize() % kTileK)
+    return fail() << "group size " << p.quant.getGroupSize() << " is not a multiple of "
+                  << kTileK;
+  if (p.quant.getZero() == lb::ZeroMode::quantized)
+    return fail() << "quantized zero codes are not implemented";
+  if (p.quant.getActOrder())
+    return fail() << "act_order is not implemented";
+  return success();
+}
+
+void buildGemvTiledBody(OpBuilder &builder, const KernelProblem &problem) {
+  lb::QMatmulOp source = problem.source;
+  GemvTiledBuilder{builder, problem, source.getLoc()}.build();
+}
+
+} // namespace lowbit::passes

@@ -1,0 +1,160 @@
+// The tuner's measuring half end to end: the kernel database compiled at
+// build time (tune-gpu-test.toml, four schedules) is swept by the real
+// KernelMeasurer (reference check, graph timing, cuBLAS), the results land in
+// the database, and dispatch ranges are derived from them.
+#include "compiler/measure/KernelMeasurer.h"
+#include "compiler/tuner/Sweep.h"
+#include "tests/gpu/support/GpuTest.h"
+#include "tuning_db/Fingerprint.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace lowbit::testing {
+namespace {
+
+std::string sourceDatabase() {
+  if (const char *env = std::getenv("LOWBIT_GPU_TEST_TUNE_DB"))
+    return env;
+  char path[PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  std::string exe = length > 0 ? std::string(path, static_cast<size_t>(length)) : ".";
+  return exe.substr(0, exe.find_last_of('/')) + "/../kernels/tune-gpu-test.db";
+}
+
+// A private copy per test: the sweep writes results and dispatch into it, and
+// the build's database must stay as compiled.
+class TuneGpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    source_ = sourceDatabase();
+    copy_ = (std::filesystem::temp_directory_path() /
+             ("lowbit-tune-gpu-" + std::to_string(getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
+                .string();
+  }
+  void TearDown() override { std::filesystem::remove(copy_); }
+
+  // Null (and the test skipped by the caller) when there is no database.
+  bool copyDatabase() {
+    if (!std::filesystem::exists(source_))
+      return false;
+    std::filesystem::copy_file(source_, copy_, std::filesystem::copy_options::overwrite_existing);
+    return true;
+  }
+
+  std::string source_, copy_;
+};
+
+TEST_F(TuneGpu, SweepsOneProblemEndToEnd) {
+  LOWBIT_REQUIRE_GPU(api);
+  if (!copyDatabase())
+    GTEST_SKIP() << "no test database at " << source_ << " (built where the compiler is)";
+  Expected<db::Database> database = db::Database::open(copy_);
+  ASSERT_TRUE(database.ok()) << database.error();
+  Expected<db::DeviceFingerprint> fingerprint = db::readFingerprint(0);
+  ASSERT_TRUE(fingerprint.ok()) << fingerprint.error();
+  ASSERT_TRUE(database->putDevice(*fingerprint).ok());
+  std::string arch = deviceArchName(*api);
+  Expected<std::vector<tuner::SweepProblem>> problems = tuner::loadSweepProblems(*database, arch);
+  ASSERT_TRUE(problems.ok()) << problems.error();
+  if (problems->empty())
+    GTEST_SKIP() << "the test database has no kernels for " << arch;
+  ASSERT_EQ(problems->size(), 1u);
+  const size_t candidates = problems->front().candidates.size();
+  ASSERT_GE(candidates, 2u);
+
+  Expected<std::unique_ptr<measure::Cublas>> cublas = measure::Cublas::load(*api);
+  measure::KernelMeasurer measurer(*api, measure::databaseCubins(*database, *problems),
+                                   cublas.ok() ? cublas->get() : nullptr, {});
+  tuner::SweepOptions options;
+  options.runId = "gpu-test";
+  options.deviceId = fingerprint->id();
+  options.mPoints = {1, 16, 64};
+  tuner::SteadyClock clock;
+  Expected<tuner::SweepSummary> summary =
+      tuner::runSweep(*database, *problems, measurer, options, clock);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  ASSERT_TRUE(summary->complete()) << tuner::stopReasonName(summary->stop) << ": "
+                                   << summary->stopDetail;
+  EXPECT_EQ(summary->measured, int64_t(candidates * options.mPoints.size()));
+  // Every schedule computes the right values at every M (gemv at M = 64 is
+  // slow, mma at M = 1 padded, neither wrong).
+  EXPECT_EQ(summary->failedChecks, 0);
+  EXPECT_EQ(measurer.rejected(), 0);
+  ASSERT_EQ(summary->best.size(), options.mPoints.size());
+  for (const tuner::BestPoint &best : summary->best) {
+    EXPECT_GT(best.medianUs, 0) << "M = " << best.m;
+    if (cublas.ok()) {
+      EXPECT_TRUE(best.referenceUs.has_value()) << "M = " << best.m;
+    }
+  }
+
+  // Committed as measured: one row per (kernel, M), with sane percentiles.
+  for (const tuner::SweepCandidate &c : problems->front().candidates) {
+    Expected<std::vector<db::ResultRecord>> results = database->results(c.kernelId, options.deviceId);
+    ASSERT_TRUE(results.ok()) << results.error();
+    ASSERT_EQ(results->size(), options.mPoints.size()) << c.entry.name;
+    for (const db::ResultRecord &r : *results) {
+      EXPECT_TRUE(r.passed) << c.entry.name << " M = " << r.m;
+      EXPECT_LE(r.p10Us, r.medianUs);
+      EXPECT_LE(r.medianUs, r.p90Us);
+      EXPECT_GT(r.gbps, 0);
+    }
+  }
+
+  // Resuming the finished run measures nothing again.
+  options.resume = true;
+  Expected<tuner::SweepSummary> resumed =
+      tuner::runSweep(*database, *problems, measurer, options, clock);
+  ASSERT_TRUE(resumed.ok()) << resumed.error();
+  EXPECT_EQ(resumed->measured, 0);
+  EXPECT_EQ(resumed->skipped, int64_t(candidates * options.mPoints.size()));
+
+  Expected<std::vector<db::DispatchRange>> ranges =
+      tuner::commitDispatch(*database, problems->front(), options.deviceId, options.runId);
+  ASSERT_TRUE(ranges.ok()) << ranges.error();
+  ASSERT_FALSE(ranges->empty());
+  EXPECT_EQ(ranges->front().mLo, 1);
+}
+
+// A kernel that computes wrong values must be recorded as failed, never
+// timed: here a kernel is handed weights packed for another kernel's layout.
+TEST_F(TuneGpu, AKernelGivenWrongWeightsIsRejected) {
+  LOWBIT_REQUIRE_GPU(api);
+  if (!copyDatabase())
+    GTEST_SKIP() << "no test database at " << source_ << " (built where the compiler is)";
+  Expected<db::Database> database = db::Database::open(copy_);
+  ASSERT_TRUE(database.ok()) << database.error();
+  std::string arch = deviceArchName(*api);
+  Expected<std::vector<tuner::SweepProblem>> problems = tuner::loadSweepProblems(*database, arch);
+  ASSERT_TRUE(problems.ok()) << problems.error();
+  if (problems->empty())
+    GTEST_SKIP() << "the test database has no kernels for " << arch;
+  const std::vector<tuner::SweepCandidate> &candidates = problems->front().candidates;
+  const kernels::KernelEntry *gemv = nullptr, *mma = nullptr;
+  for (const tuner::SweepCandidate &c : candidates)
+    (c.entry.family == "gemv" ? gemv : mma) = &c.entry;
+  ASSERT_TRUE(gemv && mma);
+  ASSERT_NE(gemv->weightLayout, mma->weightLayout);
+  kernels::KernelEntry wrong = *mma;
+  wrong.weightLayout = gemv->weightLayout;
+
+  measure::KernelMeasurer measurer(*api, measure::databaseCubins(*database, *problems), nullptr,
+                                   {});
+  Expected<tuner::Measurement> good = measurer.measure(*mma, 16);
+  ASSERT_TRUE(good.ok()) << good.error();
+  EXPECT_TRUE(good->passed) << "relative error " << good->maxRelError;
+  Expected<tuner::Measurement> bad = measurer.measure(wrong, 16);
+  ASSERT_TRUE(bad.ok()) << bad.error();
+  EXPECT_FALSE(bad->passed);
+  EXPECT_GT(bad->maxRelError, 2e-3);
+  EXPECT_EQ(bad->medianUs, 0);
+  EXPECT_EQ(measurer.rejected(), 1);
+}
+
+} // namespace
+} // namespace lowbit::testing

@@ -1,0 +1,175 @@
+// `lowbit tune`'s planning: model presets, --shapes, --format, and the
+// one-problem spec text handed to the compiler plugin (parsed back with the
+// real spec parser, so the two cannot drift apart).
+#include "compiler/measure/TunePlan.h"
+#include "compiler/spec/KernelSetSpec.h"
+#include "runtime/kernels/KernelRecordCodec.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace lowbit::tune {
+namespace {
+
+std::vector<std::pair<int64_t, int64_t>> shapesOf(const std::string &model) {
+  Expected<ModelPreset> preset = findModelPreset(model);
+  EXPECT_TRUE(preset.ok()) << (preset.ok() ? "" : preset.error());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (preset.ok())
+    for (const Shape &s : preset->shapes)
+      out.emplace_back(s.n, s.k);
+  return out;
+}
+
+using Shapes = std::vector<std::pair<int64_t, int64_t>>;
+
+// The published configs: hidden, intermediate, heads x 128, kv heads x 128.
+TEST(TunePlan, PresetShapesMatchThePublishedConfigs) {
+  EXPECT_EQ(shapesOf("Llama-3-8B"),
+            (Shapes{{4096, 4096}, {6144, 4096}, {14336, 4096}, {4096, 14336}}));
+  EXPECT_EQ(shapesOf("Llama-3-70B"),
+            (Shapes{{8192, 8192}, {10240, 8192}, {28672, 8192}, {8192, 28672}}));
+  EXPECT_EQ(shapesOf("Qwen2.5-7B"),
+            (Shapes{{4608, 3584}, {3584, 3584}, {18944, 3584}, {3584, 18944}}));
+  EXPECT_EQ(shapesOf("Mistral-7B"),
+            (Shapes{{6144, 4096}, {4096, 4096}, {14336, 4096}, {4096, 14336}}));
+}
+
+TEST(TunePlan, PresetsAreWellFormed) {
+  std::set<std::string> keys;
+  for (const ModelPreset &preset : modelPresets()) {
+    EXPECT_TRUE(keys.insert(preset.key).second) << preset.key;
+    std::set<std::string> layers;
+    for (const Shape &s : preset.shapes) {
+      EXPECT_TRUE(layers.insert(s.layer).second) << preset.name << " " << s.layer;
+      // Every K is a multiple of the default group size, or w4a16-g128 fails.
+      EXPECT_EQ(s.k % 128, 0) << preset.name << " " << s.layer;
+    }
+  }
+}
+
+TEST(TunePlan, PresetNamesAreForgiving) {
+  for (const char *name : {"llama-3-8b", "Llama3_8B", "LLAMA-3-8B", "llama3-8b"}) {
+    Expected<ModelPreset> preset = findModelPreset(name);
+    ASSERT_TRUE(preset.ok()) << name;
+    EXPECT_EQ(preset->key, "llama3-8b");
+  }
+  EXPECT_EQ(findModelPreset("qwen2.5-7b")->name, "Qwen2.5-7B");
+  Expected<ModelPreset> unknown = findModelPreset("gpt-5");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("Mistral-7B"), std::string::npos) << unknown.error();
+}
+
+TEST(TunePlan, ParsesShapes) {
+  Expected<std::vector<Shape>> shapes = parseShapes("4096x4096, 14336X4096,4096x4096,,1x8");
+  ASSERT_TRUE(shapes.ok()) << shapes.error();
+  ASSERT_EQ(shapes->size(), 3u);
+  EXPECT_EQ((*shapes)[0].n, 4096);
+  EXPECT_EQ((*shapes)[1].n, 14336);
+  EXPECT_EQ((*shapes)[1].k, 4096);
+  EXPECT_EQ((*shapes)[2].k, 8);
+  EXPECT_TRUE((*shapes)[0].layer.empty());
+}
+
+TEST(TunePlan, RejectsBadShapes) {
+  for (const char *bad : {"", "4096", "4096x", "x4096", "0x4096", "-4x4096", "4096x4096x2",
+                          "4096*4096", "40a6x4096", "4096x4096,12"}) {
+    Expected<std::vector<Shape>> shapes = parseShapes(bad);
+    EXPECT_FALSE(shapes.ok()) << "'" << bad << "' parsed";
+  }
+  EXPECT_NE(parseShapes("4096").error().find("NxK"), std::string::npos);
+}
+
+TEST(TunePlan, ParsesFormats) {
+  Expected<Format> f = parseFormat("w4a16-g128");
+  ASSERT_TRUE(f.ok()) << f.error();
+  EXPECT_EQ(f->activation, "f16");
+  EXPECT_EQ(f->weight, "uint4");
+  EXPECT_EQ(f->scale, "f16");
+  EXPECT_EQ(f->granularity, "group");
+  EXPECT_EQ(f->groupSize, 128);
+
+  f = parseFormat("w4bf16-int-g64");
+  ASSERT_TRUE(f.ok()) << f.error();
+  EXPECT_EQ(f->activation, "bf16");
+  EXPECT_EQ(f->scale, "bf16");
+  EXPECT_EQ(f->weight, "int4");
+  EXPECT_EQ(f->groupSize, 64);
+
+  f = parseFormat("w4a16-ch");
+  ASSERT_TRUE(f.ok()) << f.error();
+  EXPECT_EQ(f->granularity, "channel");
+
+  for (const char *bad : {"", "a16", "w9a16", "w4a8", "w4a16-g", "w4a16-g0", "w4a16-zz"})
+    EXPECT_FALSE(parseFormat(bad).ok()) << bad;
+}
+
+TEST(TunePlan, ProblemNames) {
+  EXPECT_EQ(problemName("llama3-8b", {"qo_proj", 4096, 4096}), "llama3-8b.qo_proj");
+  EXPECT_EQ(problemName("w4a16-g128", {"", 14336, 4096}), "w4a16-g128.14336x4096");
+}
+
+// The text the tune command writes for the compiler plugin parses back, with
+// the real parser, into exactly the problem it was made from.
+TEST(TunePlan, OneProblemSpecParsesBack) {
+  Format format = *parseFormat("w4a16-g128");
+  for (const ModelPreset &preset : modelPresets())
+    for (const Shape &shape : preset.shapes) {
+      kernels::ProblemDesc p = problemFor(problemName(preset.key, shape), shape, format);
+      std::string text = oneProblemSpecText(p, "sm_90a");
+      Expected<spec::KernelSetSpec> spec = spec::parseKernelSetSpec(text, "<tune>");
+      ASSERT_TRUE(spec.ok()) << spec.error() << "\n" << text;
+      ASSERT_EQ(spec->archs, std::vector<std::string>{"sm_90a"});
+      ASSERT_EQ(spec->problems.size(), 1u);
+      const spec::ProblemSpec &q = spec->problems[0];
+      EXPECT_EQ(q.name, p.name);
+      EXPECT_EQ(q.n, p.n);
+      EXPECT_EQ(q.k, p.k);
+      EXPECT_EQ(q.activation, "f16");
+      EXPECT_EQ(q.weight, "uint4");
+      EXPECT_EQ(q.scale, "f16");
+      EXPECT_EQ(q.granularity, "group");
+      EXPECT_EQ(q.groupSize, 128);
+      EXPECT_EQ(q.zero, "none");
+    }
+}
+
+TEST(TunePlan, OneProblemSpecKeepsOtherFormats) {
+  Shape shape{"", 4096, 11008};
+  for (const char *name : {"w4bf16-int-g64", "w4a16-ch", "w8a16-g32"}) {
+    Format format = *parseFormat(name);
+    kernels::ProblemDesc p = problemFor(problemName(format.name, shape), shape, format);
+    Expected<spec::KernelSetSpec> spec = spec::parseKernelSetSpec(oneProblemSpecText(p, "sm_80"),
+                                                                  "<tune>");
+    ASSERT_TRUE(spec.ok()) << name << ": " << spec.error();
+    const spec::ProblemSpec &q = spec->problems.at(0);
+    EXPECT_EQ(q.activation, p.activation) << name;
+    EXPECT_EQ(q.weight, p.weight) << name;
+    EXPECT_EQ(q.scale, p.scale) << name;
+    EXPECT_EQ(q.granularity, p.granularity) << name;
+    if (p.granularity == "group") {
+      EXPECT_EQ(q.groupSize, p.groupSize) << name;
+    }
+  }
+}
+
+// A problem's id does not depend on its name: the tune command finds kernels
+// compiled under another name (an earlier spec) for the same problem.
+TEST(TunePlan, ProblemIdIgnoresTheName) {
+  Format format = *parseFormat("w4a16-g128");
+  Shape shape{"", 4096, 4096};
+  EXPECT_EQ(problemIdOf(problemFor("a", shape, format)), problemIdOf(problemFor("b", shape, format)));
+  EXPECT_NE(problemIdOf(problemFor("a", shape, format)),
+            problemIdOf(problemFor("a", {"", 4096, 8192}, format)));
+  EXPECT_EQ(problemIdOf(problemFor("a", shape, format)).size(), 64u);
+}
+
+TEST(TunePlan, CompileArguments) {
+  std::vector<std::string> args = compileArgs("/tmp/s.toml", "k.db", {"#lb.schedule<a>", "#lb.schedule<b>"});
+  EXPECT_EQ(args, (std::vector<std::string>{"/tmp/s.toml", "-o", "k.db", "--schedule",
+                                            "#lb.schedule<a>", "--schedule", "#lb.schedule<b>"}));
+}
+
+} // namespace
+} // namespace lowbit::tune
