@@ -119,6 +119,17 @@ Status writeDatabase(const KernelSetReport &report, const std::string &path,
   });
 }
 
+// The family the runtime's M ranges know: both CUDA-core designs (gemv over
+// rows, gemv_tiled over the mma layout) serve the small-M range as "gemv",
+// which lets a plan swap one for the other when it needs a single layout.
+std::string dispatchFamily(const std::string &scheduleText) {
+  if (scheduleText.find("family = gemv") != std::string::npos)
+    return "gemv";
+  if (scheduleText.find("family = mma") != std::string::npos)
+    return "mma";
+  return "wgmma";
+}
+
 } // namespace
 
 std::vector<std::string> defaultSchedules() {
@@ -218,9 +229,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
           kernel.name = info.name;
           kernel.arch = nvrtc::archName(arch);
           kernel.schedule = info.scheduleText;
-          kernel.family = info.scheduleText.find("family = gemv") != std::string::npos ? "gemv"
-                          : info.scheduleText.find("family = mma") != std::string::npos ? "mma"
-                                                                                         : "wgmma";
+          kernel.family = dispatchFamily(info.scheduleText);
           kernel.weightLayout = info.weightLayout;
           kernel.blockThreads = info.blockThreads;
           kernel.gridTile = info.gridTile;
