@@ -154,10 +154,12 @@ struct GemvTiledBuilder {
     int64_t threads = 32 * warps;
     p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({kRowsPerBlock, rowsM, 1}));
-    // 128 registers: 8 rows x 8 subtiles of accumulators at most, plus a
-    // word of decoded values per unrolled step.
+    // 128 registers hold up to 4 rows x 8 subtiles of accumulators plus a
+    // tile's decoded values; 8 rows, or zero points (16 more scale and zero
+    // registers), spill at 128 on some shapes, so they get up to 255.
+    int64_t registers = rowsM >= 8 || p.zeros ? 255 : 128;
     p.kernel->setAttr(kMinBlocksAttr,
-                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * 128))));
+                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
   }
 };
 

@@ -209,8 +209,9 @@ LogicalResult checkMma(const KernelProblem &p) {
     return fail() << "tile K must be a multiple of 64 (eight 16-byte chunks a row, for the "
                      "shared-memory swizzle), got "
                   << shape.tk;
-  if (shape.stages < 2)
-    return fail() << "stages must be at least 2, got " << shape.stages;
+  // cp.async.wait_group takes at most 7 pending groups: stages - 2 <= 7.
+  if (shape.stages < 2 || shape.stages > 9)
+    return fail() << "stages must be 2..9, got " << shape.stages;
   if (p.schedule.getSplitK() != 1)
     return fail() << "split_k > 1 is not implemented for mma";
   int64_t shared = shape.sharedBytes(lb::getCodeBits(p.code));
