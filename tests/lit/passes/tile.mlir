@@ -99,3 +99,13 @@ func.func @mma_group_32(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: te
       : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+
+// -----
+
+func.func @tiled_partials_too_big(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tensor<256x32xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv_tiled schedule: the warps' partial sums need 65536 bytes of shared memory; at most 49152 are supported}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = gemv_tiled, tile = [8, 64, 4096], warps = [1, 1], stages = 1, split_k = 32>
+      : (tensor<?x4096xf16>, tensor<256x4096xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
