@@ -7,6 +7,7 @@
 #pragma once
 
 #include "lowbit/lowbit.h"
+#include "runtime/support/Expected.h"
 
 #include <exception>
 #include <new>
@@ -25,27 +26,10 @@ inline ApiError apiError(lowbit_status status, std::string message) {
   return ApiError{status, std::move(message)};
 }
 
-template <typename T> class [[nodiscard]] Result {
+template <typename T> class [[nodiscard]] Result : public ValueOr<T, ApiError> {
 public:
-  Result(T value) : storage_(std::move(value)) {}
-  Result(ApiError error) : storage_(std::move(error)) {}
-
-  bool ok() const { return storage_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-
-  T &value() & { return std::get<0>(storage_); }
-  const T &value() const & { return std::get<0>(storage_); }
-  T &&value() && { return std::get<0>(std::move(storage_)); }
-  T &operator*() & { return value(); }
-  const T &operator*() const & { return value(); }
-  T *operator->() { return &value(); }
-  const T *operator->() const { return &value(); }
-
-  const ApiError &error() const { return std::get<1>(storage_); }
-  ApiError takeError() && { return std::get<1>(std::move(storage_)); }
-
-private:
-  std::variant<T, ApiError> storage_;
+  using ValueOr<T, ApiError>::ValueOr;
+  const ApiError &error() const { return this->errorValue(); }
 };
 
 // Success, or an ApiError.

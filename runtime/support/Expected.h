@@ -14,10 +14,12 @@ struct Error {
 
 inline Error makeError(std::string message) { return Error{std::move(message)}; }
 
-template <typename T> class [[nodiscard]] Expected {
+// A value or an error of type E. The runtime's C layer uses it with an error
+// that also carries a lowbit_status (runtime/api/ApiError.h).
+template <typename T, typename E> class [[nodiscard]] ValueOr {
 public:
-  Expected(T value) : storage_(std::move(value)) {}
-  Expected(Error error) : storage_(std::move(error)) {}
+  ValueOr(T value) : storage_(std::move(value)) {}
+  ValueOr(E error) : storage_(std::move(error)) {}
 
   bool ok() const { return storage_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -30,11 +32,17 @@ public:
   T *operator->() { return &value(); }
   const T *operator->() const { return &value(); }
 
-  const std::string &error() const { return std::get<1>(storage_).message; }
-  Error takeError() && { return std::get<1>(std::move(storage_)); }
+  const E &errorValue() const { return std::get<1>(storage_); }
+  E takeError() && { return std::get<1>(std::move(storage_)); }
 
 private:
-  std::variant<T, Error> storage_;
+  std::variant<T, E> storage_;
+};
+
+template <typename T> class [[nodiscard]] Expected : public ValueOr<T, Error> {
+public:
+  using ValueOr<T, Error>::ValueOr;
+  const std::string &error() const { return this->errorValue().message; }
 };
 
 // Success or an error message, for operations with no result value.
