@@ -74,7 +74,16 @@ public:
 
   // Checks then times `kernel` at M rows. Errors are for the device (launch
   // failures, out of memory); a wrong result is passed = false.
-  Expected<KernelTiming> measure(const LoadedKernel &kernel, int64_t m);
+  Expected<KernelTiming> measure(const LoadedKernel &kernel, int64_t m) {
+    return measure(kernel.entry(), kernel.function(), m);
+  }
+  // The same for `function` launched as `entry` describes it: the weights
+  // are packed for entry.weightLayout and the grid comes from entry, whatever
+  // entry the function's module was loaded with. A caller that caches
+  // modules (KernelMeasurer) passes the entry it was asked to measure, so a
+  // cached module never decides which packing a kernel is checked against.
+  Expected<KernelTiming> measure(const kernels::KernelEntry &entry, CUfunction function,
+                                 int64_t m);
 
   // cuBLAS at the same shape on dense random weights, rotated the same way.
   Expected<Timing> cublasTiming(const Cublas &cublas, int64_t m);
@@ -90,7 +99,10 @@ private:
   Status ensureRows(int64_t m);
   // Fills x's first M rows with fresh random values; returns them.
   Expected<std::vector<uint16_t>> uploadRandomRows(int64_t m);
-  double checkRows(const std::vector<uint16_t> &x, const std::vector<uint16_t> &y, int64_t m) const;
+  // Relative error of rows 0 and M - 1 of y (`yRows`: those two rows, N
+  // values each) against the f64 reference.
+  double checkRows(const std::vector<uint16_t> &x, const std::vector<uint16_t> &yRows,
+                   int64_t m) const;
 
   const cuda::DriverApi &api_;
   kernels::ProblemDesc problem_;
@@ -100,6 +112,8 @@ private:
   int64_t scaleColumns_ = 1;
   std::vector<uint8_t> codes_;
   std::vector<uint16_t> scales_;
+  std::vector<double> scaleValues_; // scales_ decoded once, for the reference
+  std::vector<uint16_t> activationBits_; // the values x is drawn from, as f16/bf16 bits
   std::map<std::string, Rotation> rotations_;
   size_t perCopy_ = 0;
   int64_t rowCapacity_ = 0;

@@ -7,6 +7,10 @@
 namespace lowbit::measure {
 namespace {
 
+// Identifies a candidate's cubin: databaseCubins looks cubins up by it, and
+// loaded modules are cached by it. It deliberately leaves out what is only
+// launch data (weight layout, grid tile, block size), which the fixture
+// takes from the entry being measured.
 std::string kernelKey(const kernels::KernelEntry &entry) {
   return kernels::problemSignature(entry.problem) + "|" + entry.arch + "|" + entry.name + "|" +
          entry.schedule;
@@ -91,7 +95,12 @@ Expected<tuner::Measurement> KernelMeasurer::measure(const kernels::KernelEntry 
     result.maxRelError = 1e30;
     return result;
   }
-  Expected<KernelTiming> measured = (*fixture)->measure(*found->second, m);
+  // The module is cached by the cubin it came from; how it is launched and
+  // which packing of the weights it reads come from `kernel`, the entry
+  // being measured. (Taking them from the cached module's entry once let an
+  // entry with another weight layout borrow the first one's packing, and
+  // pass a check it should fail.)
+  Expected<KernelTiming> measured = (*fixture)->measure(kernel, found->second->function(), m);
   if (!measured.ok())
     return makeError(measured.error());
   // Stored in the database and printed: keep it finite.

@@ -60,8 +60,9 @@ private:
   // layout, and the sweep finishes a problem before starting the next.
   std::string fixtureKey_;
   std::unique_ptr<BenchFixture> fixture_;
-  // Modules of the current problem's kernels, loaded once for all M points;
-  // a null entry is a kernel whose cubin failed to load.
+  // Modules of the current problem's kernels, loaded once for all M points
+  // and keyed by the cubin they hold (never by what to pack for them); a
+  // null entry is a kernel whose cubin failed to load.
   std::map<std::string, std::unique_ptr<LoadedKernel>> loaded_;
   std::map<std::string, std::string> loadErrors_;
 };

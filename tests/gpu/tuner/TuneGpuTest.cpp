@@ -3,7 +3,9 @@
 // KernelMeasurer (reference check, graph timing, cuBLAS), the results land in
 // the database, and dispatch ranges are derived from them.
 #include "compiler/measure/KernelMeasurer.h"
+#include "compiler/tuner/Schedule.h"
 #include "compiler/tuner/Sweep.h"
+#include "runtime/layout/WeightLayout.h"
 #include "tests/gpu/support/GpuTest.h"
 #include "tuning_db/Fingerprint.h"
 
@@ -134,12 +136,37 @@ TEST_F(TuneGpu, AKernelGivenWrongWeightsIsRejected) {
   ASSERT_TRUE(problems.ok()) << problems.error();
   if (problems->empty())
     GTEST_SKIP() << "the test database has no kernels for " << arch;
-  const std::vector<tuner::SweepCandidate> &candidates = problems->front().candidates;
+  // A row-major gemv and an mma kernel: their layouts differ. (The entry's
+  // family does not say which: gemv_tiled kernels are recorded as "gemv" for
+  // dispatch, and they read the mma layout. The schedule says.)
   const kernels::KernelEntry *gemv = nullptr, *mma = nullptr;
-  for (const tuner::SweepCandidate &c : candidates)
-    (c.entry.family == "gemv" ? gemv : mma) = &c.entry;
-  ASSERT_TRUE(gemv && mma);
-  ASSERT_NE(gemv->weightLayout, mma->weightLayout);
+  for (const tuner::SweepCandidate &c : problems->front().candidates) {
+    Expected<tuner::Schedule> schedule = tuner::parseSchedule(c.entry.schedule);
+    if (!schedule.ok())
+      continue; // gemv_tiled and any family the tuner does not know
+    const kernels::KernelEntry *&slot = schedule->family == tuner::Family::Gemv ? gemv : mma;
+    if (!slot)
+      slot = &c.entry;
+  }
+  ASSERT_TRUE(gemv && mma) << "the test database needs a gemv and an mma schedule";
+  // Weights packed for one layout can only pass as the other's if the two
+  // packings are byte for byte equal; make sure they are not.
+  const kernels::ProblemDesc &p = mma->problem;
+  Expected<layout::WeightLayout> gemvLayout = layout::parseWeightLayout(gemv->weightLayout);
+  Expected<layout::WeightLayout> mmaLayout = layout::parseWeightLayout(mma->weightLayout);
+  ASSERT_TRUE(gemvLayout.ok()) << gemvLayout.error();
+  ASSERT_TRUE(mmaLayout.ok()) << mmaLayout.error();
+  std::vector<uint8_t> codes(static_cast<size_t>(p.n * p.k));
+  for (size_t i = 0; i < codes.size(); ++i)
+    codes[i] = static_cast<uint8_t>((i * 2654435761u) >> 28);
+  std::vector<uint8_t> asGemv(static_cast<size_t>(layout::packedBytes(*gemvLayout, p.n, p.k)));
+  std::vector<uint8_t> asMma(static_cast<size_t>(layout::packedBytes(*mmaLayout, p.n, p.k)));
+  ASSERT_TRUE(layout::packWeights(*gemvLayout, p.n, p.k, codes.data(), asGemv.data(),
+                                  asGemv.size()).ok());
+  ASSERT_TRUE(layout::packWeights(*mmaLayout, p.n, p.k, codes.data(), asMma.data(),
+                                  asMma.size()).ok());
+  ASSERT_NE(asGemv, asMma) << gemv->weightLayout << " and " << mma->weightLayout
+                           << " pack the same bytes";
   kernels::KernelEntry wrong = *mma;
   wrong.weightLayout = gemv->weightLayout;
 
@@ -154,6 +181,11 @@ TEST_F(TuneGpu, AKernelGivenWrongWeightsIsRejected) {
   EXPECT_GT(bad->maxRelError, 2e-3);
   EXPECT_EQ(bad->medianUs, 0);
   EXPECT_EQ(measurer.rejected(), 1);
+  // The measurer caches the module by its cubin; the right entry must still
+  // get its own packing after the wrong one.
+  Expected<tuner::Measurement> again = measurer.measure(*mma, 16);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_TRUE(again->passed) << "relative error " << again->maxRelError;
 }
 
 } // namespace

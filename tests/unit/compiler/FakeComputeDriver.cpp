@@ -1,0 +1,195 @@
+#include "FakeComputeDriver.h"
+
+#include "runtime/layout/WeightLayout.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+namespace lowbit::testing {
+namespace {
+
+struct FakeKernel {
+  int64_t n = 0, k = 0, groupSize = 0;
+  bool signedCodes = false;
+  layout::WeightLayout layout;
+};
+
+bool capturing = false;
+
+double f16Value(uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<double>(h);
+}
+uint16_t f16Bits(double v) {
+  _Float16 h = static_cast<_Float16>(v);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+
+// "key=value;..." of a fake cubin; layout text comes last because it holds ';'.
+FakeKernel *parseFakeCubin(const char *image) {
+  std::string text(image);
+  if (text.rfind("FAKE-CUBIN;", 0) != 0)
+    return nullptr;
+  size_t layoutAt = text.find(";layout=");
+  if (layoutAt == std::string::npos)
+    return nullptr;
+  auto layout = layout::parseWeightLayout(text.substr(layoutAt + 8));
+  if (!layout.ok())
+    return nullptr;
+  auto *kernel = new FakeKernel;
+  kernel->layout = *layout;
+  std::stringstream fields(text.substr(11, layoutAt - 11));
+  std::string field;
+  while (std::getline(fields, field, ';')) {
+    std::string key = field.substr(0, field.find('='));
+    std::string value = field.substr(field.find('=') + 1);
+    if (key == "n")
+      kernel->n = std::stoll(value);
+    else if (key == "k")
+      kernel->k = std::stoll(value);
+    else if (key == "group")
+      kernel->groupSize = std::stoll(value);
+    else if (key == "weight")
+      kernel->signedCodes = value == "int4";
+  }
+  return kernel;
+}
+
+// Y[m, n] = Σ_k X[m, k] · q(W[n, k]) · S[n, k / group], W read in the
+// kernel's own layout, whatever layout the weights were packed in.
+void compute(const FakeKernel &kernel, void **params) {
+  auto x = reinterpret_cast<const uint16_t *>(*static_cast<CUdeviceptr *>(params[0]));
+  auto w = reinterpret_cast<const uint8_t *>(*static_cast<CUdeviceptr *>(params[1]));
+  auto s = reinterpret_cast<const uint16_t *>(*static_cast<CUdeviceptr *>(params[2]));
+  auto y = reinterpret_cast<uint16_t *>(*static_cast<CUdeviceptr *>(params[3]));
+  long long m = *static_cast<long long *>(params[4]);
+  const int64_t n = kernel.n, k = kernel.k, groups = k / kernel.groupSize;
+  std::vector<uint8_t> codes(static_cast<size_t>(n * k));
+  size_t bytes = static_cast<size_t>(layout::packedBytes(kernel.layout, n, k));
+  if (!layout::unpackWeights(kernel.layout, n, k, w, bytes, codes.data()).ok())
+    std::abort(); // a test bug, not a measurer bug
+  for (long long r = 0; r < m; ++r)
+    for (int64_t col = 0; col < n; ++col) {
+      double sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        int c = codes[static_cast<size_t>(col * k + kk)];
+        double q = kernel.signedCodes && c >= 8 ? c - 16 : c;
+        sum += f16Value(x[r * k + kk]) * q * f16Value(s[col * groups + kk / kernel.groupSize]);
+      }
+      y[r * n + col] = f16Bits(sum);
+    }
+}
+
+CUresult loadModule(CUmodule *module, const void *image, unsigned, CUjit_option *, void **) {
+  FakeKernel *kernel = parseFakeCubin(static_cast<const char *>(image));
+  if (!kernel)
+    return CUDA_ERROR_INVALID_IMAGE;
+  ++fakeDriverCounters().modulesLoaded;
+  ++fakeDriverCounters().modulesAlive;
+  *module = reinterpret_cast<CUmodule>(kernel);
+  return CUDA_SUCCESS;
+}
+
+CUresult unloadModule(CUmodule module) {
+  delete reinterpret_cast<FakeKernel *>(module);
+  --fakeDriverCounters().modulesAlive;
+  return CUDA_SUCCESS;
+}
+
+CUresult launch(CUfunction f, unsigned gridX, unsigned, unsigned, unsigned, unsigned, unsigned,
+                unsigned, CUstream, void **params, void **) {
+  FakeDriverCounters &counters = fakeDriverCounters();
+  counters.lastGridX = gridX;
+  if (capturing) {
+    ++counters.capturedLaunches;
+    return CUDA_SUCCESS;
+  }
+  ++counters.computedLaunches;
+  compute(*reinterpret_cast<const FakeKernel *>(f), params);
+  return CUDA_SUCCESS;
+}
+
+cuda::DriverApi makeApi() {
+  cuda::DriverApi api;
+  // Everything defaults to a no-op success; the ones that matter follow.
+#define LOWBIT_FAKE_NOOP(name) api.name = [](auto...) { return CUDA_SUCCESS; };
+  LOWBIT_CUDA_DRIVER_FUNCTIONS(LOWBIT_FAKE_NOOP)
+#undef LOWBIT_FAKE_NOOP
+  api.cuGetErrorName = [](CUresult, const char **text) {
+    *text = "CUDA_ERROR_FAKE";
+    return CUDA_SUCCESS;
+  };
+  api.cuGetErrorString = [](CUresult, const char **text) {
+    *text = "fake driver";
+    return CUDA_SUCCESS;
+  };
+  api.cuModuleLoadDataEx = loadModule;
+  api.cuModuleUnload = unloadModule;
+  api.cuModuleGetFunction = [](CUfunction *f, CUmodule module, const char *) {
+    *f = reinterpret_cast<CUfunction>(module);
+    return CUDA_SUCCESS;
+  };
+  api.cuLaunchKernel = launch;
+  api.cuMemAlloc = [](CUdeviceptr *p, size_t bytes) {
+    *p = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  };
+  api.cuMemFree = [](CUdeviceptr p) {
+    std::free(reinterpret_cast<void *>(p));
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyHtoD = [](CUdeviceptr to, const void *from, size_t bytes) {
+    std::memcpy(reinterpret_cast<void *>(to), from, bytes);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemcpyDtoH = [](void *to, CUdeviceptr from, size_t bytes) {
+    std::memcpy(to, reinterpret_cast<const void *>(from), bytes);
+    return CUDA_SUCCESS;
+  };
+  api.cuMemsetD8 = [](CUdeviceptr to, unsigned char value, size_t bytes) {
+    std::memset(reinterpret_cast<void *>(to), value, bytes);
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamBeginCapture = [](CUstream, CUstreamCaptureMode) {
+    capturing = true;
+    return CUDA_SUCCESS;
+  };
+  api.cuStreamEndCapture = [](CUstream, CUgraph *graph) {
+    capturing = false;
+    *graph = nullptr;
+    return CUDA_SUCCESS;
+  };
+  api.cuEventElapsedTime = [](float *ms, CUevent, CUevent) {
+    *ms = 0.5f;
+    return CUDA_SUCCESS;
+  };
+  return api;
+}
+
+} // namespace
+
+std::vector<char> makeFakeCubin(const kernels::ProblemDesc &problem,
+                                const std::string &weightLayout) {
+  std::string text = "FAKE-CUBIN;n=" + std::to_string(problem.n) +
+                     ";k=" + std::to_string(problem.k) +
+                     ";group=" + std::to_string(problem.groupSize) + ";weight=" + problem.weight +
+                     ";layout=" + weightLayout;
+  return std::vector<char>(text.c_str(), text.c_str() + text.size() + 1);
+}
+
+const cuda::DriverApi &fakeComputeDriver() {
+  static const cuda::DriverApi api = makeApi();
+  return api;
+}
+
+FakeDriverCounters &fakeDriverCounters() {
+  static FakeDriverCounters counters;
+  return counters;
+}
+
+} // namespace lowbit::testing

@@ -1,0 +1,153 @@
+// KernelMeasurer over a fake driver whose "kernels" really compute (on the
+// CPU, in the layout their cubin was built for), so the reference check and
+// the packing per layout are tested without a GPU.
+//
+// The regression: on the H200, TuneGpu.AKernelGivenWrongWeightsIsRejected
+// measured an mma entry, then a copy of it carrying the gemv weight layout.
+// The copy has the same name and schedule, so the measurer reused the
+// module it had cached for the first entry, and the fixture took the weight
+// layout from the cached module's entry: the copy got the mma packing and
+// passed. The layout must come from the entry being measured.
+#include "FakeComputeDriver.h"
+#include "compiler/measure/KernelMeasurer.h"
+#include "runtime/layout/WeightLayout.h"
+#include "tests/unit/compiler/tuner/TunerTestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace lowbit::testing {
+namespace {
+
+const char *kGemvLayout = "lbwl1;bits=4;tile=1x32;basis=4,1,2,8,16";
+const char *kMmaLayout = "lbwl1;bits=4;tile=64x16;basis=128,256,512,2,8,16,4,32,64,1";
+
+kernels::ProblemDesc smallProblem() { return tuner::testing::w4a16(128, 256, "measurer-test"); }
+
+kernels::KernelEntry entry(const std::string &name, const std::string &family,
+                           const std::string &layout, int64_t tileN, int64_t tileM) {
+  kernels::KernelEntry e;
+  e.problem = smallProblem();
+  e.name = name;
+  e.arch = "sm_90a";
+  e.family = family;
+  e.schedule = "#lb.schedule<family = " + family + ", tile = [" + std::to_string(tileM) + ", " +
+               std::to_string(tileN) + ", 128], warps = [1, 1], stages = 1, split_k = 1>";
+  e.weightLayout = layout;
+  e.blockThreads = 32;
+  e.gridTile = {tileN, tileM, 1};
+  return e;
+}
+
+class KernelMeasurerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    gemv_ = entry("lb_gemv", "gemv", kGemvLayout, 4, 1);
+    mma_ = entry("lb_mma", "mma", kMmaLayout, 64, 16);
+    // The cubin a name stands for, as a database would hold it: compiled for
+    // that kernel's own layout.
+    cubinLayouts_ = {{gemv_.name, kGemvLayout}, {mma_.name, kMmaLayout}};
+    options_.rotationBytes = 1; // two copies: enough to exercise the rotation
+    options_.replays = 7;
+  }
+
+  measure::CubinLoader loader() {
+    return [this](const kernels::KernelEntry &e) -> Expected<std::vector<char>> {
+      ++cubinReads_;
+      auto layout = cubinLayouts_.find(e.name);
+      if (layout == cubinLayouts_.end())
+        return makeError("no cubin for " + e.name);
+      return makeFakeCubin(e.problem, layout->second);
+    };
+  }
+
+  kernels::KernelEntry gemv_, mma_;
+  std::map<std::string, std::string> cubinLayouts_;
+  measure::FixtureOptions options_;
+  int cubinReads_ = 0;
+};
+
+// The premise of the wrong-weights tests: the two layouts pack the same codes
+// into different bytes, so a kernel reading one packing as the other reads
+// wrong codes. (Were the packings equal, passing would be correct.)
+TEST_F(KernelMeasurerTest, TheTwoLayoutsPackDifferently) {
+  auto gemv = layout::parseWeightLayout(kGemvLayout);
+  auto mma = layout::parseWeightLayout(kMmaLayout);
+  ASSERT_TRUE(gemv.ok()) << gemv.error();
+  ASSERT_TRUE(mma.ok()) << mma.error();
+  const kernels::ProblemDesc p = smallProblem();
+  std::vector<uint8_t> codes(static_cast<size_t>(p.n * p.k));
+  for (size_t i = 0; i < codes.size(); ++i)
+    codes[i] = static_cast<uint8_t>((i * 7 + i / 13) & 15);
+  std::vector<uint8_t> a(codes.size() / 2), b(codes.size() / 2);
+  ASSERT_TRUE(layout::packWeights(*gemv, p.n, p.k, codes.data(), a.data(), a.size()).ok());
+  ASSERT_TRUE(layout::packWeights(*mma, p.n, p.k, codes.data(), b.data(), b.size()).ok());
+  EXPECT_NE(a, b);
+}
+
+TEST_F(KernelMeasurerTest, KernelsGivenTheirOwnLayoutPass) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  for (int64_t m : {1, 3}) {
+    Expected<tuner::Measurement> gemv = measurer.measure(gemv_, m);
+    ASSERT_TRUE(gemv.ok()) << gemv.error();
+    EXPECT_TRUE(gemv->passed) << "M = " << m << ": relative error " << gemv->maxRelError;
+    EXPECT_GT(gemv->medianUs, 0);
+  }
+  Expected<tuner::Measurement> mma = measurer.measure(mma_, 17);
+  ASSERT_TRUE(mma.ok()) << mma.error();
+  EXPECT_TRUE(mma->passed) << "relative error " << mma->maxRelError;
+  EXPECT_LT(mma->maxRelError, 2e-3);
+  EXPECT_EQ(measurer.rejected(), 0);
+}
+
+TEST_F(KernelMeasurerTest, AnEntryWithAnotherLayoutIsRejectedAfterItsCubinWasCached) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  Expected<tuner::Measurement> good = measurer.measure(mma_, 16);
+  ASSERT_TRUE(good.ok()) << good.error();
+  ASSERT_TRUE(good->passed) << "relative error " << good->maxRelError;
+
+  kernels::KernelEntry wrong = mma_;
+  wrong.weightLayout = kGemvLayout;
+  Expected<tuner::Measurement> bad = measurer.measure(wrong, 16);
+  ASSERT_TRUE(bad.ok()) << bad.error();
+  EXPECT_FALSE(bad->passed);
+  EXPECT_GT(bad->maxRelError, 2e-3);
+  EXPECT_EQ(bad->medianUs, 0); // a failing kernel is never timed
+  EXPECT_EQ(measurer.rejected(), 1);
+  // One module for both entries: the cache stays keyed by the cubin.
+  EXPECT_EQ(cubinReads_, 1);
+
+  // And the right entry still passes after the wrong one.
+  Expected<tuner::Measurement> again = measurer.measure(mma_, 32);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_TRUE(again->passed) << "relative error " << again->maxRelError;
+}
+
+TEST_F(KernelMeasurerTest, AnEntryWithAnotherLayoutIsRejectedWhenMeasuredFirst) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  kernels::KernelEntry wrong = mma_;
+  wrong.weightLayout = kGemvLayout;
+  Expected<tuner::Measurement> bad = measurer.measure(wrong, 16);
+  ASSERT_TRUE(bad.ok()) << bad.error();
+  EXPECT_FALSE(bad->passed);
+  // The module was loaded for the wrong entry; the right one must not
+  // inherit that entry's packing either.
+  Expected<tuner::Measurement> good = measurer.measure(mma_, 16);
+  ASSERT_TRUE(good.ok()) << good.error();
+  EXPECT_TRUE(good->passed) << "relative error " << good->maxRelError;
+  EXPECT_EQ(measurer.rejected(), 1);
+}
+
+TEST_F(KernelMeasurerTest, ACubinThatDoesNotLoadIsAFailedKernelNotAnError) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  kernels::KernelEntry missing = gemv_;
+  missing.name = "lb_not_in_the_database";
+  Expected<tuner::Measurement> result = measurer.measure(missing, 1);
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_FALSE(result->passed);
+  EXPECT_EQ(measurer.rejected(), 1);
+}
+
+} // namespace
+} // namespace lowbit::testing
