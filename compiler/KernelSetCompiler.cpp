@@ -132,21 +132,23 @@ std::string dispatchFamily(const std::string &scheduleText) {
 
 } // namespace
 
+// Within a family, the runtime's built-in heuristic (no tuned table) prefers
+// the kernel compiled first, so each family's most generally useful schedule
+// comes first: gemv_tiled and the split-K mma share the mma weight layout, so
+// a plan built from them serves every M from one packed copy.
 std::vector<std::string> defaultSchedules() {
   return {
-      "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
-      "#lb.schedule<family = gemv, tile = [2, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
-      "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
-      "#lb.schedule<family = gemv, tile = [8, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>",
-      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 1024], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = gemv_tiled, tile = [2, 64, 512], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = gemv_tiled, tile = [4, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = gemv_tiled, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4, split_k = 1>",
-      "#lb.schedule<family = mma, tile = [16, 128, 64], warps = [1, 2], stages = 4, split_k = 1>",
-      "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 3, split_k = 1>",
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = gemv_tiled, tile = [2, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = gemv_tiled, tile = [4, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 3, split_k = 1>",
       "#lb.schedule<family = mma, tile = [128, 128, 64], warps = [4, 2], stages = 2, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
   };
 }
 

@@ -116,4 +116,35 @@ def Lb_StoreAccumulatorOp : Lb_Op<"store_accumulator", [MemoryEffects<[MemWrite]
   let assemblyFormat = "$acc `,` $y `[` $m0 `,` $n0 `]` `rows` $rows attr-dict `:` type($acc) `,` type($y)";
 }
 
+def Lb_LoadActivationFragmentOp : Lb_Op<"load_activation_fragment", [MemoryEffects<[MemRead]>]> {
+  let summary = "the m16 x k16 A fragment of x at (m0, k0), straight from global memory";
+  let description = [{
+    Lane (groupID g, thread-in-group t) loads x[m0 + g][k0 + 2t ..+2],
+    x[m0 + g + 8][k0 + 2t ..], x[m0 + g][k0 + 2t + 8 ..] and
+    x[m0 + g + 8][k0 + 2t + 8 ..]: registers a0..a3 of mma.m16n8k16's A
+    operand. Rows at or past `rows` (M) read as zeros.
+  }];
+  let arguments = (ins AnyMemRef:$x, Index:$m0, Index:$k0, Index:$rows);
+  let results = (outs VectorOfLengthAndType<[8], [F16, BF16]>:$fragment);
+  let assemblyFormat = [{
+    $x `[` $m0 `,` $k0 `]` `rows` $rows attr-dict `:` type($x) `->` type($fragment)
+  }];
+}
+
+def Lb_StorePartialFragmentOp : Lb_Op<"store_partial_fragment", [MemoryEffects<[MemWrite]>]> {
+  let summary = "a warp's accumulator fragment for `slot` into a [warps, slots, 128] buffer";
+  let arguments = (ins VectorOfLengthAndType<[4], [F32]>:$acc, AnyMemRef:$buffer, Index:$warp,
+                       Index:$slot);
+  let assemblyFormat = [{
+    $acc `,` $buffer `[` $warp `,` $slot `]` attr-dict `:` type($acc) `,` type($buffer)
+  }];
+}
+
+def Lb_SumPartialFragmentsOp : Lb_Op<"sum_partial_fragments", [MemoryEffects<[MemRead]>]> {
+  let summary = "the calling lane's accumulator fragment for `slot`, added over all warps";
+  let arguments = (ins AnyMemRef:$buffer, Index:$slot);
+  let results = (outs VectorOfLengthAndType<[4], [F32]>:$result);
+  let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($buffer) `->` type($result)";
+}
+
 #endif // LOWBIT_IR_LBMMAOPS_TD

@@ -73,7 +73,9 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   LogicalResult fits = failure();
   switch (schedule.getFamily()) {
   case lb::KernelFamily::gemv: fits = checkGemv(problem); break;
-  case lb::KernelFamily::mma: fits = checkMma(problem); break;
+  case lb::KernelFamily::mma:
+    fits = schedule.getSplitK() > 1 ? checkMmaSplitK(problem) : checkMma(problem);
+    break;
   case lb::KernelFamily::gemv_tiled: fits = checkGemvTiled(problem); break;
   case lb::KernelFamily::wgmma:
     fits = op.emitOpError("the 'wgmma' family is not implemented yet");
@@ -87,7 +89,12 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   switch (schedule.getFamily()) {
   case lb::KernelFamily::gemv: buildGemvBody(builder, problem); break;
   case lb::KernelFamily::gemv_tiled: buildGemvTiledBody(builder, problem); break;
-  default: buildMmaBody(builder, problem); break;
+  default:
+    if (schedule.getSplitK() > 1)
+      buildMmaSplitKBody(builder, problem);
+    else
+      buildMmaBody(builder, problem);
+    break;
   }
   return success();
 }

@@ -26,11 +26,23 @@ struct KernelProblem {
 mlir::LogicalResult checkGemv(const KernelProblem &problem);
 mlir::LogicalResult checkMma(const KernelProblem &problem);
 mlir::LogicalResult checkGemvTiled(const KernelProblem &problem);
+mlir::LogicalResult checkMmaSplitK(const KernelProblem &problem);
+
+// Column n's scale at K offset k, widened to f32, and for zero points the
+// bias that folds them into one fma on the decoded codes: (q - z)·s =
+// q·s + (-z·s) for sub_code, q·s - z = q·s + (-z) for sub_value; no bias
+// without zero points.
+struct ScaleAndBias {
+  mlir::Value scale, bias;
+};
+ScaleAndBias loadScaleAndBias(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
+                              mlir::Value n, mlir::Value k);
 
 // Fill the kernel's entry block (which has only its arguments).
 void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildMmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildGemvTiledBody(mlir::OpBuilder &builder, const KernelProblem &problem);
+void buildMmaSplitKBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 
 // Launch shape, read by the runtime from the kernel's attributes:
 // blockDim.x = lb.block_threads; grid = (N / lb.grid_tile[0],

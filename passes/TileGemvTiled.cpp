@@ -2,14 +2,15 @@
 // tiles the mma family reads, so one packed copy of the weights serves every
 // M (a plan cannot hold two layouts of the same weights).
 //
-// A block owns 64 rows of W and `split_k` warps that take turns along K:
-// warp w reads tiles w, w + split_k, ... of its row group, so together the
-// warps read consecutive 512-byte tiles. A lane's 16 bytes hold, for each of
+// A block owns 64 rows of W and `split_k` warps that take turns along K in
+// chunks of tile K values (SplitKLoops.h): scales are loaded once per group
+// and a group's weight loads are all in flight together. A lane's 16 bytes hold, for each of
 // 8 n-subtiles s, the B-fragment registers of row 8 s + groupID at
 // k = 2 tig + {0, 1} and 2 tig + 8 + {0, 1}; it multiplies them with the same
 // four activations of each row m, so a subtile's dot needs only two pair
 // products. Lanes of one group (same groupID) then add their sums with two
 // shuffles, and the warps' sums meet in shared memory.
+#include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,7 +21,7 @@ using namespace mlir;
 namespace lowbit::passes {
 namespace {
 
-constexpr int64_t kRowsPerBlock = 64, kTileK = 16, kSubtiles = 8, kGroupsPerWarp = 8;
+constexpr int64_t kRowsPerBlock = 64, kSubtiles = 8, kGroupsPerWarp = 8;
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 struct GemvTiledBuilder {
@@ -50,7 +51,6 @@ struct GemvTiledBuilder {
 
   void build() {
     int64_t rowsM = p.schedule.getTile()[0], warps = p.schedule.getSplitK();
-    int64_t unroll = std::max<int64_t>(1, p.schedule.getTile()[2] / (kTileK * warps));
     int64_t slots = rowsM * kSubtiles;
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
@@ -63,33 +63,36 @@ struct GemvTiledBuilder {
     Value partials =
         b.create<lb::SharedBufferOp>(loc, partialsType, warps, slots, kGroupsPerWarp);
 
-    SmallVector<Value> init(slots, f32(0.0));
-    auto loop = b.create<scf::ForOp>(loc, mul(warp, index(kTileK)), index(p.k),
-                                     index(kTileK * warps), init);
-    loop->setAttr("lb.unroll", b.getI64IntegerAttr(unroll));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value k0 = loop.getInductionVar();
+    // The lane's scale (and zero) of each of its 8 subtiles at K offset k.
+    auto loadQuant = [&](Value k, SmallVector<Value> &scales, SmallVector<Value> &zeros) {
+      scales.clear();
+      zeros.clear();
+      for (int64_t s = 0; s < kSubtiles; ++s) {
+        Value n = add(n0, add(index(8 * s), group));
+        SmallVector<Value> at = quantIndex(n, k);
+        scales.push_back(b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at));
+        zeros.push_back(p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at)
+                                : Value());
+      }
+    };
+    bool perGroup = p.quant.getGranularity() == lb::ScaleGranularity::group;
+    SmallVector<Value> fixedScales, fixedZeros;
+    if (!perGroup)
+      loadQuant(index(0), fixedScales, fixedZeros);
+
+    auto step = [&](OpBuilder &, Value k0, ValueRange carried, ArrayRef<Value> scales,
+                    ArrayRef<Value> zeros) {
       auto words = b.create<lb::LoadCodesOp>(loc, VectorType::get({4}, b.getI32Type()),
                                              p.weights, /*stage=*/Value(), n0, k0,
                                              lb::Fragment::mma_b, DenseI64ArrayAttr());
       Value values = b.create<lb::DecodeOp>(loc, VectorType::get({32}, p.activation), words,
                                             TypeAttr::get(p.code));
-      SmallVector<Value> scales, zeros;
-      for (int64_t s = 0; s < kSubtiles; ++s) {
-        Value n = add(n0, add(index(8 * s), group));
-        SmallVector<Value> at = quantIndex(n, k0);
-        scales.push_back(b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at));
-        zeros.push_back(p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at)
-                                : Value());
-      }
       auto pairType = VectorType::get({4}, p.activation);
       SmallVector<Value> fragments;
       for (int64_t s = 0; s < kSubtiles; ++s)
         fragments.push_back(
             b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s)));
-      SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+      SmallVector<Value> acc(carried.begin(), carried.end());
       for (int64_t i = 0; i < rowsM; ++i) {
         Value x = b.create<lb::LoadActivationPairsOp>(
             loc, pairType, p.x, add(m0, index(i)), add(k0, mul(inGroup, index(2))), p.rows);
@@ -119,13 +122,27 @@ struct GemvTiledBuilder {
           a = b.create<arith::AddFOp>(loc, a, contribution);
         }
       }
-      b.create<scf::YieldOp>(loc, acc);
-    }
+      return acc;
+    };
+
+    SmallVector<Value> init(slots, f32(0.0));
+    SplitKShape nest{p.k, p.schedule.getTile()[2], scalePeriod(p.quant, p.schedule.getTile()[2]),
+                     warps};
+    SmallVector<Value> sums = buildSplitKLoops(
+        b, loc, nest, warp, init, [&](OpBuilder &, Value period0, ValueRange carried) {
+          SmallVector<Value> scales = fixedScales, zeros = fixedZeros;
+          if (perGroup)
+            loadQuant(period0, scales, zeros);
+          return buildUnrolledSteps(b, loc, period0, nest.period, carried,
+                                    [&](OpBuilder &builder, Value k0, ValueRange acc) {
+                                      return step(builder, k0, acc, scales, zeros);
+                                    });
+        });
 
     // Lanes of a group hold the same rows: add them, then add the warps.
     for (int64_t slot = 0; slot < slots; ++slot) {
       Value groupSum =
-          b.create<lb::WarpSumOp>(loc, b.getF32Type(), loop.getResult(slot), b.getI64IntegerAttr(4));
+          b.create<lb::WarpSumOp>(loc, b.getF32Type(), sums[slot], b.getI64IntegerAttr(4));
       b.create<lb::StorePartialOp>(loc, groupSum, partials, warp, index(slot));
     }
     b.create<lb::BarrierOp>(loc);
@@ -169,31 +186,13 @@ LogicalResult checkGemvTiled(const KernelProblem &p) {
   lb::QMatmulOp source = p.source;
   auto fail = [&]() { return source.emitOpError("gemv_tiled schedule: "); };
   ArrayRef<int64_t> tile = p.schedule.getTile();
-  if (lb::getCodeBits(p.code) != 4 || !isa<IntegerType>(p.code))
-    return fail() << "only 4-bit integer codes are implemented, got " << p.code;
-  if (!p.activation.isF16() && !p.activation.isBF16())
-    return fail() << "activations must be f16 or bf16, got " << p.activation;
   if (tile[0] < 1 || tile[0] > 8)
     return fail() << "tile M must be 1..8, got " << tile[0];
-  if (p.schedule.getSplitK() > 32)
-    return fail() << "split_k (warps along K in a block) must be at most 32";
   int64_t partialBytes = p.schedule.getSplitK() * tile[0] * kSubtiles * kGroupsPerWarp * 4;
   if (partialBytes > kStaticSharedBytes)
     return fail() << "the warps' partial sums need " << partialBytes
                   << " bytes of shared memory; at most " << kStaticSharedBytes << " are supported";
-  if (p.n % kRowsPerBlock)
-    return fail() << "N = " << p.n << " is not a multiple of " << kRowsPerBlock;
-  if (p.k % kTileK)
-    return fail() << "K = " << p.k << " is not a multiple of " << kTileK;
-  if (p.quant.getGranularity() == lb::ScaleGranularity::group &&
-      p.quant.getGroupSize() % kTileK)
-    return fail() << "group size " << p.quant.getGroupSize() << " is not a multiple of "
-                  << kTileK;
-  if (p.quant.getZero() == lb::ZeroMode::quantized)
-    return fail() << "quantized zero codes are not implemented";
-  if (p.quant.getActOrder())
-    return fail() << "act_order is not implemented";
-  return success();
+  return checkSplitKProblem(p, "gemv_tiled schedule");
 }
 
 void buildGemvTiledBody(OpBuilder &builder, const KernelProblem &problem) {

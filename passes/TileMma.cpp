@@ -118,26 +118,9 @@ struct MmaBuilder {
       SmallVector<Value> scales, biases;
       for (int64_t s = 0; s < subtiles; ++s) {
         Value n = add(add(n0, warpN), add(index(kMmaN * s), group));
-        SmallVector<Value> at;
-        switch (p.quant.getGranularity()) {
-        case lb::ScaleGranularity::tensor: at = {index(0)}; break;
-        case lb::ScaleGranularity::channel: at = {n}; break;
-        case lb::ScaleGranularity::group:
-          at = {n, b.create<arith::DivUIOp>(loc, k0, index(p.quant.getGroupSize()))};
-          break;
-        }
-        Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at);
-        scales.push_back(scale);
-        if (!p.zeros) {
-          biases.push_back(Value());
-          continue;
-        }
-        Value zero = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at);
-        // (q - z)·s = q·s + (-z·s);  q·s - z = q·s + (-z).
-        Value offset = p.quant.getZero() == lb::ZeroMode::sub_code
-                           ? b.create<arith::MulFOp>(loc, zero, scale).getResult()
-                           : zero;
-        biases.push_back(b.create<arith::NegFOp>(loc, offset));
+        ScaleAndBias q = loadScaleAndBias(b, loc, p, n, k0);
+        scales.push_back(q.scale);
+        biases.push_back(q.bias);
       }
 
       SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
@@ -212,8 +195,6 @@ LogicalResult checkMma(const KernelProblem &p) {
   // cp.async.wait_group takes at most 7 pending groups: stages - 2 <= 7.
   if (shape.stages < 2 || shape.stages > 9)
     return fail() << "stages must be 2..9, got " << shape.stages;
-  if (p.schedule.getSplitK() != 1)
-    return fail() << "split_k > 1 is not implemented for mma";
   int64_t shared = shape.sharedBytes(lb::getCodeBits(p.code));
   if (shared > kStaticSharedBytes)
     return fail() << "needs " << shared << " bytes of shared memory; at most "

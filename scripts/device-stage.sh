@@ -8,12 +8,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LOWBIT_BUILD_DIR:-$root/build}
 "$root/scripts/configure.sh"
 rm -rf "$root/.device"
-mkdir -p "$root/.device/bin"
+mkdir -p "$root/.device/bin" "$root/.device/lib"
 for binary in "$build"/bin/*_gpu_tests "$build"/bin/lowbit; do
   [[ -x $binary ]] && cp "$binary" "$root/.device/bin/"
 done
+# The runtime GPU tests and the host app link the C API's shared library.
+cp -P "$build"/lib/liblowbit_runtime.so* "$root/.device/lib/" 2>/dev/null || true
 # Kernel sets travel as manifests and cubins; their sources and PTX stay here.
 if [[ -d $build/kernels ]]; then
-  (cd "$build" && tar cf - --exclude='*.cu' --exclude='*.ptx' kernels) | (cd "$root/.device" && tar xf -)
+  (cd "$build" && tar cf - --exclude='*.cu' --exclude='*.ptx' \
+  --exclude='example-check*' --exclude='*.db-shm' --exclude='*.db-wal' kernels) | (cd "$root/.device" && tar xf -)
 fi
 du -sh "$root/.device"

@@ -205,6 +205,51 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                << ") * 8 + ((threadIdx.x & 31) >> 2)];\n";
         return success();
       })
+      .Case<lb::LoadActivationFragmentOp>([&](lb::LoadActivationFragmentOp load) {
+        auto x = cast<MemRefType>(load.getX().getType());
+        std::string var = bind(load.getFragment());
+        // Registers: (row g, k 2t), (row g + 8, k 2t), (row g, k 2t + 8),
+        // (row g + 8, k 2t + 8), each a packed pair along k.
+        line() << valueType(load.getFragment().getType()) << " " << var << ";\n";
+        line() << "{\n";
+        line() << "  const long long row = " << name(load.getM0()) << " + (threadIdx.x & 31) / 4;\n";
+        line() << "  const u16 *p = " << name(load.getX()) << " + row * " << x.getDimSize(1)
+               << "LL + " << name(load.getK0()) << " + 2 * (threadIdx.x & 3);\n";
+        line() << "  const bool low = row < " << name(load.getRows()) << ", high = row + 8 < "
+               << name(load.getRows()) << ";\n";
+        line() << "  " << var << ".r[0] = low ? *reinterpret_cast<const u32 *>(p) : 0u;\n";
+        line() << "  " << var << ".r[1] = high ? *reinterpret_cast<const u32 *>(p + 8 * "
+               << x.getDimSize(1) << "LL) : 0u;\n";
+        line() << "  " << var << ".r[2] = low ? *reinterpret_cast<const u32 *>(p + 8) : 0u;\n";
+        line() << "  " << var << ".r[3] = high ? *reinterpret_cast<const u32 *>(p + 8 * "
+               << x.getDimSize(1) << "LL + 8) : 0u;\n";
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::StorePartialFragmentOp>([&](lb::StorePartialFragmentOp store) {
+        auto buffer = cast<MemRefType>(store.getBuffer().getType());
+        // One float4 per lane: a warp's 32 lanes write 512 contiguous bytes.
+        line() << "reinterpret_cast<float4 *>(" << name(store.getBuffer()) << ")[(("
+               << name(store.getWarp()) << ") * " << buffer.getDimSize(1) << " + "
+               << name(store.getSlot()) << ") * 32 + (threadIdx.x & 31)] = make_float4("
+               << name(store.getAcc()) << ".r[0], " << name(store.getAcc()) << ".r[1], "
+               << name(store.getAcc()) << ".r[2], " << name(store.getAcc()) << ".r[3]);\n";
+        return success();
+      })
+      .Case<lb::SumPartialFragmentsOp>([&](lb::SumPartialFragmentsOp sum) {
+        auto buffer = cast<MemRefType>(sum.getBuffer().getType());
+        std::string var = bind(sum.getResult());
+        line() << "FragC_f32 " << var << " = zero_frag_c_f32();\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int w = 0; w < " << buffer.getDimSize(0) << "; ++w) {\n";
+        line() << "  const float4 part = reinterpret_cast<const float4 *>("
+               << name(sum.getBuffer()) << ")[(w * " << buffer.getDimSize(1) << " + "
+               << name(sum.getSlot()) << ") * 32 + (threadIdx.x & 31)];\n";
+        line() << "  " << var << ".r[0] += part.x; " << var << ".r[1] += part.y; " << var
+               << ".r[2] += part.z; " << var << ".r[3] += part.w;\n";
+        line() << "}\n";
+        return success();
+      })
       .Default([&](Operation *) {
         handled = false;
         return success();

@@ -38,7 +38,9 @@ struct ProblemData {
   std::vector<uint8_t> codes; // [N, K], one code per byte
   std::vector<uint16_t> scales, zeros;
   std::vector<double> weights; // dequantized [N, K]
-  std::unique_ptr<DeviceBuffer> packed, scalesDevice, zerosDevice;
+  std::unique_ptr<DeviceBuffer> scalesDevice, zerosDevice;
+  // The codes packed for each weight layout the problem's kernels use.
+  std::map<std::string, std::unique_ptr<DeviceBuffer>> packed;
 };
 
 double codeValue(const kernels::ProblemDesc &p, uint8_t code) {
@@ -68,9 +70,8 @@ protected:
   std::vector<kernels::KernelEntry> entries;
 };
 
-void prepareProblem(const cuda::DriverApi &api, const kernels::KernelEntry &entry,
-                    const layout::WeightLayout &layout, ProblemData &data, SplitMix &rng) {
-  const kernels::ProblemDesc &p = entry.problem;
+void prepareProblem(const cuda::DriverApi &api, const kernels::ProblemDesc &p, ProblemData &data,
+                    SplitMix &rng) {
   data.codes.resize(static_cast<size_t>(p.n * p.k));
   for (uint8_t &c : data.codes)
     c = static_cast<uint8_t>(rng.next() & 15);
@@ -99,20 +100,30 @@ void prepareProblem(const cuda::DriverApi &api, const kernels::KernelEntry &entr
                                  : q * scaleValues[s] - zeroValues[s];
     }
 
-  int64_t bytes = layout::packedBytes(layout, p.n, p.k);
-  std::vector<uint8_t> packed(static_cast<size_t>(bytes));
-  Status status = layout::packWeights(layout, p.n, p.k, data.codes.data(), packed.data(),
-                                      packed.size());
-  ASSERT_TRUE(status.ok()) << status.error();
-  data.packed = std::make_unique<DeviceBuffer>(api, packed.size());
   data.scalesDevice = std::make_unique<DeviceBuffer>(api, data.scales.size() * 2);
-  ASSERT_TRUE(data.packed->ok() && data.scalesDevice->ok());
-  LOWBIT_CU_ASSERT(&api, data.packed->upload(packed.data(), packed.size()));
+  ASSERT_TRUE(data.scalesDevice->ok());
   LOWBIT_CU_ASSERT(&api, data.scalesDevice->upload(data.scales.data(), data.scales.size() * 2));
   if (!data.zeros.empty()) {
     data.zerosDevice = std::make_unique<DeviceBuffer>(api, data.zeros.size() * 2);
     LOWBIT_CU_ASSERT(&api, data.zerosDevice->upload(data.zeros.data(), data.zeros.size() * 2));
   }
+}
+
+void packFor(const cuda::DriverApi &api, const kernels::ProblemDesc &p,
+             const std::string &serializedLayout, ProblemData &data) {
+  if (data.packed.count(serializedLayout))
+    return;
+  Expected<layout::WeightLayout> layout = layout::parseWeightLayout(serializedLayout);
+  ASSERT_TRUE(layout.ok()) << layout.error();
+  int64_t bytes = layout::packedBytes(*layout, p.n, p.k);
+  std::vector<uint8_t> packed(static_cast<size_t>(bytes));
+  Status status = layout::packWeights(*layout, p.n, p.k, data.codes.data(), packed.data(),
+                                      packed.size());
+  ASSERT_TRUE(status.ok()) << status.error();
+  auto buffer = std::make_unique<DeviceBuffer>(api, packed.size());
+  ASSERT_TRUE(buffer->ok());
+  LOWBIT_CU_ASSERT(&api, buffer->upload(packed.data(), packed.size()));
+  data.packed[serializedLayout] = std::move(buffer);
 }
 
 // Reference outputs at `samples`, in f64, spread over the host's cores.
@@ -150,19 +161,21 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
       table[t].emplace_back(bits, fromBits(type, bits));
     }
 
+  // Each problem's data and references are made once and shared by all its
+  // kernels, whatever their weight layout.
   std::map<std::string, std::vector<const kernels::KernelEntry *>> byProblem;
   for (const kernels::KernelEntry &entry : entries)
-    byProblem[entry.problem.name + "|" + entry.weightLayout].push_back(&entry);
+    byProblem[entry.problem.name].push_back(&entry);
 
   int checked = 0;
   double worst = 0;
   for (auto &[key, group] : byProblem) {
     const kernels::ProblemDesc &p = group.front()->problem;
     SCOPED_TRACE(p.name);
-    Expected<layout::WeightLayout> layout = layout::parseWeightLayout(group.front()->weightLayout);
-    ASSERT_TRUE(layout.ok()) << layout.error();
     ProblemData data;
-    prepareProblem(*api, *group.front(), *layout, data, rng);
+    prepareProblem(*api, p, data, rng);
+    for (const kernels::KernelEntry *entry : group)
+      packFor(*api, p, entry->weightLayout, data);
     if (HasFatalFailure())
       return;
     std::vector<std::unique_ptr<LoadedModule>> modules;
@@ -216,7 +229,7 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
         LOWBIT_CU_ASSERT(api, yDevice.poison(0xFF)); // 0xFFFF is NaN in f16 and bf16
         Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m);
         ASSERT_TRUE(shape.ok()) << shape.error();
-        CUdeviceptr xPtr = xDevice.get(), wPtr = data.packed->get(),
+        CUdeviceptr xPtr = xDevice.get(), wPtr = data.packed.at(entry.weightLayout)->get(),
                     sPtr = data.scalesDevice->get(), yPtr = yDevice.get();
         CUdeviceptr zPtr = data.zerosDevice ? data.zerosDevice->get() : 0;
         long long rows = m;

@@ -109,3 +109,96 @@ func.func @tiled_partials_too_big(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui
       : (tensor<?x4096xf16>, tensor<256x4096xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+
+// -----
+
+// gemv_tiled: warps take 128-wide K chunks; with group 32 a chunk holds four
+// scale periods, each loading its scales once, then two unrolled K steps.
+// CHECK-LABEL: func.func @tiled_chunks__gemv_tiled_t1x64x128_w1x1_s1_k4(
+// CHECK-SAME: lb.block_threads = 128
+// CHECK: scf.for {{.*}} -> (f32
+// CHECK: scf.for {{.*}} -> (f32
+// CHECK-COUNT-8: lb.load_scalar
+// CHECK: scf.for {{.*}} -> (f32
+// CHECK: lb.load_codes {{.*}} mma_b
+// CHECK: } {lb.unroll = 2 : i64}
+// CHECK: } {lb.unroll = 4 : i64}
+func.func @tiled_chunks(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x32xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = f16>
+      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @tiled_chunk_vs_group(%x: tensor<?x768xf16>, %w: tensor<256x768xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv_tiled schedule: tile K = 128 and group size 96 must divide one another}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 96, scale = f16>
+      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x768xf16>, tensor<256x768xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// mma with split_k > 1: no staging; each of 4 warps takes 256-wide K chunks
+// (two group-128 periods), loads codes and A fragments straight from global
+// memory, then the warps' accumulators meet in shared memory and warp
+// (slot mod 4) adds and stores each of the 8 subtiles.
+// CHECK-LABEL: func.func @split__mma_t16x64x256_w1x1_s1_k4(
+// CHECK-SAME: lb.block_threads = 128
+// CHECK-SAME: lb.grid_tile = array<i64: 64, 16, 1>
+// CHECK: lb.shared_buffer 4 x 8 x 128 : memref<4x8x128xf32, 3>
+// CHECK: scf.for {{.*}} -> (vector<4xf32>
+// CHECK: scf.for {{.*}} -> (vector<4xf32>
+// CHECK-COUNT-8: lb.load_scalar
+// CHECK: scf.for {{.*}} -> (vector<4xf32>
+// CHECK: lb.load_codes {{.*}} mma_b
+// CHECK: lb.load_activation_fragment
+// CHECK: lb.decode
+// CHECK: lb.scale_fragment
+// CHECK: lb.mma
+// CHECK: } {lb.unroll = 8 : i64}
+// CHECK: } {lb.unroll = 2 : i64}
+// CHECK-COUNT-8: lb.store_partial_fragment
+// CHECK: lb.barrier
+// CHECK: scf.if
+// CHECK: lb.sum_partial_fragments
+// CHECK: lb.store_accumulator
+func.func @split(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @split_staged(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: stages must be 1: codes and activations go straight to registers}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 3, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @split_wide(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: tile N must be 64 (one weight-layout tile), got 128}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @split_partials_too_big(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: the warps' partial sums need 65536 bytes of shared memory; at most 49152 are supported}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}

@@ -1,0 +1,30 @@
+#include "passes/TileFamilies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+
+namespace lowbit::passes {
+
+ScaleAndBias loadScaleAndBias(OpBuilder &b, Location loc, const KernelProblem &p, Value n,
+                              Value k) {
+  SmallVector<Value> at;
+  switch (p.quant.getGranularity()) {
+  case lb::ScaleGranularity::tensor: at = {b.create<arith::ConstantIndexOp>(loc, 0)}; break;
+  case lb::ScaleGranularity::channel: at = {n}; break;
+  case lb::ScaleGranularity::group:
+    at = {n, b.create<arith::DivUIOp>(
+                 loc, k, b.create<arith::ConstantIndexOp>(loc, p.quant.getGroupSize()))};
+    break;
+  }
+  Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at);
+  if (!p.zeros)
+    return {scale, Value()};
+  Value zero = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at);
+  Value offset = p.quant.getZero() == lb::ZeroMode::sub_code
+                     ? b.create<arith::MulFOp>(loc, zero, scale).getResult()
+                     : zero;
+  return {scale, b.create<arith::NegFOp>(loc, offset)};
+}
+
+} // namespace lowbit::passes

@@ -1,0 +1,90 @@
+#include "passes/SplitKLoops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+
+namespace lowbit::passes {
+namespace {
+
+constexpr int64_t kStepK = 16;
+
+Value index(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+// A fully unrolled scf.for over [0, extent) with `init` carried; the body
+// gets base + the induction value. Constant bounds let nvcc unroll it whole.
+SmallVector<Value> unrolledLoop(OpBuilder &b, Location loc, Value base, int64_t extent,
+                                int64_t step, ValueRange init, PeriodBuilder body) {
+  auto loop = b.create<scf::ForOp>(loc, index(b, loc, 0), index(b, loc, extent),
+                                   index(b, loc, step), init);
+  loop->setAttr("lb.unroll", b.getI64IntegerAttr(extent / step));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value k0 = b.create<arith::AddIOp>(loc, base, loop.getInductionVar());
+  SmallVector<Value> next = body(b, k0, loop.getRegionIterArgs());
+  b.create<scf::YieldOp>(loc, next);
+  return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+}
+
+} // namespace
+
+LogicalResult checkSplitKProblem(const KernelProblem &p, StringRef family) {
+  lb::QMatmulOp source = p.source;
+  auto fail = [&]() { return source.emitOpError(family) << ": "; };
+  constexpr int64_t kColumnsPerBlock = 64; // one weight-layout tile
+  int64_t chunk = p.schedule.getTile()[2];
+  if (lb::getCodeBits(p.code) != 4 || !isa<IntegerType>(p.code))
+    return fail() << "only 4-bit integer codes are implemented, got " << p.code;
+  if (!p.activation.isF16() && !p.activation.isBF16())
+    return fail() << "activations must be f16 or bf16, got " << p.activation;
+  if (p.schedule.getSplitK() > 32)
+    return fail() << "split_k (warps along K in a block) must be at most 32";
+  if (p.n % kColumnsPerBlock)
+    return fail() << "N = " << p.n << " is not a multiple of " << kColumnsPerBlock;
+  if (chunk < kStepK || chunk % kStepK)
+    return fail() << "tile K (the K chunk a warp takes) must be a positive multiple of "
+                  << kStepK << ", got " << chunk;
+  if (p.k % chunk)
+    return fail() << "K = " << p.k << " is not a multiple of tile K = " << chunk;
+  if (p.quant.getGranularity() == lb::ScaleGranularity::group) {
+    int64_t g = p.quant.getGroupSize();
+    if (g % kStepK)
+      return fail() << "group size " << g << " is not a multiple of " << kStepK;
+    if (chunk % g && g % chunk)
+      return fail() << "tile K = " << chunk << " and group size " << g
+                    << " must divide one another (scales are loaded once per group)";
+  }
+  if (p.quant.getZero() == lb::ZeroMode::quantized)
+    return fail() << "quantized zero codes are not implemented";
+  if (p.quant.getActOrder())
+    return fail() << "act_order is not implemented";
+  return success();
+}
+
+int64_t scalePeriod(const lb::QuantAttr &quant, int64_t chunk) {
+  if (quant.getGranularity() == lb::ScaleGranularity::group)
+    return std::min<int64_t>(quant.getGroupSize(), chunk);
+  return chunk;
+}
+
+SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShape &shape,
+                                    Value warp, ValueRange init, PeriodBuilder period) {
+  Value first = b.create<arith::MulIOp>(loc, warp, index(b, loc, shape.chunk));
+  auto chunks = b.create<scf::ForOp>(loc, first, index(b, loc, shape.k),
+                                     index(b, loc, shape.chunk * shape.warps), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(chunks.getBody());
+  SmallVector<Value> next = unrolledLoop(b, loc, chunks.getInductionVar(), shape.chunk,
+                                         shape.period, chunks.getRegionIterArgs(), period);
+  b.create<scf::YieldOp>(loc, next);
+  return SmallVector<Value>(chunks.getResults().begin(), chunks.getResults().end());
+}
+
+SmallVector<Value> buildUnrolledSteps(OpBuilder &b, Location loc, Value k0, int64_t extent,
+                                      ValueRange init, StepBuilder step) {
+  return unrolledLoop(b, loc, k0, extent, kStepK, init, step);
+}
+
+} // namespace lowbit::passes

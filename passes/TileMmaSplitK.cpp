@@ -1,0 +1,183 @@
+// The mma family with split_k > 1 (M up to a few tens, where one block per
+// 64 columns would leave most SMs idle and too few bytes in flight).
+//
+// A block owns 64 columns of Y and tile M rows (m16 fragments), and
+// `split_k` warps that each take whole chunks of K (SplitKLoops.h). Nothing
+// is staged in shared memory: the derived weight layout gives every lane the
+// 16 bytes that decode into its B fragments of a 64 x 16 tile, so the codes
+// go straight from global memory into registers, and a scale period's loads
+// are all independent and in flight together. The A fragments come straight
+// from global memory too (x is small and shared by every block, so it stays
+// in L1/L2): lane (groupID g, thread-in-group t) needs x[g][2t..2t+1],
+// x[g+8][2t..], x[g][2t+8..] and x[g+8][2t+8..] of the m16 x k16 tile, four
+// 32-bit loads. Scales (and zero points) multiply the decoded B registers
+// once per step, but are loaded once per group. At the end each warp leaves
+// its accumulators in shared memory, and warp w adds up and stores subtiles
+// w, w + split_k, ... of the block's output.
+#include "passes/SplitKLoops.h"
+#include "passes/TileFamilies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace lowbit::passes {
+namespace {
+
+constexpr int64_t kColumnsPerBlock = 64; // one layout tile's n extent
+constexpr int64_t kMmaM = 16, kMmaN = 8;
+constexpr int64_t kSubtiles = kColumnsPerBlock / kMmaN;
+constexpr int64_t kPartialFloats = 32 * 4; // a warp's accumulator fragment
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+int64_t partialBytes(const KernelProblem &p) {
+  int64_t fragmentsM = p.schedule.getTile()[0] / kMmaM;
+  return p.schedule.getSplitK() * fragmentsM * kSubtiles * kPartialFloats * 4;
+}
+
+struct MmaSplitKBuilder {
+  OpBuilder &b;
+  const KernelProblem &p;
+  Location loc;
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
+  Value mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
+  Value coord(lb::ThreadCoord c) {
+    return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
+  }
+
+  // The lane's scale and zero-point bias for each subtile at K offset k.
+  void loadQuant(Value n0, Value group, Value k, SmallVector<Value> &scales,
+                 SmallVector<Value> &biases) {
+    scales.clear();
+    biases.clear();
+    for (int64_t s = 0; s < kSubtiles; ++s) {
+      ScaleAndBias q = loadScaleAndBias(b, loc, p, add(n0, add(index(kMmaN * s), group)), k);
+      scales.push_back(q.scale);
+      biases.push_back(q.bias);
+    }
+  }
+
+  void build() {
+    int64_t fragmentsM = p.schedule.getTile()[0] / kMmaM, warps = p.schedule.getSplitK();
+    int64_t slots = fragmentsM * kSubtiles;
+    Value lane = coord(lb::ThreadCoord::lane);
+    Value warp = coord(lb::ThreadCoord::warp);
+    Value group = b.create<arith::DivUIOp>(loc, lane, index(4)); // PTX groupID
+    Value n0 = mul(coord(lb::ThreadCoord::block_x), index(kColumnsPerBlock));
+    Value m0 = mul(coord(lb::ThreadCoord::block_y), index(p.schedule.getTile()[0]));
+    auto partialsType = MemRefType::get({warps, slots, kPartialFloats}, b.getF32Type(),
+                                        MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+    Value partials =
+        b.create<lb::SharedBufferOp>(loc, partialsType, warps, slots, kPartialFloats);
+
+    bool perGroup = p.quant.getGranularity() == lb::ScaleGranularity::group;
+    SmallVector<Value> fixedScales, fixedBiases;
+    if (!perGroup)
+      loadQuant(n0, group, index(0), fixedScales, fixedBiases);
+
+    auto accType = VectorType::get({4}, b.getF32Type());
+    auto aType = VectorType::get({8}, p.activation);
+    auto bType = VectorType::get({4}, p.activation);
+    auto valuesType = VectorType::get({32}, p.activation);
+    auto step = [&](Value k0, ValueRange carried, ArrayRef<Value> scales,
+                    ArrayRef<Value> biases) {
+      SmallVector<Value> acc(carried.begin(), carried.end());
+      auto words = b.create<lb::LoadCodesOp>(loc, VectorType::get({4}, b.getI32Type()),
+                                             p.weights, /*stage=*/Value(), n0, k0,
+                                             lb::Fragment::mma_b, DenseI64ArrayAttr());
+      SmallVector<Value> a;
+      for (int64_t f = 0; f < fragmentsM; ++f)
+        a.push_back(b.create<lb::LoadActivationFragmentOp>(loc, aType, p.x,
+                                                           add(m0, index(kMmaM * f)), k0,
+                                                           p.rows));
+      Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
+      for (int64_t s = 0; s < kSubtiles; ++s) {
+        // Subtile s is registers 2 s and 2 s + 1 of the decoded load.
+        Value fragment =
+            b.create<lb::SlicePairsOp>(loc, bType, values, b.getI64IntegerAttr(2 * s));
+        fragment = b.create<lb::ScaleFragmentOp>(loc, bType, fragment, scales[s], biases[s]);
+        for (int64_t f = 0; f < fragmentsM; ++f) {
+          Value &c = acc[f * kSubtiles + s];
+          c = b.create<lb::MmaOp>(loc, accType, a[f], fragment, c);
+        }
+      }
+      return acc;
+    };
+
+    Value zero = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
+    SmallVector<Value> init(slots, zero);
+    int64_t chunk = p.schedule.getTile()[2];
+    SplitKShape nest{p.k, chunk, scalePeriod(p.quant, chunk), warps};
+    SmallVector<Value> sums = buildSplitKLoops(
+        b, loc, nest, warp, init, [&](OpBuilder &, Value period0, ValueRange carried) {
+          SmallVector<Value> scales = fixedScales, biases = fixedBiases;
+          if (perGroup)
+            loadQuant(n0, group, period0, scales, biases);
+          return buildUnrolledSteps(b, loc, period0, nest.period, carried,
+                                    [&](OpBuilder &, Value k0, ValueRange acc) {
+                                      return step(k0, acc, scales, biases);
+                                    });
+        });
+
+    for (int64_t slot = 0; slot < slots; ++slot)
+      b.create<lb::StorePartialFragmentOp>(loc, sums[slot], partials, warp, index(slot));
+    b.create<lb::BarrierOp>(loc);
+    // Warp (slot mod split_k) finishes slot: the adds and stores of the block
+    // are spread over all its warps.
+    for (int64_t slot = 0; slot < slots; ++slot) {
+      Value mine =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, index(slot % warps));
+      auto owner = b.create<scf::IfOp>(loc, mine, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(owner.thenBlock());
+      Value total = b.create<lb::SumPartialFragmentsOp>(loc, accType, partials, index(slot));
+      int64_t f = slot / kSubtiles, s = slot % kSubtiles;
+      b.create<lb::StoreAccumulatorOp>(loc, total, p.y, add(m0, index(kMmaM * f)),
+                                       add(n0, index(kMmaN * s)), p.rows);
+    }
+    b.create<func::ReturnOp>(loc);
+
+    int64_t threads = 32 * warps;
+    p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
+    p.kernel->setAttr(kGridTileAttr,
+                      b.getDenseI64ArrayAttr({kColumnsPerBlock, p.schedule.getTile()[0], 1}));
+    // Accumulators, a period's loaded codes and A fragments are live at once:
+    // give each thread up to 255 registers unless the block is large.
+    int64_t registers = std::min<int64_t>(255, 65536 / threads);
+    p.kernel->setAttr(kMinBlocksAttr,
+                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
+  }
+};
+
+} // namespace
+
+LogicalResult checkMmaSplitK(const KernelProblem &p) {
+  lb::QMatmulOp source = p.source;
+  auto fail = [&]() { return source.emitOpError("mma schedule with split_k > 1: "); };
+  ArrayRef<int64_t> tile = p.schedule.getTile(), warps = p.schedule.getWarps();
+  if (tile[0] != kMmaM && tile[0] != 2 * kMmaM)
+    return fail() << "tile M must be 16 or 32 (more accumulators spill), got " << tile[0];
+  if (tile[1] != kColumnsPerBlock)
+    return fail() << "tile N must be " << kColumnsPerBlock << " (one weight-layout tile), got "
+                  << tile[1];
+  if (warps[0] != 1 || warps[1] != 1)
+    return fail() << "warps must be [1, 1]: the block's warps are its split_k warps along K";
+  if (p.schedule.getStages() != 1)
+    return fail() << "stages must be 1: codes and activations go straight to registers";
+  if (partialBytes(p) > kStaticSharedBytes)
+    return fail() << "the warps' partial sums need " << partialBytes(p)
+                  << " bytes of shared memory; at most " << kStaticSharedBytes
+                  << " are supported";
+  return checkSplitKProblem(p, "mma schedule with split_k > 1");
+}
+
+void buildMmaSplitKBody(OpBuilder &builder, const KernelProblem &problem) {
+  lb::QMatmulOp source = problem.source;
+  MmaSplitKBuilder{builder, problem, source.getLoc()}.build();
+}
+
+} // namespace lowbit::passes

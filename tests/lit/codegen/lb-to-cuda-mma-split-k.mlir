@@ -1,0 +1,25 @@
+// RUN: lowbit-opt %s --lb-tile --lb-propagate-layouts --lb-lower-decode --canonicalize --cse | lowbit-translate --lb-to-cuda | FileCheck %s
+
+// Split-K mma with 8 warps: no staging ring, only the warps' partial sums
+// (8 warps x 8 subtiles x 32 lanes x 4 floats).
+// CHECK: extern "C" __global__ void __launch_bounds__(256, 1)
+// CHECK: __shared__ __align__(128) unsigned char [[P:smem[0-9]+]][32768];
+// The codes of a period: 16-byte loads straight into registers, all unrolled.
+// CHECK: #pragma unroll 8
+// CHECK: ld_global_nc_na_v4(
+// A fragments straight from global memory, rows past M read as zero.
+// CHECK: const bool low = row < arg4, high = row + 8 < arg4;
+// CHECK: lop3<0x6a>(
+// CHECK: mul_f16x2(
+// CHECK: mma_m16n8k16(
+// Each lane's accumulators go out as one float4, and come back summed.
+// CHECK: reinterpret_cast<float4 *>([[P]])
+// CHECK: __syncthreads();
+// CHECK: const float4 part = reinterpret_cast<const float4 *>([[P]])
+// CHECK: f32x2_to_f16x2(
+func.func @m(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
