@@ -335,4 +335,15 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
                    });
 }
 
+double BenchFixture::cublasUsOrZero(const Cublas *cublas, int64_t m, std::ostream &log) {
+  if (!cublas)
+    return 0;
+  Expected<Timing> timing = cublasTiming(*cublas, m);
+  if (!timing.ok()) {
+    log << "  cuBLAS at M = " << m << ": " << timing.error() << "\n";
+    return 0;
+  }
+  return timing->medianUs;
+}
+
 } // namespace lowbit::measure

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,9 @@ public:
 
   // cuBLAS at the same shape on dense random weights, rotated the same way.
   Expected<Timing> cublasTiming(const Cublas &cublas, int64_t m);
+  // Its median, or 0 without cuBLAS or when it fails (the reason goes to
+  // `log`): a benchmark row is still worth printing without its baseline.
+  double cublasUsOrZero(const Cublas *cublas, int64_t m, std::ostream &log);
 
 private:
   struct Rotation {

@@ -99,18 +99,4 @@ Expected<Timing> timeGraph(const cuda::DriverApi &api, int launches, int replays
   return timing;
 }
 
-Expected<double> copyBandwidthGBs(const cuda::DriverApi &api, size_t bytes) {
-  Expected<DeviceMemory> source = DeviceMemory::allocate(api, bytes);
-  Expected<DeviceMemory> target = DeviceMemory::allocate(api, bytes);
-  if (!source.ok() || !target.ok())
-    return makeError(source.ok() ? target.error() : source.error());
-  api.cuMemsetD8(source->get(), 0x5A, bytes);
-  Expected<Timing> timing = timeGraph(api, 4, 9, [&](int, CUstream stream) {
-    return api.cuMemcpyDtoDAsync(target->get(), source->get(), bytes, stream);
-  });
-  if (!timing.ok())
-    return makeError(timing.error());
-  return 2.0 * static_cast<double>(bytes) / (timing->medianUs * 1e3);
-}
-
 } // namespace lowbit::measure

@@ -20,10 +20,6 @@ struct Timing {
 Expected<Timing> timeGraph(const cuda::DriverApi &api, int launches, int replays,
                            const std::function<CUresult(int, CUstream)> &enqueue);
 
-// Device-to-device copy bandwidth in GB/s, counting bytes read plus written,
-// over a buffer of `bytes` (choose several times the L2).
-Expected<double> copyBandwidthGBs(const cuda::DriverApi &api, size_t bytes);
-
 // RAII device allocation for the measuring side (no test framework here).
 class DeviceMemory {
 public:

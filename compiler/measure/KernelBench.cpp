@@ -85,24 +85,25 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
           row.maxRelativeError = measured->relativeError;
         }
       }
-      if (cublas) {
-        Expected<Timing> timing = (*fixture)->cublasTiming(*cublas, m);
-        if (timing.ok())
-          row.cublasUs = timing->medianUs;
-        else
-          progress << "  cuBLAS: " << timing.error() << "\n";
-      }
-      if (!row.kernel.empty()) {
-        double bytes = static_cast<double>((*fixture)->weightCopyBytes()) + 2.0 * m * (p.k + p.n);
-        row.gbps = bytes / (row.medianUs * 1e3);
-        row.copyFraction = copyGBs > 0 ? row.gbps / copyGBs : 0;
-        row.tflops = 2.0 * m * p.n * p.k / (row.medianUs * 1e6);
-      }
+      row.cublasUs = (*fixture)->cublasUsOrZero(cublas, m, progress);
+      if (!row.kernel.empty())
+        setRates(row, static_cast<double>((*fixture)->weightCopyBytes()), copyGBs);
       progress << "  M = " << m << ": " << row.medianUs << " us (" << row.kernel << ")\n" << std::flush;
       rows.push_back(row);
     }
   }
   return rows;
+}
+
+void setRates(BenchRow &row, double weightBytes, double copyGBs) {
+  if (!(row.medianUs > 0))
+    return;
+  // Packed weights and scales once, X read and Y written once: the bytes an
+  // ideal kernel moves. Bytes per µs / 1e3 = GB/s; flops per µs / 1e6 = TFLOP/s.
+  double bytes = weightBytes + 2.0 * row.m * (row.k + row.n);
+  row.gbps = bytes / (row.medianUs * 1e3);
+  row.copyFraction = copyGBs > 0 ? row.gbps / copyGBs : 0;
+  row.tflops = 2.0 * row.m * row.n * row.k / (row.medianUs * 1e6);
 }
 
 std::map<std::string, std::vector<const kernels::KernelEntry *>>
@@ -113,28 +114,75 @@ groupByWeightLayout(const std::vector<const kernels::KernelEntry *> &kernels) {
   return groups;
 }
 
+namespace {
+
+std::string rangeText(const BenchRow &r) {
+  return "[" + std::to_string(r.rangeLo) + ", " +
+         (r.rangeHi < 0 ? std::string("inf") : std::to_string(r.rangeHi)) + ")";
+}
+
+bool dispatchRows(const std::vector<BenchRow> &rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const BenchRow &r) { return !r.tier.empty(); });
+}
+
+// CSV fields are plain here except the note, which is free text.
+std::string csvText(const std::string &text) {
+  if (text.find_first_of(",\"\n") == std::string::npos)
+    return text;
+  std::string quoted = "\"";
+  for (char c : text)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return quoted + "\"";
+}
+
+} // namespace
+
 void printBenchTable(const std::vector<BenchRow> &rows, double copyGBs, std::ostream &os) {
+  const bool dispatch = dispatchRows(rows);
   os << "copy bandwidth (read + write): " << std::fixed << std::setprecision(0) << copyGBs
      << " GB/s\n";
   os << std::left << std::setw(18) << "N x K" << std::right << std::setw(6) << "M" << std::setw(10)
      << "lowbit us" << std::setw(10) << "cuBLAS us" << std::setw(9) << "speedup" << std::setw(8)
-     << "GB/s" << std::setw(7) << "%copy" << std::setw(8) << "TFLOP/s" << "  kernel\n";
+     << "GB/s" << std::setw(7) << "%copy" << std::setw(8) << "TFLOP/s";
+  if (dispatch)
+    os << "  " << std::left << std::setw(14) << "range" << std::setw(7) << "family" << std::right;
+  os << "  kernel\n";
   for (const BenchRow &r : rows) {
     std::string shape = std::to_string(r.n) + "x" + std::to_string(r.k);
     os << std::left << std::setw(18) << shape << std::right << std::setw(6) << r.m
        << std::setprecision(1) << std::setw(10) << r.medianUs << std::setw(10) << r.cublasUs
        << std::setprecision(2) << std::setw(9) << (r.medianUs > 0 && r.cublasUs > 0 ? r.cublasUs / r.medianUs : 0)
        << std::setprecision(0) << std::setw(8) << r.gbps << std::setw(6) << 100 * r.copyFraction << "%"
-       << std::setprecision(1) << std::setw(8) << r.tflops << "  " << r.kernel << "\n";
+       << std::setprecision(1) << std::setw(8) << r.tflops;
+    if (dispatch)
+      os << "  " << std::left << std::setw(14) << rangeText(r) << std::setw(7) << r.family
+         << std::right;
+    os << "  " << r.kernel << (r.jit ? " (PTX)" : "") << (r.note.empty() ? "" : "  " + r.note)
+       << "\n";
+  }
+  if (dispatch && !rows.empty()) {
+    // The tier is per problem; say it once per problem, after the table.
+    std::string last;
+    for (const BenchRow &r : rows)
+      if (r.problem != last) {
+        os << r.problem << ": dispatch from the " << r.tier << " tier\n";
+        last = r.problem;
+      }
   }
 }
 
 void writeBenchCsv(const std::vector<BenchRow> &rows, std::ostream &os) {
-  os << "problem,n,k,m,kernel,median_us,p10_us,p90_us,cublas_us,gbps,copy_fraction,tflops,max_rel_error\n";
+  os << "problem,n,k,m,kernel,median_us,p10_us,p90_us,cublas_us,gbps,copy_fraction,tflops,"
+        "max_rel_error,kernel_id,family,tier,m_lo,m_hi,jit,passed,note\n";
   for (const BenchRow &r : rows)
     os << r.problem << "," << r.n << "," << r.k << "," << r.m << "," << r.kernel << ","
        << r.medianUs << "," << r.p10Us << "," << r.p90Us << "," << r.cublasUs << "," << r.gbps
-       << "," << r.copyFraction << "," << r.tflops << "," << r.maxRelativeError << "\n";
+       << "," << r.copyFraction << "," << r.tflops << "," << r.maxRelativeError << ","
+       << r.kernelId << "," << r.family << "," << csvText(r.tier) << ","
+       << (r.tier.empty() ? "" : std::to_string(r.rangeLo)) << ","
+       << (r.tier.empty() || r.rangeHi < 0 ? "" : std::to_string(r.rangeHi)) << ","
+       << (r.jit ? 1 : 0) << "," << (!r.failed && r.medianUs > 0 ? 1 : 0) << ","
+       << csvText(r.note) << "\n";
 }
 
 } // namespace lowbit::measure

@@ -16,12 +16,21 @@ namespace lowbit::measure {
 struct BenchRow {
   std::string problem;
   int64_t n = 0, k = 0, m = 0;
-  std::string kernel; // the fastest correct kernel
+  std::string kernel; // --kernels: the fastest correct kernel; --db: the dispatched one
   double medianUs = 0, p10Us = 0, p90Us = 0;
   double cublasUs = 0; // 0 when cuBLAS was not available
   double gbps = 0, copyFraction = 0, tflops = 0;
   double maxRelativeError = 0;
   int kernelsTried = 0;
+  // Filled by benchDispatched (DispatchBench.h) only: which kernel the
+  // runtime's plan dispatches at this M, and why.
+  std::string kernelId, family;
+  std::string tier;          // db::tierName of the lookup that answered
+  int64_t rangeLo = 0;       // the dispatch range [rangeLo, rangeHi) holding M
+  int64_t rangeHi = -1;      // -1: open-ended
+  bool jit = false;          // the plan loads PTX for this kernel (no runnable cubin)
+  bool failed = false;       // the dispatched kernel failed the reference check
+  std::string note;          // why a row has no timing, when it has none
 };
 
 struct BenchOptions {
@@ -35,6 +44,11 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
                                                const std::vector<kernels::KernelEntry> &kernels,
                                                const BenchOptions &options, double copyGBs,
                                                const Cublas *cublas, std::ostream &progress);
+
+// GB/s (of the bytes an ideal kernel moves: `weightBytes` of packed weights
+// and scales, X and Y once), its fraction of `copyGBs`, and TFLOP/s, from
+// the row's shape and median; left at zero for a row without a median.
+void setRates(BenchRow &row, double weightBytes, double copyGBs);
 
 // The kernels of one problem grouped by the weight layout they read: each
 // group needs its own packing of the same weights.

@@ -37,7 +37,7 @@ struct DeviceModel {
   static DeviceModel h200();
   // A model for the fingerprinted device: SM count, L2 and arch limits from
   // it, throughputs scaled from the H200 by SM count; the copy bandwidth is
-  // measured by the caller (compiler/measure copyBandwidthGBs).
+  // measured by the caller (compiler/measure measureCopyBandwidth).
   static Expected<DeviceModel> fromFingerprint(const db::DeviceFingerprint &fingerprint,
                                                double copyGBs);
 };

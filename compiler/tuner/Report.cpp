@@ -179,28 +179,42 @@ void speedupPanel(std::ostream &out, const Panel &p,
   }
 }
 
+// The roofline's y value (TFLOP/s or GB/s) of a row, and of the roof at an
+// intensity. GB/s x flop/B = GFLOP/s, hence the 1e3s.
+double rooflineY(const SvgOptions &o, const ReportRow &r) {
+  return o.roofline == Roofline::Flops ? r.tflops : r.gbps;
+}
+double roofAt(const SvgOptions &o, double intensity) {
+  return o.roofline == Roofline::Flops
+             ? std::min(o.peakTflops, intensity * o.copyGBs / 1e3)
+             : std::min(o.copyGBs, o.peakTflops * 1e3 / intensity);
+}
+
 void rooflinePanel(std::ostream &out, const Panel &p, const SvgOptions &o,
                    const std::map<std::string, std::vector<const ReportRow *>> &byProblem,
                    const std::vector<std::string> &order) {
-  frame(out, p, "roofline", "flops per byte (log2)", "TFLOP/s (log10)");
+  const bool flops = o.roofline == Roofline::Flops;
+  frame(out, p, flops ? "roofline" : "bandwidth roofline (copy kernel roof)",
+        "flops per byte (log2)", flops ? "TFLOP/s (log10)" : "achieved GB/s (log10)");
   for (int e = int(std::ceil(p.x0)); e <= int(std::floor(p.x1)); e += 2)
     text(out, p.px(e), p.top + p.height + 16, number(std::pow(2.0, e), 3));
   for (int e = int(std::ceil(p.y0)); e <= int(std::floor(p.y1)); ++e)
     text(out, p.left - 6, p.py(e) + 4, number(std::pow(10.0, e), 3), "end");
-  // Roof: min(peak, intensity x bandwidth); GB/s x flop/B = GFLOP/s.
   std::vector<std::pair<double, double>> roof;
   for (int i = 0; i <= 64; ++i) {
     double x = p.x0 + (p.x1 - p.x0) * i / 64.0;
-    double tflops = std::min(o.peakTflops, std::pow(2.0, x) * o.copyGBs / 1e3);
-    double y = std::clamp(std::log10(tflops), p.y0, p.y1);
+    double y = std::clamp(std::log10(roofAt(o, std::pow(2.0, x))), p.y0, p.y1);
     roof.emplace_back(p.px(x), p.py(y));
   }
   polyline(out, roof, "#444", "stroke-dasharray=\"6 3\"");
+  if (!flops)
+    text(out, p.left + 4, p.py(std::clamp(std::log10(o.copyGBs), p.y0, p.y1)) - 4,
+         "copy " + number(o.copyGBs, 2) + " GB/s", "start", 10);
   for (size_t i = 0; i < order.size(); ++i)
     for (const ReportRow *r : byProblem.at(order[i]))
-      if (r->tflops > 0 && r->intensity > 0)
+      if (rooflineY(o, *r) > 0 && r->intensity > 0)
         out << "<circle cx=\"" << number(p.px(std::clamp(std::log2(r->intensity), p.x0, p.x1)))
-            << "\" cy=\"" << number(p.py(std::clamp(std::log10(r->tflops), p.y0, p.y1)))
+            << "\" cy=\"" << number(p.py(std::clamp(std::log10(rooflineY(o, *r)), p.y0, p.y1)))
             << "\" r=\"3\" fill=\"" << color(i) << "\"/>\n";
 }
 
@@ -210,7 +224,9 @@ void writeSvg(const std::vector<ReportRow> &rows, const SvgOptions &o, std::ostr
   std::map<std::string, std::vector<const ReportRow *>> byProblem;
   std::vector<std::string> order;
   double minM = 1, maxM = 2, maxSpeedup = 1.5, minIntensity = 1, maxIntensity = 2;
-  double minTflops = 0.1, maxTflops = o.peakTflops;
+  // The roofline's y range: up to its ceiling, down to the slowest row.
+  const double ceiling = o.roofline == Roofline::Flops ? o.peakTflops : o.copyGBs;
+  double minY = o.roofline == Roofline::Flops ? 0.1 : 10, maxY = ceiling;
   bool first = true;
   for (const ReportRow &r : rows) {
     if (!byProblem.count(r.problem))
@@ -229,15 +245,17 @@ void writeSvg(const std::vector<ReportRow> &rows, const SvgOptions &o, std::ostr
       minIntensity = std::min(minIntensity, r.intensity);
       maxIntensity = std::max(maxIntensity, r.intensity);
     }
-    if (r.tflops > 0)
-      minTflops = std::min(minTflops, r.tflops);
+    if (rooflineY(o, r) > 0) {
+      minY = std::min(minY, rooflineY(o, r));
+      maxY = std::max(maxY, rooflineY(o, r));
+    }
   }
   double mLo = std::floor(std::log2(std::max(1.0, minM)));
   double mHi = std::max(mLo + 1, std::ceil(std::log2(std::max(1.0, maxM))));
   double iLo = std::floor(std::log2(minIntensity)) - 1;
   double iHi = std::max(iLo + 2, std::ceil(std::log2(maxIntensity)) + 1);
-  double tLo = std::floor(std::log10(minTflops));
-  double tHi = std::ceil(std::log10(std::max(maxTflops, minTflops * 10)));
+  double tLo = std::floor(std::log10(minY));
+  double tHi = std::ceil(std::log10(std::max(maxY, minY * 10)));
 
   double panelWidth = (o.width - 200) / 2.0, panelHeight = o.height - 150;
   Panel speed{70, 50, panelWidth, panelHeight, mLo, mHi, 0, std::ceil(maxSpeedup * 1.1 * 2) / 2};

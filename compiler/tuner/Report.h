@@ -37,16 +37,23 @@ void writeCsv(const std::vector<ReportRow> &rows, std::ostream &out);
 // {"copy_gbs": ..., "rows": [{"problem": ..., "m": ..., "cublas_us": null, ...}]}
 void writeJson(const std::vector<ReportRow> &rows, double copyGBs, std::ostream &out);
 
+// What the roofline panel plots against flops per byte.
+enum class Roofline {
+  Flops,     // TFLOP/s; roof = min(peak, intensity x copy bandwidth)
+  Bandwidth, // achieved GB/s; roof = min(copy bandwidth, peak / intensity)
+};
+
 struct SvgOptions {
   std::string title = "lowbit tune";
   double copyGBs = 4190;    // the roofline's slope
   double peakTflops = 660;  // its ceiling: cuBLAS f16 at large M on the H200 (PERF.md)
+  Roofline roofline = Roofline::Flops;
   int width = 1120, height = 480;
 };
 
 // Two panels: left, speedup over cuBLAS against M on a log2 axis, one curve
-// per problem, with the 1x line; right, the roofline (TFLOP/s against flops
-// per byte, both log) with every row as a point.
+// per problem, with the 1x line; right, the roofline (TFLOP/s or GB/s, see
+// Roofline, against flops per byte, both log) with every row as a point.
 void writeSvg(const std::vector<ReportRow> &rows, const SvgOptions &options, std::ostream &out);
 
 } // namespace lowbit::tuner

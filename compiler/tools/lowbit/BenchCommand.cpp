@@ -1,8 +1,17 @@
-// `lowbit bench`: the kernels of a compiled set next to cuBLAS, measured as
-// ../shared/PERF.md describes, in one run.
+// `lowbit bench`: lowbit's kernels next to cuBLAS, measured as
+// ../shared/PERF.md describes, in one run, with the copy bandwidth (the
+// memory roof) measured by a copy kernel in the same run.
+//
+// --db FILE: for each problem in the database, the kernel the runtime would
+//   dispatch on this device at each M (DispatchBench.h), with the lookup
+//   tier and the M range it serves.
+// --kernels DIR: the fastest correct kernel of a compiled kernel set at each
+//   M (KernelBench.h).
 #include "compiler/tools/lowbit/Command.h"
 
-#include "compiler/measure/GraphTimer.h"
+#include "compiler/measure/BenchReport.h"
+#include "compiler/measure/CopyBandwidth.h"
+#include "compiler/measure/DispatchBench.h"
 #include "compiler/measure/KernelBench.h"
 #include "runtime/cuda/Driver.h"
 
@@ -16,16 +25,57 @@ namespace lowbit::cli {
 namespace {
 
 struct BenchArgs {
-  std::string kernels;
+  std::string kernels, db;
   std::vector<int64_t> rowCounts = {1, 16, 64, 256};
   std::string problem;
-  std::string csv;
+  std::string csv, json, svg;
+  double budget = 0;
 };
 
+// Writes one output file through `write`; false (with a message) on failure.
+template <typename Write>
+bool writeFile(const std::string &path, const char *what, Write &&write) {
+  if (path.empty())
+    return true;
+  std::ofstream out(path);
+  write(out);
+  out.close();
+  if (!out) {
+    std::cerr << "lowbit bench: cannot write the " << what << " to " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+// The rows of --kernels mode: the kernel set's kernels for this device.
+Expected<std::vector<measure::BenchRow>> benchKernelSet(const cuda::DriverApi &api,
+                                                        const BenchArgs &args,
+                                                        const std::string &arch, double copyGBs,
+                                                        const measure::Cublas *cublas) {
+  Expected<std::vector<kernels::KernelEntry>> set = kernels::readKernelSet(args.kernels);
+  if (!set.ok())
+    return makeError(set.error());
+  std::vector<kernels::KernelEntry> runnable;
+  for (const kernels::KernelEntry &entry : *set)
+    if (entry.arch == arch)
+      runnable.push_back(entry);
+  if (runnable.empty())
+    return makeError(args.kernels + " has no kernels for " + arch);
+  measure::BenchOptions options;
+  options.rowCounts = args.rowCounts;
+  options.problemFilter = args.problem;
+  return measure::benchKernelSet(api, runnable, options, copyGBs, cublas, std::cerr);
+}
+
 int runBench(const BenchArgs &args) {
+  const char *me = "lowbit bench: ";
+  if (args.kernels.empty() == args.db.empty()) {
+    std::cerr << me << "give exactly one of --db and --kernels\n";
+    return 2;
+  }
   std::string whyNot;
   if (cuda::deviceCount(&whyNot) == 0) {
-    std::cerr << "lowbit bench: no GPU: " << whyNot << "\n";
+    std::cerr << me << "no GPU: " << whyNot << "\n";
     return 2;
   }
   const cuda::DriverApi &api = *cuda::loadDriver();
@@ -34,61 +84,110 @@ int runBench(const BenchArgs &args) {
   if (api.cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
       api.cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS ||
       api.cuCtxSetCurrent(context) != CUDA_SUCCESS) {
-    std::cerr << "lowbit bench: cannot use device 0\n";
+    std::cerr << me << "cannot use device 0\n";
     return 2;
   }
-  Expected<std::vector<kernels::KernelEntry>> set = kernels::readKernelSet(args.kernels);
-  if (!set.ok()) {
-    std::cerr << "lowbit bench: " << set.error() << "\n";
-    return 1;
+  Expected<db::DeviceFingerprint> fingerprint = db::readFingerprint(0);
+  if (!fingerprint.ok()) {
+    std::cerr << me << fingerprint.error() << "\n";
+    return 2;
   }
-  int major = 0, minor = 0;
-  api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-  api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-  std::string arch = "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 ? "a" : "");
-  std::vector<kernels::KernelEntry> runnable;
-  for (const kernels::KernelEntry &entry : *set)
-    if (entry.arch == arch)
-      runnable.push_back(entry);
-  if (runnable.empty()) {
-    std::cerr << "lowbit bench: " << args.kernels << " has no kernels for " << arch << "\n";
-    return 1;
-  }
-  Expected<double> copy = measure::copyBandwidthGBs(api, size_t{1} << 30);
+  const db::DeviceFingerprint &f = *fingerprint;
+  // The spec's arch names: Hopper kernels are built for sm_90a (wgmma).
+  std::string arch = "sm_" + std::to_string(f.ccMajor) + std::to_string(f.ccMinor) +
+                     (f.ccMajor == 9 ? "a" : "");
+  std::cerr << me << f.name << " (" << arch << ", " << f.smCount << " SMs), device id "
+            << f.id().substr(0, 12) << "\n";
+
+  Expected<measure::CopyBandwidth> copy = measure::measureCopyBandwidth(api, device);
   if (!copy.ok()) {
-    std::cerr << "lowbit bench: copy bandwidth: " << copy.error() << "\n";
+    std::cerr << me << copy.error() << "\n";
     return 1;
   }
   Expected<std::unique_ptr<measure::Cublas>> cublas = measure::Cublas::load(api);
   if (!cublas.ok())
-    std::cerr << "lowbit bench: no cuBLAS baseline: " << cublas.error() << "\n";
-  measure::BenchOptions options;
-  options.rowCounts = args.rowCounts;
-  options.problemFilter = args.problem;
-  Expected<std::vector<measure::BenchRow>> rows = measure::benchKernelSet(
-      api, runnable, options, *copy, cublas.ok() ? cublas->get() : nullptr, std::cerr);
-  if (!rows.ok()) {
-    std::cerr << "lowbit bench: " << rows.error() << "\n";
-    return 1;
+    std::cerr << me << "no cuBLAS baseline: " << cublas.error() << "\n";
+  const measure::Cublas *baseline = cublas.ok() ? cublas->get() : nullptr;
+
+  measure::BenchContext report;
+  report.device = f;
+  report.copyGBs = copy->gbps;
+  report.copyBufferBytes = copy->bufferBytes;
+  std::vector<measure::BenchRow> rows;
+  if (!args.db.empty()) {
+    db::OpenOptions readOnly;
+    readOnly.mode = db::OpenMode::ReadOnly;
+    Expected<db::Database> database = db::Database::open(args.db, readOnly);
+    if (!database.ok()) {
+      std::cerr << me << database.error() << "\n";
+      return 1;
+    }
+    measure::DispatchBenchOptions options;
+    options.rowCounts = args.rowCounts;
+    options.problemFilter = args.problem;
+    options.budgetSeconds = args.budget;
+    Expected<measure::DispatchBenchResult> result =
+        measure::benchDispatched(api, *database, f, options, copy->gbps, baseline, std::cerr);
+    if (!result.ok()) {
+      std::cerr << me << result.error() << "\n";
+      return 1;
+    }
+    if (result->rows.empty()) {
+      std::cerr << me << args.db << " has no problems"
+                << (args.problem.empty() ? "" : " matching '" + args.problem + "'") << "\n";
+      return 1;
+    }
+    if (result->budgetSpent)
+      std::cerr << me << "time budget spent; the rows measured so far follow\n";
+    report.mode = "db";
+    report.source = args.db;
+    report.notes = result->notes;
+    report.budgetSpent = result->budgetSpent;
+    rows = std::move(result->rows);
+  } else {
+    Expected<std::vector<measure::BenchRow>> measured =
+        benchKernelSet(api, args, arch, copy->gbps, baseline);
+    if (!measured.ok()) {
+      std::cerr << me << measured.error() << "\n";
+      return 1;
+    }
+    report.mode = "kernels";
+    report.source = args.kernels;
+    rows = std::move(*measured);
   }
-  measure::printBenchTable(*rows, *copy, std::cout);
-  if (!args.csv.empty()) {
-    std::ofstream csv(args.csv);
-    measure::writeBenchCsv(*rows, csv);
-  }
-  return 0;
+
+  measure::printBenchTable(rows, copy->gbps, std::cout);
+  // Every file is attempted even when an earlier one fails.
+  bool written =
+      writeFile(args.csv, "CSV", [&](std::ostream &out) { measure::writeBenchCsv(rows, out); });
+  written = writeFile(args.json, "JSON", [&](std::ostream &out) {
+              measure::writeBenchJson(rows, report, out);
+            }) && written;
+  written = writeFile(args.svg, "SVG", [&](std::ostream &out) {
+              measure::writeBenchSvg(rows, report, out);
+            }) && written;
+  return written ? 0 : 1;
 }
 
 } // namespace
 
 void addBenchCommand(CLI::App &app) {
   auto args = std::make_shared<BenchArgs>();
-  CLI::App *bench = app.add_subcommand("bench", "time a compiled kernel set against cuBLAS");
-  bench->add_option("--kernels", args->kernels, "kernel-set directory from lowbit compile")
-      ->required();
+  CLI::App *bench = app.add_subcommand(
+      "bench", "time lowbit's kernels against cuBLAS, with the copy bandwidth as the roof");
+  auto *db = bench->add_option("--db", args->db,
+                               "kernel database: bench the kernel dispatched at each M");
+  auto *set = bench->add_option("--kernels", args->kernels,
+                                "kernel-set directory from lowbit compile: bench the best kernel");
+  db->excludes(set);
   bench->add_option("--m", args->rowCounts, "row counts M")->delimiter(',');
   bench->add_option("--problem", args->problem, "only problems whose name contains this");
   bench->add_option("--csv", args->csv, "also write the rows as CSV");
+  bench->add_option("--json", args->json, "also write the rows and the device as JSON");
+  bench->add_option("--svg", args->svg,
+                    "also write a plot: speedup over cuBLAS per M, and a bandwidth roofline");
+  bench->add_option("--budget", args->budget,
+                    "--db: start no new measurement after this many seconds");
   bench->callback([args] { setExitCode(runBench(*args)); });
 }
 

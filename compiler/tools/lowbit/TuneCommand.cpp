@@ -5,6 +5,7 @@
 // loaded with dlopen only when there is something to compile.
 #include "compiler/tools/lowbit/Command.h"
 
+#include "compiler/measure/CopyBandwidth.h"
 #include "compiler/measure/KernelMeasurer.h"
 #include "compiler/measure/TunePlan.h"
 #include "compiler/spec/KernelSetSpec.h"
@@ -194,10 +195,10 @@ Expected<Gpu> openGpu() {
   // The spec's arch names: Hopper kernels are built for sm_90a (wgmma).
   gpu.arch = "sm_" + std::to_string(f.ccMajor) + std::to_string(f.ccMinor) +
              (f.ccMajor == 9 ? "a" : "");
-  Expected<double> copy = measure::copyBandwidthGBs(*gpu.api, size_t{1} << 30);
+  Expected<measure::CopyBandwidth> copy = measure::measureCopyBandwidth(*gpu.api, device);
   if (!copy.ok())
-    return makeError("copy bandwidth: " + copy.error());
-  gpu.copyGBs = *copy;
+    return makeError(copy.error());
+  gpu.copyGBs = copy->gbps;
   return gpu;
 }
 

@@ -2,6 +2,8 @@
 // build time (tune-gpu-test.toml, four schedules) is swept by the real
 // KernelMeasurer (reference check, graph timing, cuBLAS), the results land in
 // the database, and dispatch ranges are derived from them.
+#include "compiler/measure/CopyBandwidth.h"
+#include "compiler/measure/DispatchBench.h"
 #include "compiler/measure/KernelMeasurer.h"
 #include "compiler/tuner/Schedule.h"
 #include "compiler/tuner/Sweep.h"
@@ -14,6 +16,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 namespace lowbit::testing {
 namespace {
@@ -121,6 +124,46 @@ TEST_F(TuneGpu, SweepsOneProblemEndToEnd) {
   ASSERT_TRUE(ranges.ok()) << ranges.error();
   ASSERT_FALSE(ranges->empty());
   EXPECT_EQ(ranges->front().mLo, 1);
+
+  // `lowbit bench --db` on the tuned database: the table just committed
+  // answers (exact device), and every dispatched kernel passes its check.
+  measure::DispatchBenchOptions benchOptions;
+  benchOptions.rowCounts = {1, 16, 64};
+  std::ostringstream progress;
+  Expected<measure::DispatchBenchResult> bench = measure::benchDispatched(
+      *api, *database, *fingerprint, benchOptions, 1000, cublas.ok() ? cublas->get() : nullptr,
+      progress);
+  ASSERT_TRUE(bench.ok()) << bench.error();
+  ASSERT_EQ(bench->rows.size(), benchOptions.rowCounts.size()) << progress.str();
+  for (const measure::BenchRow &row : bench->rows) {
+    EXPECT_EQ(row.tier, "exact device") << "M = " << row.m;
+    EXPECT_FALSE(row.failed) << "M = " << row.m << ": " << row.kernel;
+    EXPECT_GT(row.medianUs, 0) << "M = " << row.m << ": " << row.note;
+    // The table's kernel at M, or the one the plan put in its place so that
+    // one packed weight buffer serves every M (a note says so).
+    bool inRange = false;
+    for (const db::DispatchRange &r : *ranges)
+      inRange = inRange || (r.kernelId == row.kernelId && r.contains(row.m));
+    for (const std::string &note : bench->notes)
+      inRange = inRange || note.find("replaced by " + row.kernelId.substr(0, 12)) != std::string::npos;
+    EXPECT_TRUE(inRange) << "M = " << row.m << " measured " << row.kernel
+                         << ", which neither the table nor the plan dispatches there";
+  }
+}
+
+// The bandwidth roof: the embedded PTX copy kernel JIT-loads and copies.
+TEST(TuneGpuCopy, CopyKernelMeasuresTheBandwidth) {
+  LOWBIT_REQUIRE_GPU(api);
+  Expected<db::DeviceFingerprint> fingerprint = db::readFingerprint(0);
+  ASSERT_TRUE(fingerprint.ok()) << fingerprint.error();
+  CUdevice device = 0;
+  LOWBIT_CU_ASSERT(api, api->cuDeviceGet(&device, 0));
+  Expected<measure::CopyBandwidth> copy = measure::measureCopyBandwidth(*api, device);
+  ASSERT_TRUE(copy.ok()) << copy.error();
+  EXPECT_GE(copy->bufferBytes, size_t(4 * fingerprint->l2Bytes));
+  EXPECT_GT(copy->gbps, 0);
+  EXPECT_LE(copy->timing.p10Us, copy->timing.medianUs);
+  EXPECT_LE(copy->timing.medianUs, copy->timing.p90Us);
 }
 
 // A kernel that computes wrong values must be recorded as failed, never

@@ -11,6 +11,7 @@ namespace lowbit::testing {
 namespace {
 
 struct FakeKernel {
+  bool copy = false; // the copy kernel rather than a matmul
   int64_t n = 0, k = 0, groupSize = 0;
   bool signedCodes = false;
   layout::WeightLayout layout;
@@ -30,9 +31,20 @@ uint16_t f16Bits(double v) {
   return bits;
 }
 
-// "key=value;..." of a fake cubin; layout text comes last because it holds ';'.
-FakeKernel *parseFakeCubin(const char *image) {
-  std::string text(image);
+constexpr size_t kElfHeaderBytes = 64;
+
+// "key=value;..." of a fake cubin after its ELF header; the layout text comes
+// last because it holds ';'. Or the copy kernel's PTX.
+FakeKernel *parseFakeImage(const char *image) {
+  if (std::strstr(image, ".entry lowbit_copy16")) {
+    ++fakeDriverCounters().ptxLoads;
+    auto *kernel = new FakeKernel;
+    kernel->copy = true;
+    return kernel;
+  }
+  if (std::strncmp(image, "\x7f" "ELF", 4) != 0)
+    return nullptr;
+  std::string text(image + kElfHeaderBytes);
   if (text.rfind("FAKE-CUBIN;", 0) != 0)
     return nullptr;
   size_t layoutAt = text.find(";layout=");
@@ -86,7 +98,7 @@ void compute(const FakeKernel &kernel, void **params) {
 }
 
 CUresult loadModule(CUmodule *module, const void *image, unsigned, CUjit_option *, void **) {
-  FakeKernel *kernel = parseFakeCubin(static_cast<const char *>(image));
+  FakeKernel *kernel = parseFakeImage(static_cast<const char *>(image));
   if (!kernel)
     return CUDA_ERROR_INVALID_IMAGE;
   ++fakeDriverCounters().modulesLoaded;
@@ -110,7 +122,16 @@ CUresult launch(CUfunction f, unsigned gridX, unsigned, unsigned, unsigned, unsi
     return CUDA_SUCCESS;
   }
   ++counters.computedLaunches;
-  compute(*reinterpret_cast<const FakeKernel *>(f), params);
+  const FakeKernel &kernel = *reinterpret_cast<const FakeKernel *>(f);
+  if (kernel.copy) {
+    auto source = reinterpret_cast<const void *>(*static_cast<CUdeviceptr *>(params[0]));
+    auto target = reinterpret_cast<void *>(*static_cast<CUdeviceptr *>(params[1]));
+    auto vectors = *static_cast<unsigned long long *>(params[2]);
+    if (!counters.brokenCopy)
+      std::memcpy(target, source, vectors * 16);
+    return CUDA_SUCCESS;
+  }
+  compute(kernel, params);
   return CUDA_SUCCESS;
 }
 
@@ -155,6 +176,20 @@ cuda::DriverApi makeApi() {
     std::memset(reinterpret_cast<void *>(to), value, bytes);
     return CUDA_SUCCESS;
   };
+  api.cuMemsetD32 = [](CUdeviceptr to, unsigned value, size_t count) {
+    for (size_t i = 0; i < count; ++i)
+      std::memcpy(reinterpret_cast<char *>(to) + 4 * i, &value, 4);
+    return CUDA_SUCCESS;
+  };
+  api.cuDeviceGetAttribute = [](int *value, CUdevice_attribute attribute, CUdevice) {
+    switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 1 << 20; break;
+    default: *value = 0;
+    }
+    return CUDA_SUCCESS;
+  };
   api.cuStreamBeginCapture = [](CUstream, CUstreamCaptureMode) {
     capturing = true;
     return CUDA_SUCCESS;
@@ -165,7 +200,7 @@ cuda::DriverApi makeApi() {
     return CUDA_SUCCESS;
   };
   api.cuEventElapsedTime = [](float *ms, CUevent, CUevent) {
-    *ms = 0.5f;
+    *ms = kFakeReplayMs;
     return CUDA_SUCCESS;
   };
   return api;
@@ -174,12 +209,34 @@ cuda::DriverApi makeApi() {
 } // namespace
 
 std::vector<char> makeFakeCubin(const kernels::ProblemDesc &problem,
-                                const std::string &weightLayout) {
-  std::string text = "FAKE-CUBIN;n=" + std::to_string(problem.n) +
+                                const std::string &weightLayout, const std::string &name) {
+  // What api::looksLikeCubin checks: ELF magic, 64-bit little-endian, EM_CUDA.
+  std::vector<char> image(kElfHeaderBytes, 0);
+  image[0] = 0x7f, image[1] = 'E', image[2] = 'L', image[3] = 'F';
+  image[4] = 2, image[5] = 1;
+  image[18] = static_cast<char>(190);
+  std::string text = "FAKE-CUBIN;name=" + name + ";n=" + std::to_string(problem.n) +
                      ";k=" + std::to_string(problem.k) +
                      ";group=" + std::to_string(problem.groupSize) + ";weight=" + problem.weight +
                      ";layout=" + weightLayout;
-  return std::vector<char>(text.c_str(), text.c_str() + text.size() + 1);
+  image.insert(image.end(), text.c_str(), text.c_str() + text.size() + 1);
+  return image;
+}
+
+kernels::KernelEntry fakeKernelEntry(const kernels::ProblemDesc &problem, const std::string &name,
+                                     const std::string &family, const std::string &layout,
+                                     int64_t tileM, int64_t tileN) {
+  kernels::KernelEntry e;
+  e.problem = problem;
+  e.name = name;
+  e.arch = "sm_90a";
+  e.family = family;
+  e.schedule = "#lb.schedule<family = " + family + ", tile = [" + std::to_string(tileM) + ", " +
+               std::to_string(tileN) + ", 128], warps = [1, 1], stages = 1, split_k = 1>";
+  e.weightLayout = layout;
+  e.blockThreads = 32;
+  e.gridTile = {tileN, tileM, 1};
+  return e;
 }
 
 const cuda::DriverApi &fakeComputeDriver() {

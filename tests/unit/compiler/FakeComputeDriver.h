@@ -4,9 +4,12 @@
 // handed weights packed for another layout therefore computes wrong values,
 // exactly as on a GPU, and the measurer's reference check must catch it.
 //
-// A fake cubin is the text makeFakeCubin returns. Launches while a stream is
-// being captured are not computed (a graph is only timed); graph replays and
-// events report a fixed time.
+// A fake cubin is what makeFakeCubin returns: a CUDA ELF header (so the
+// runtime's plan builder takes it for a cubin) and a text. The copy kernel's
+// embedded PTX loads too, and copies. Launches while a stream is being
+// captured are not computed (a graph is only timed); each graph replay takes
+// kFakeReplayMs by the events. The device has 4 SMs, 2048 threads per SM and
+// a 1 MiB L2.
 #pragma once
 
 #include "compiler/measure/GraphTimer.h"
@@ -20,8 +23,22 @@ namespace lowbit::testing {
 
 // The image a fake module loads: the problem's shape and the layout the
 // kernel reads its weights in.
+// `name` only makes images of otherwise equal kernels differ (a database
+// keys kernels by their cubin's hash).
 std::vector<char> makeFakeCubin(const kernels::ProblemDesc &problem,
-                                const std::string &weightLayout);
+                                const std::string &weightLayout, const std::string &name = "");
+
+constexpr float kFakeReplayMs = 0.5f;
+
+// Two real weight layouts (a row-major gemv's and an mma's) that pack the
+// same codes differently, for N and K multiples of 64 and 32.
+constexpr const char *kGemvLayout = "lbwl1;bits=4;tile=1x32;basis=4,1,2,8,16";
+constexpr const char *kMmaLayout = "lbwl1;bits=4;tile=64x16;basis=128,256,512,2,8,16,4,32,64,1";
+
+// An sm_90a entry of `problem` launched as tile M x tile N with 32 threads.
+kernels::KernelEntry fakeKernelEntry(const kernels::ProblemDesc &problem, const std::string &name,
+                                     const std::string &family, const std::string &layout,
+                                     int64_t tileM, int64_t tileN);
 
 // The driver table; every function the measuring code calls is filled in.
 const cuda::DriverApi &fakeComputeDriver();
@@ -32,6 +49,8 @@ struct FakeDriverCounters {
   int computedLaunches = 0; // launches outside capture, i.e. actually computed
   int capturedLaunches = 0;
   long long lastGridX = 0;
+  int ptxLoads = 0;          // images that were the copy kernel's PTX
+  bool brokenCopy = false;   // set by a test: the copy kernel copies nothing
 };
 FakeDriverCounters &fakeDriverCounters();
 

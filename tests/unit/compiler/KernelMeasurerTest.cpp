@@ -20,24 +20,12 @@
 namespace lowbit::testing {
 namespace {
 
-const char *kGemvLayout = "lbwl1;bits=4;tile=1x32;basis=4,1,2,8,16";
-const char *kMmaLayout = "lbwl1;bits=4;tile=64x16;basis=128,256,512,2,8,16,4,32,64,1";
 
 kernels::ProblemDesc smallProblem() { return tuner::testing::w4a16(128, 256, "measurer-test"); }
 
 kernels::KernelEntry entry(const std::string &name, const std::string &family,
                            const std::string &layout, int64_t tileN, int64_t tileM) {
-  kernels::KernelEntry e;
-  e.problem = smallProblem();
-  e.name = name;
-  e.arch = "sm_90a";
-  e.family = family;
-  e.schedule = "#lb.schedule<family = " + family + ", tile = [" + std::to_string(tileM) + ", " +
-               std::to_string(tileN) + ", 128], warps = [1, 1], stages = 1, split_k = 1>";
-  e.weightLayout = layout;
-  e.blockThreads = 32;
-  e.gridTile = {tileN, tileM, 1};
-  return e;
+  return fakeKernelEntry(smallProblem(), name, family, layout, tileM, tileN);
 }
 
 class KernelMeasurerTest : public ::testing::Test {
