@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <system_error>
+#include <thread>
+#include <utility>
 
 namespace lowbit::measure {
 namespace {
@@ -183,33 +186,69 @@ double BenchFixture::checkRows(const std::vector<uint16_t> &x, const std::vector
   const kernels::ProblemDesc &p = problem_;
   const bool signedCodes = p.weight == "int4";
   const int64_t groupSize = p.granularity == "group" ? p.groupSize : p.k;
-  double errorSquared = 0, referenceSquared = 0;
-  std::vector<double> xRow(static_cast<size_t>(p.k));
   // Rows 0 and M - 1 catch both ends of the M tiling; every 7th column keeps
   // the check cheap next to the timing while still crossing every N tile.
   const int64_t rows[2] = {0, m - 1};
-  for (int which = 0; which < 2; ++which) {
-    const int64_t r = rows[which];
+  std::vector<double> xRows(static_cast<size_t>(2 * p.k));
+  for (int which = 0; which < 2; ++which)
     for (int64_t kk = 0; kk < p.k; ++kk)
-      xRow[static_cast<size_t>(kk)] = halfValue(x[static_cast<size_t>(r * p.k + kk)], bf16_);
-    for (int64_t n = 0; n < p.n; n += 7) {
-      const uint8_t *codes = &codes_[static_cast<size_t>(n * p.k)];
-      double ref = 0;
-      // Σ_g s_g · Σ_{k in g} x_k · q_k: the scale is constant over a group.
-      for (int64_t g0 = 0; g0 < p.k; g0 += groupSize) {
-        double partial = 0;
-        for (int64_t kk = g0; kk < std::min(p.k, g0 + groupSize); ++kk) {
-          int c = codes[kk];
-          partial += xRow[static_cast<size_t>(kk)] * (signedCodes && c >= 8 ? c - 16 : c);
+      xRows[static_cast<size_t>(which * p.k + kk)] =
+          halfValue(x[static_cast<size_t>(rows[which] * p.k + kk)], bf16_);
+  // Columns [first, last) of the checked ones (n = 7 * index), both rows;
+  // returns {Σ error², Σ reference²}.
+  const int64_t columns = (p.n + 6) / 7;
+  auto sums = [&](int64_t first, int64_t last) {
+    double errorSquared = 0, referenceSquared = 0;
+    for (int which = 0; which < 2; ++which) {
+      const double *xRow = &xRows[static_cast<size_t>(which * p.k)];
+      for (int64_t column = first; column < last; ++column) {
+        const int64_t n = 7 * column;
+        const uint8_t *codes = &codes_[static_cast<size_t>(n * p.k)];
+        double ref = 0;
+        // Σ_g s_g · Σ_{k in g} x_k · q_k: the scale is constant over a group.
+        for (int64_t g0 = 0; g0 < p.k; g0 += groupSize) {
+          double partial = 0;
+          for (int64_t kk = g0; kk < std::min(p.k, g0 + groupSize); ++kk) {
+            int c = codes[kk];
+            partial += xRow[kk] * (signedCodes && c >= 8 ? c - 16 : c);
+          }
+          int64_t s = p.granularity == "tensor" ? 0
+                      : n * scaleColumns_ + (p.granularity == "group" ? g0 / p.groupSize : 0);
+          ref += partial * scaleValues_[static_cast<size_t>(s)];
         }
-        int64_t s = p.granularity == "tensor" ? 0
-                    : n * scaleColumns_ + (p.granularity == "group" ? g0 / p.groupSize : 0);
-        ref += partial * scaleValues_[static_cast<size_t>(s)];
+        double got = halfValue(yRows[static_cast<size_t>(which * p.n + n)], bf16_);
+        errorSquared += std::isnan(got) || std::isinf(got) ? 1e30 : (got - ref) * (got - ref);
+        referenceSquared += ref * ref;
       }
-      double got = halfValue(yRows[static_cast<size_t>(which * p.n + n)], bf16_);
-      errorSquared += std::isnan(got) || std::isinf(got) ? 1e30 : (got - ref) * (got - ref);
-      referenceSquared += ref * ref;
     }
+    return std::make_pair(errorSquared, referenceSquared);
+  };
+  // Spread over the host's cores: for the largest shapes the check is tens
+  // of millions of multiply-adds, more CPU time than the GPU spends timing
+  // the kernel, and the GPU host has cores to spare.
+  const int64_t chunks = std::clamp<int64_t>(
+      std::min<int64_t>(std::thread::hardware_concurrency(), 16), 1,
+      std::max<int64_t>(1, columns * p.k / (1 << 20)));
+  std::vector<std::pair<double, double>> partial(static_cast<size_t>(chunks));
+  std::vector<std::thread> workers;
+  auto run = [&](int64_t chunk) {
+    partial[static_cast<size_t>(chunk)] =
+        sums(columns * chunk / chunks, columns * (chunk + 1) / chunks);
+  };
+  for (int64_t chunk = 1; chunk < chunks; ++chunk) {
+    try {
+      workers.emplace_back(run, chunk);
+    } catch (const std::system_error &) {
+      run(chunk); // no thread to be had: do it here
+    }
+  }
+  run(0);
+  for (std::thread &worker : workers)
+    worker.join();
+  double errorSquared = 0, referenceSquared = 0;
+  for (const auto &[error, reference] : partial) {
+    errorSquared += error;
+    referenceSquared += reference;
   }
   return referenceSquared > 0 ? std::sqrt(errorSquared / referenceSquared)
                               : (errorSquared > 0 ? INFINITY : 0);
@@ -278,15 +317,11 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
     return result;
   // Wall time of one warm launch (the first may include lazy module
   // loading), only to size the graph below.
-  auto started = std::chrono::steady_clock::now();
-  if (CUresult r = launch(1 % rot.copies, nullptr); r != CUDA_SUCCESS)
-    return driverError(api_, "launch " + entry.name, r);
-  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
-    return driverError(api_, "run " + entry.name, r);
-  double singleUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-                                                              started).count();
+  Expected<double> singleUs = wallMicroseconds([&] { return launch(1 % rot.copies, nullptr); });
+  if (!singleUs.ok())
+    return makeError(entry.name + ": " + singleUs.error());
   Expected<Timing> timing =
-      timeGraph(api_, graphLaunches(rot.copies, singleUs), std::max(7, options_.replays),
+      timeGraph(api_, graphLaunches(rot.copies, *singleUs), std::max(7, options_.replays),
                 [&](int i, CUstream s) { return launch(i % rot.copies, s); });
   if (!timing.ok())
     return makeError(entry.name + ": " + timing.error());
@@ -328,11 +363,25 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
   if (Expected<std::vector<uint16_t>> x = uploadRandomRows(m); !x.ok())
     return makeError(x.error());
   const int copies = static_cast<int>(dense_.size());
-  return timeGraph(api_, graphLaunches(copies), std::max(7, options_.replays),
-                   [&](int i, CUstream s) {
-                     return cublas.gemm(bf16_, m, problem_.n, problem_.k, x_.get(),
-                                        dense_[i % copies].get(), y_.get(), s);
-                   });
+  auto gemm = [&](int i, CUstream s) {
+    return cublas.gemm(bf16_, m, problem_.n, problem_.k, x_.get(), dense_[i % copies].get(),
+                       y_.get(), s);
+  };
+  // One warm call sizes the graph, as for lowbit's kernels (measure()).
+  Expected<double> singleUs = wallMicroseconds([&] { return gemm(0, nullptr); });
+  if (!singleUs.ok())
+    return makeError("cuBLAS: " + singleUs.error());
+  return timeGraph(api_, graphLaunches(copies, *singleUs), std::max(7, options_.replays), gemm);
+}
+
+Expected<double> BenchFixture::wallMicroseconds(const std::function<CUresult()> &launch) {
+  auto started = std::chrono::steady_clock::now();
+  if (CUresult r = launch(); r != CUDA_SUCCESS)
+    return driverError(api_, "launch", r);
+  if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
+    return driverError(api_, "run", r);
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started)
+      .count();
 }
 
 double BenchFixture::cublasUsOrZero(const Cublas *cublas, int64_t m, std::ostream &log) {

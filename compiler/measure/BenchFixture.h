@@ -14,6 +14,7 @@
 #include "runtime/kernels/KernelSet.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -101,6 +102,9 @@ private:
       : api_(api), problem_(std::move(problem)), options_(options), seed_(options.seed) {}
   Expected<const Rotation *> rotationFor(const std::string &layoutText);
   Status ensureRows(int64_t m);
+  // Host wall time of one launch and a synchronize: only to size a graph
+  // (a launch past a millisecond needs no averaging over many).
+  Expected<double> wallMicroseconds(const std::function<CUresult()> &launch);
   // Fills x's first M rows with fresh random values; returns them.
   Expected<std::vector<uint16_t>> uploadRandomRows(int64_t m);
   // Relative error of rows 0 and M - 1 of y (`yRows`: those two rows, N

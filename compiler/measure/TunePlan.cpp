@@ -2,6 +2,7 @@
 
 #include "runtime/kernels/KernelRecordCodec.h"
 #include "tuning_db/Records.h"
+#include "tuning_db/Sqlite.h"
 
 #include <algorithm>
 #include <cctype>
@@ -219,6 +220,34 @@ std::vector<std::string> compileArgs(const std::string &specPath, const std::str
     args.push_back(s);
   }
   return args;
+}
+
+Expected<int64_t> dropPtx(db::Database &database, const std::vector<std::string> &problemIds,
+                          const std::string &arch) {
+  int64_t changed = 0;
+  Status updated = database.transaction([&]() -> Status {
+    for (const std::string &problemId : problemIds) {
+      auto update = db::sql::Statement::prepare(
+          database.handle(), "UPDATE kernels SET ptx = NULL WHERE problem_id = ?1 AND arch = ?2 "
+                             "AND ptx IS NOT NULL AND length(cubin) > 0");
+      if (!update)
+        return Status(makeError(update.error()));
+      update->bind(1, problemId).bind(2, arch);
+      if (Status s = update->run(); !s)
+        return s;
+      changed += sqlite3_changes(database.handle());
+    }
+    return Status::success();
+  });
+  if (!updated)
+    return makeError("dropping PTX from " + database.path() + ": " + updated.error());
+  // The freed pages go back to the file system only with VACUUM (outside
+  // any transaction), and in WAL mode only once the log is checkpointed into
+  // the file: what gets copied to the GPU host is the file.
+  if (Status s = db::sql::exec(database.handle(), "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
+      !s)
+    return makeError("compacting " + database.path() + ": " + s.error());
+  return changed;
 }
 
 } // namespace lowbit::tune

@@ -6,6 +6,7 @@
 
 #include "runtime/kernels/KernelSet.h"
 #include "runtime/support/Expected.h"
+#include "tuning_db/Database.h"
 
 #include <cstdint>
 #include <string>
@@ -71,5 +72,13 @@ std::string problemIdOf(const kernels::ProblemDesc &problem);
 // "--schedule" per schedule text.
 std::vector<std::string> compileArgs(const std::string &specPath, const std::string &database,
                                      const std::vector<std::string> &schedules);
+
+// `lowbit tune --compile-only --no-ptx`: removes the PTX of the problems'
+// `arch` kernels that have a cubin, then compacts the file. PTX is most of a
+// kernel row's size; without it the database is small enough to carry to a
+// GPU host, but serves that arch only (the runtime cannot JIT for another).
+// Returns the number of kernels changed.
+Expected<int64_t> dropPtx(db::Database &database, const std::vector<std::string> &problemIds,
+                          const std::string &arch);
 
 } // namespace lowbit::tune

@@ -198,22 +198,44 @@ std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &p,
         r.score = ratio, r.bestAtM = mPoints[i];
     }
   }
-  std::vector<size_t> order(ranked.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
+  if (mPoints.empty())
+    return ranked; // nothing to rank by; every M point loop below would be empty
   std::vector<std::string> texts;
   for (const RankedSchedule &r : ranked)
     texts.push_back(r.schedule.text());
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (ranked[a].score != ranked[b].score)
-      return ranked[a].score < ranked[b].score;
-    if (logSum[a] != logSum[b])
-      return logSum[a] < logSum[b];
-    return texts[a] < texts[b];
-  });
+  // Per M point, the candidates from the lowest estimate there up.
+  std::vector<std::vector<size_t>> byPoint(mPoints.size());
+  for (size_t i = 0; i < mPoints.size(); ++i) {
+    std::vector<size_t> &order = byPoint[i];
+    for (size_t c = 0; c < ranked.size(); ++c)
+      order.push_back(c);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (ranked[a].estimatedUs[i] != ranked[b].estimatedUs[i])
+        return ranked[a].estimatedUs[i] < ranked[b].estimatedUs[i];
+      if (logSum[a] != logSum[b])
+        return logSum[a] < logSum[b];
+      return texts[a] < texts[b];
+    });
+  }
+  // Round-robin over the M points, each taking its best candidate not yet
+  // placed. In the memory-bound regime the model gives many schedules
+  // (warps, stages, tile K) the very same estimate, so ordering by score
+  // alone let one M point's near-twins fill a max-candidates cut; this way
+  // every M point's predicted winner is among the first |mPoints|.
   std::vector<RankedSchedule> sorted;
-  for (size_t i : order)
-    sorted.push_back(std::move(ranked[i]));
+  std::vector<bool> placed(ranked.size(), false);
+  std::vector<size_t> next(mPoints.size(), 0);
+  while (sorted.size() < ranked.size()) {
+    for (size_t i = 0; i < mPoints.size() && sorted.size() < ranked.size(); ++i) {
+      std::vector<size_t> &order = byPoint[i];
+      while (next[i] < order.size() && placed[order[next[i]]])
+        ++next[i];
+      if (next[i] == order.size())
+        continue;
+      placed[order[next[i]]] = true;
+      sorted.push_back(ranked[order[next[i]]]);
+    }
+  }
   return sorted;
 }
 

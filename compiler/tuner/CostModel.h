@@ -76,10 +76,13 @@ struct RankedSchedule {
   std::vector<double> estimatedUs; // per M point, in the order given
 };
 
-// Orders candidates so that those that are (near) the best estimate at some M
-// point come first: the score is the smallest ratio to the best estimate over
-// the M points, ties broken by the sum of log ratios, then by the schedule
-// text (so the order is deterministic). Unlaunchable candidates are dropped.
+// Orders candidates so that likely winners at every M point come first:
+// round-robin over the M points, each taking the candidate not yet placed
+// with the lowest estimate there (ties: the lower sum of log ratios to the
+// best over all M points, then the schedule text, so the order is
+// deterministic). Every M point's best estimate is thus among the first
+// |mPoints| entries, and a cut after any N keeps the best few of every M
+// point. Unlaunchable candidates are dropped.
 std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &problem,
                                           const std::vector<Schedule> &candidates,
                                           const std::vector<int64_t> &mPoints,

@@ -45,7 +45,7 @@ Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &databa
       if (!entry)
         return makeError(entry.error());
       problem.problem = entry->problem;
-      problem.candidates.push_back({kernel.id, std::move(*entry)});
+      problem.candidates.push_back({kernel.id, std::move(*entry), {}});
     }
     bool wanted = only.empty() ||
                   std::find(only.begin(), only.end(), record.id) != only.end() ||
@@ -163,6 +163,36 @@ db::ResultRecord resultRecord(const SweepProblem &problem, const SweepCandidate 
 
 } // namespace
 
+namespace {
+
+size_t candidatesMeasured(const SweepProblem &p, const SweepOptions &options) {
+  return options.maxCandidates > 0 ? std::min<size_t>(p.candidates.size(), size_t(options.maxCandidates))
+                                   : p.candidates.size();
+}
+
+std::string problemLabel(const SweepProblem &p) {
+  return p.problem.name.empty() ? p.problemId.substr(0, 12) : p.problem.name;
+}
+
+} // namespace
+
+SweepPlan planSweep(const std::vector<SweepProblem> &problems, const SweepOptions &options) {
+  SweepPlan plan;
+  for (const SweepProblem &p : problems) {
+    SweepPlanRow row;
+    row.problem = problemLabel(p);
+    row.candidates = int64_t(candidatesMeasured(p, options));
+    for (size_t ci = 0; ci < candidatesMeasured(p, options); ++ci)
+      for (int64_t m : options.mPoints)
+        ++(p.candidates[ci].pruned(m) ? row.pruned : row.points);
+    plan.candidates += row.candidates;
+    plan.points += row.points;
+    plan.pruned += row.pruned;
+    plan.problems.push_back(std::move(row));
+  }
+  return plan;
+}
+
 Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepProblem> &problems,
                                 Measurer &measurer, const SweepOptions &options, Clock &clock,
                                 SweepObserver *observer) {
@@ -174,15 +204,10 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
   SweepSummary summary;
   Scoreboard board;
   SweepProgress progress;
-  auto candidatesOf = [&](const SweepProblem &p) -> size_t {
-    return options.maxCandidates > 0
-               ? std::min<size_t>(p.candidates.size(), size_t(options.maxCandidates))
-               : p.candidates.size();
-  };
-  for (const SweepProblem &p : problems) {
-    progress.candidatesTotal += int64_t(candidatesOf(p));
-    progress.pointsTotal += int64_t(candidatesOf(p) * options.mPoints.size());
-  }
+  auto candidatesOf = [&](const SweepProblem &p) { return candidatesMeasured(p, options); };
+  const SweepPlan plan = planSweep(problems, options);
+  progress.candidatesTotal = plan.candidates;
+  progress.pointsTotal = plan.points;
   auto report = [&](const std::string &current) {
     if (!observer)
       return;
@@ -215,9 +240,17 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
     return summary;
   };
 
+  // The budget is shared: problem i must be done by start + budget x (i + 1)
+  // / problems, so one slow problem cannot starve the ones after it (its
+  // candidates come likely-winners first, so a cut keeps the best of it);
+  // time a problem leaves unused goes to the next ones.
+  auto shareEnds = [&](size_t pi) {
+    return options.budgetSeconds * double(pi + 1) / double(problems.size());
+  };
   report("starting");
   for (size_t pi = 0; pi < problems.size(); ++pi) {
     const SweepProblem &problem = problems[pi];
+    bool problemCut = false;
     for (size_t ci = 0; ci < candidatesOf(problem); ++ci) {
       const SweepCandidate &candidate = problem.candidates[ci];
       // Resume: what this run already stored, passing or not, is done. Its
@@ -236,9 +269,14 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
         }
       }
       for (int64_t m : options.mPoints) {
-        std::string current = (problem.problem.name.empty() ? problem.problemId.substr(0, 12)
-                                                            : problem.problem.name) +
-                              " · " + candidate.entry.name + " · M=" + std::to_string(m);
+        std::string current =
+            problemLabel(problem) + " · " + candidate.entry.name + " · M=" + std::to_string(m);
+        // Pruned points are neither measured nor counted in the progress
+        // (a stored result of one still counted toward the best, above).
+        if (candidate.pruned(m)) {
+          ++summary.pruned;
+          continue;
+        }
         if (done.count(m)) {
           fetchReference(pi, problem, m); // so resumed points still get a speedup
           ++summary.skipped;
@@ -247,8 +285,17 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
         }
         if (options.cancel && options.cancel->load())
           return stopWith(StopReason::Cancelled);
-        if (options.budgetSeconds > 0 && clock.seconds() - start >= options.budgetSeconds)
-          return stopWith(StopReason::Budget);
+        if (options.budgetSeconds > 0) {
+          const double elapsed = clock.seconds() - start;
+          if (elapsed >= options.budgetSeconds)
+            return stopWith(StopReason::Budget);
+          if (!problemCut && elapsed >= shareEnds(pi)) {
+            problemCut = true;
+            ++summary.problemsCut;
+          }
+          if (problemCut)
+            continue; // left for --resume
+        }
         fetchReference(pi, problem, m);
         Expected<Measurement> measured = makeError("not measured");
         try {
@@ -276,6 +323,9 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
       ++progress.candidatesDone;
     }
   }
+  if (summary.problemsCut > 0)
+    return stopWith(StopReason::Budget, std::to_string(summary.problemsCut) +
+                                            " problem(s) stopped at their share of the budget");
   return stopWith(StopReason::Completed);
 }
 

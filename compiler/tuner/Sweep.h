@@ -14,6 +14,7 @@
 #include "runtime/support/Expected.h"
 #include "tuning_db/Database.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -57,6 +58,13 @@ public:
 struct SweepCandidate {
   std::string kernelId;
   kernels::KernelEntry entry;
+  // M points this candidate is not measured at (prunePoints, Prune.h): it
+  // cannot win there. Neither measured nor stored; the others still are.
+  std::vector<int64_t> prunedM;
+
+  bool pruned(int64_t m) const {
+    return std::find(prunedM.begin(), prunedM.end(), m) != prunedM.end();
+  }
 };
 
 struct SweepProblem {
@@ -79,7 +87,8 @@ void orderByCostModel(SweepProblem &problem, const std::vector<int64_t> &mPoints
 
 struct SweepProgress {
   int64_t candidatesDone = 0, candidatesTotal = 0;
-  int64_t pointsDone = 0, pointsTotal = 0; // (kernel, M) pairs, skipped ones included
+  // (kernel, M) pairs, resumed ones included, pruned ones not.
+  int64_t pointsDone = 0, pointsTotal = 0;
   int64_t measuredNow = 0;                 // measured by this invocation
   double elapsedSeconds = 0;
   // Over the (problem, M) points with a reference: the best kernel so far
@@ -103,7 +112,9 @@ struct SweepOptions {
   // point is measured and stored again (the database keeps every row; range
   // derivation takes each kernel's best), so a new sweep should use a new id.
   bool resume = false;
-  double budgetSeconds = 0;  // 0: no limit; checked before each measurement
+  // 0: no limit; checked before each measurement. Shared between problems:
+  // problem i stops measuring at budget x (i + 1) / problems (runSweep).
+  double budgetSeconds = 0;
   int64_t maxCandidates = 0; // per problem, in the given order; 0: all
   const std::atomic<bool> *cancel = nullptr; // set from a signal handler
 };
@@ -124,10 +135,26 @@ struct BestPoint {
 struct SweepSummary {
   StopReason stop = StopReason::Completed;
   std::string stopDetail; // the measurer's message, for MeasurerFailed
-  int64_t measured = 0, skipped = 0, failedChecks = 0;
+  // skipped: already stored for this run (resume); pruned: not worth measuring.
+  int64_t measured = 0, skipped = 0, pruned = 0, failedChecks = 0;
+  int64_t problemsCut = 0; // problems stopped at their share of the budget
   std::vector<BestPoint> best; // sorted by problem order, then M
   bool complete() const { return stop == StopReason::Completed; }
 };
+
+// What a sweep over `problems` with `options` will measure, before it starts
+// (runSweep's own count): candidates within maxCandidates, and their (kernel,
+// M) points without the pruned ones. Points a resumed run already stored are
+// counted here too; runSweep skips them.
+struct SweepPlanRow {
+  std::string problem; // name, or the id's first 12 digits
+  int64_t candidates = 0, points = 0, pruned = 0;
+};
+struct SweepPlan {
+  std::vector<SweepPlanRow> problems;
+  int64_t candidates = 0, points = 0, pruned = 0; // totals
+};
+SweepPlan planSweep(const std::vector<SweepProblem> &problems, const SweepOptions &options);
 
 // Runs the sweep. Errors are for the database only (a result that cannot be
 // stored); every other stop is a summary with its reason.

@@ -10,6 +10,7 @@
 #include "compiler/measure/TunePlan.h"
 #include "compiler/spec/KernelSetSpec.h"
 #include "compiler/tuner/Progress.h"
+#include "compiler/tuner/Prune.h"
 #include "compiler/tuner/Report.h"
 #include "runtime/cuda/Driver.h"
 #include "tuning_db/Fingerprint.h"
@@ -34,7 +35,8 @@ namespace {
 
 struct TuneArgs {
   std::string db, spec, model, shapes, format = "w4a16-g128";
-  bool compileOnly = false, measureOnly = false, resume = false;
+  bool compileOnly = false, measureOnly = false, resume = false, dryRun = false, noPtx = false;
+  double pruneRatio = 3;
   std::string runId, mList, report, arch;
   double budget = 0, tolerance = 0;
   int64_t maxCandidates = 32;
@@ -235,10 +237,26 @@ void printBest(const tuner::SweepSummary &summary, std::ostream &out) {
   }
 }
 
+// Before measuring: how many measurements, per problem and in all.
+void printPlan(const tuner::SweepPlan &plan, const TuneArgs &args, std::ostream &out) {
+  for (const tuner::SweepPlanRow &row : plan.problems)
+    out << "  " << std::left << std::setw(28) << row.problem << std::right << std::setw(4)
+        << row.candidates << " candidates, " << std::setw(5) << row.points
+        << " measurements, " << row.pruned << " pruned\n";
+  out << "lowbit tune: " << (args.dryRun ? "would make " : "plans ") << plan.points
+      << " measurements (" << plan.problems.size() << " problems, " << plan.candidates
+      << " candidates; " << plan.pruned << " (kernel, M) points pruned";
+  if (args.pruneRatio >= 1)
+    out << ": estimated over " << args.pruneRatio << "x the best at their M";
+  out << ")" << (args.resume ? "; points this run already stored are skipped" : "") << "\n";
+  if (args.budget > 0)
+    out << "lowbit tune: budget " << args.budget << " s, shared between the problems\n";
+}
+
 int runTune(const TuneArgs &args) {
   const char *me = "lowbit tune: ";
-  if (args.compileOnly && args.measureOnly) {
-    std::cerr << me << "--compile-only and --measure-only exclude each other\n";
+  if (args.compileOnly && (args.measureOnly || args.dryRun)) {
+    std::cerr << me << "--compile-only excludes --measure-only and --dry-run\n";
     return 2;
   }
   if (args.resume && args.runId.empty()) {
@@ -260,10 +278,13 @@ int runTune(const TuneArgs &args) {
     mPoints = *parsed;
   }
 
-  // The GPU first: without one only --compile-only can do anything, and
-  // saying so before compiling for minutes is the useful order.
+  // The GPU first: without one only --compile-only (and --dry-run) can do
+  // anything, and saying so before compiling for minutes is the useful order.
   Gpu gpu;
-  if (!args.compileOnly) {
+  if (args.dryRun && cuda::deviceCount() == 0) {
+    std::cerr << me << "no GPU: planning with the H200 cost model for "
+              << (args.arch.empty() ? "sm_90a" : args.arch) << "\n";
+  } else if (!args.compileOnly) {
     std::string whyNot;
     if (cuda::deviceCount(&whyNot) == 0) {
       std::cerr << me << "no GPU: " << whyNot << "\n"
@@ -289,7 +310,7 @@ int runTune(const TuneArgs &args) {
   }
 
   // Compile (before the database is opened here: the plugin writes it).
-  if (!args.measureOnly) {
+  if (!args.measureOnly && !args.dryRun) {
     std::string whyNot;
     CompileMain compileMain = loadCompiler(whyNot);
     if (!compileMain && args.compileOnly) {
@@ -302,6 +323,21 @@ int runTune(const TuneArgs &args) {
                 << "candidates already in " << args.db << "\n";
     else
       compileCandidates(compileMain, *problems, arch, mPoints, model, args.maxCandidates, args.db);
+    if (compileMain && args.noPtx) {
+      Expected<db::Database> database = db::Database::open(args.db);
+      std::vector<std::string> ids;
+      for (const kernels::ProblemDesc &p : *problems)
+        ids.push_back(tune::problemIdOf(p));
+      Expected<int64_t> dropped =
+          database.ok() ? tune::dropPtx(*database, ids, arch)
+                        : Expected<int64_t>(makeError(database.error()));
+      if (!dropped.ok()) {
+        std::cerr << me << dropped.error() << "\n";
+        return 1;
+      }
+      std::cerr << me << "dropped the PTX of " << *dropped << " kernel(s): " << args.db
+                << " serves " << arch << " only, from cubins\n";
+    }
   }
   if (args.compileOnly) {
     std::cerr << me << "candidates for " << problems->size() << " problem(s) are in " << args.db
@@ -309,16 +345,21 @@ int runTune(const TuneArgs &args) {
     return 0;
   }
 
-  Expected<db::Database> database = db::Database::open(args.db);
+  db::OpenOptions openOptions;
+  if (args.dryRun)
+    openOptions.mode = db::OpenMode::ReadOnly;
+  Expected<db::Database> database = db::Database::open(args.db, openOptions);
   if (!database.ok()) {
     std::cerr << me << database.error() << "\n";
     return 1;
   }
   for (const std::string &note : database->notes())
     std::cerr << me << note << "\n";
-  if (Status s = database->putDevice(gpu.fingerprint); !s.ok()) {
-    std::cerr << me << s.error() << "\n";
-    return 1;
+  if (gpu.api) {
+    if (Status s = database->putDevice(gpu.fingerprint); !s.ok()) {
+      std::cerr << me << s.error() << "\n";
+      return 1;
+    }
   }
   std::vector<std::string> ids;
   for (const kernels::ProblemDesc &p : *problems)
@@ -333,8 +374,19 @@ int runTune(const TuneArgs &args) {
               << "generate them with --compile-only where the compiler is\n";
     return 1;
   }
-  for (tuner::SweepProblem &p : *sweep)
+  tuner::PruneOptions prune;
+  prune.ratio = args.pruneRatio;
+  prune.maxCandidates = args.maxCandidates;
+  for (tuner::SweepProblem &p : *sweep) {
     tuner::orderByCostModel(p, mPoints, model);
+    tuner::prunePoints(p, mPoints, model, prune);
+  }
+  tuner::SweepOptions options;
+  options.mPoints = mPoints;
+  options.maxCandidates = args.maxCandidates;
+  printPlan(tuner::planSweep(*sweep, options), args, std::cerr);
+  if (args.dryRun)
+    return 0;
 
   Expected<std::unique_ptr<measure::Cublas>> cublas = measure::Cublas::load(*gpu.api);
   if (!cublas.ok())
@@ -346,13 +398,10 @@ int runTune(const TuneArgs &args) {
   measure::KernelMeasurer measurer(*gpu.api, measure::databaseCubins(*database, *sweep),
                                    cublas.ok() ? cublas->get() : nullptr, fixture,
                                    tty ? nullptr : &std::cerr);
-  tuner::SweepOptions options;
   options.runId = args.runId.empty() ? defaultRunId() : args.runId;
   options.deviceId = gpu.fingerprint.id();
-  options.mPoints = mPoints;
   options.resume = args.resume;
   options.budgetSeconds = args.budget;
-  options.maxCandidates = args.maxCandidates;
   options.cancel = &cancelRequested;
   cancelRequested.store(false);
   auto previous = std::signal(SIGINT, onInterrupt);
@@ -383,8 +432,8 @@ int runTune(const TuneArgs &args) {
   printBest(*summary, std::cout);
   std::cerr << me << tuner::stopReasonName(summary->stop)
             << (summary->stopDetail.empty() ? "" : ": " + summary->stopDetail) << "; measured "
-            << summary->measured << ", skipped " << summary->skipped << ", failed checks "
-            << summary->failedChecks << "\n";
+            << summary->measured << ", skipped " << summary->skipped << ", pruned "
+            << summary->pruned << ", failed checks " << summary->failedChecks << "\n";
   if (!summary->complete())
     std::cerr << me << "continue with --resume --run-id " << options.runId << "\n";
   if (!args.report.empty()) {
@@ -424,6 +473,14 @@ void addTuneCommand(CLI::App &app) {
   tune->add_option("--run-id", args->runId, "results' run id (default: tune-<UTC time>)");
   tune->add_flag("--resume", args->resume, "skip points this run id already measured");
   tune->add_option("--budget", args->budget, "stop measuring after this many seconds");
+  tune->add_option("--prune-ratio", args->pruneRatio,
+                   "skip a kernel at an M where the cost model estimates it over this many "
+                   "times the best kernel there (0: measure every point)")
+      ->capture_default_str();
+  tune->add_flag("--no-ptx", args->noPtx,
+                 "after compiling, keep cubins only (a smaller database that serves --arch only)");
+  tune->add_flag("--dry-run", args->dryRun,
+                 "print what would be measured and stop (no GPU needed)");
   tune->add_option("--max-candidates", args->maxCandidates,
                    "per problem, the best-ranked N schedules (0: all)")
       ->capture_default_str();

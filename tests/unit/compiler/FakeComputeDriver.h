@@ -51,6 +51,7 @@ struct FakeDriverCounters {
   long long lastGridX = 0;
   int ptxLoads = 0;          // images that were the copy kernel's PTX
   bool brokenCopy = false;   // set by a test: the copy kernel copies nothing
+  long long corruptColumn = -1; // set by a test: matmuls write this column of Y wrong
 };
 FakeDriverCounters &fakeDriverCounters();
 

@@ -127,6 +127,25 @@ TEST_F(KernelMeasurerTest, AnEntryWithAnotherLayoutIsRejectedWhenMeasuredFirst) 
   EXPECT_EQ(measurer.rejected(), 1);
 }
 
+// The reference check is split over threads for large shapes; one wrong
+// checked column anywhere must still fail it.
+TEST_F(KernelMeasurerTest, TheCheckCoversEveryCheckedColumnOfALargeShape) {
+  kernels::ProblemDesc large = tuner::testing::w4a16(2048, 8192, "measurer-test-large");
+  kernels::KernelEntry gemv = fakeKernelEntry(large, "lb_gemv", "gemv", kGemvLayout, 1, 4);
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  Expected<tuner::Measurement> clean = measurer.measure(gemv, 1);
+  ASSERT_TRUE(clean.ok()) << clean.error();
+  EXPECT_TRUE(clean->passed) << "relative error " << clean->maxRelError;
+  const int64_t checkedColumns = (large.n + 6) / 7;
+  for (int64_t column : {int64_t{0}, checkedColumns / 2, checkedColumns - 1}) {
+    fakeDriverCounters().corruptColumn = 7 * column;
+    Expected<tuner::Measurement> corrupt = measurer.measure(gemv, 1);
+    fakeDriverCounters().corruptColumn = -1;
+    ASSERT_TRUE(corrupt.ok()) << corrupt.error();
+    EXPECT_FALSE(corrupt->passed) << "output column " << 7 * column << " was not checked";
+  }
+}
+
 TEST_F(KernelMeasurerTest, ACubinThatDoesNotLoadIsAFailedKernelNotAnError) {
   measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
   kernels::KernelEntry missing = gemv_;

@@ -4,9 +4,12 @@
 #include "compiler/measure/TunePlan.h"
 #include "compiler/spec/KernelSetSpec.h"
 #include "runtime/kernels/KernelRecordCodec.h"
+#include "tests/unit/compiler/tuner/TunerTestSupport.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
 #include <set>
 
 namespace lowbit::tune {
@@ -169,6 +172,62 @@ TEST(TunePlan, CompileArguments) {
   std::vector<std::string> args = compileArgs("/tmp/s.toml", "k.db", {"#lb.schedule<a>", "#lb.schedule<b>"});
   EXPECT_EQ(args, (std::vector<std::string>{"/tmp/s.toml", "-o", "k.db", "--schedule",
                                             "#lb.schedule<a>", "--schedule", "#lb.schedule<b>"}));
+}
+
+// --no-ptx: the PTX of the tuned arch's kernels goes (those that have a
+// cubin), other archs and other problems keep theirs, and the file shrinks.
+TEST(TunePlan, DropPtxKeepsCubinsAndOtherArchs) {
+  tuner::testing::ScratchDir dir;
+  auto opened = db::Database::open(dir.file("k.db"));
+  ASSERT_TRUE(opened.ok()) << opened.error();
+  db::Database &database = *opened;
+  Format format = *parseFormat("w4a16-g128");
+  kernels::ProblemDesc tuned = problemFor("tuned", {"", 4096, 4096}, format);
+  kernels::ProblemDesc other = problemFor("other", {"", 4096, 8192}, format);
+  std::map<std::string, std::string> archOf; // kernel id -> arch
+  std::map<std::string, std::string> problemOf;
+  for (const kernels::ProblemDesc &p : {tuned, other})
+    for (const char *arch : {"sm_90a", "sm_80"}) {
+      ASSERT_TRUE(database.putProblem(kernels::problemSignature(p)).ok());
+      kernels::KernelEntry e;
+      e.problem = p;
+      e.name = "lb_" + p.name + "_" + arch;
+      e.arch = arch;
+      e.family = "mma";
+      e.schedule = "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = "
+                   "2, split_k = 1>";
+      e.weightLayout = "lbwl1;bits=4;tile=1x32;basis=4,1,2,8,16";
+      e.blockThreads = 32;
+      e.gridTile = {64, 16, 1};
+      std::string cubinText = "cubin of " + e.name;
+      std::vector<char> cubin(cubinText.begin(), cubinText.end());
+      std::string ptx(200000, 'p'); // PTX is the bulk of a row
+      auto id = database.putKernel(kernels::kernelRecord(e, cubin, ptx, "src", "test"));
+      ASSERT_TRUE(id.ok()) << id.error();
+      archOf[*id] = arch;
+      problemOf[*id] = p.name;
+    }
+  // The database and its write-ahead log, as a copy of the two would carry.
+  auto bytesOnDisk = [&] {
+    std::error_code ec;
+    auto wal = std::filesystem::file_size(dir.file("k.db-wal"), ec);
+    return std::filesystem::file_size(dir.file("k.db")) + (ec ? 0 : wal);
+  };
+  auto before = bytesOnDisk();
+
+  Expected<int64_t> changed = dropPtx(database, {problemIdOf(tuned)}, "sm_90a");
+  ASSERT_TRUE(changed.ok()) << changed.error();
+  EXPECT_EQ(*changed, 1);
+  for (const auto &[id, arch] : archOf) {
+    auto kernel = database.findKernel(id, /*withBlobs=*/true);
+    ASSERT_TRUE(kernel.ok() && kernel->has_value());
+    bool dropped = arch == "sm_90a" && problemOf[id] == "tuned";
+    EXPECT_EQ((*kernel)->ptx.empty(), dropped) << problemOf[id] << " " << arch;
+    EXPECT_FALSE((*kernel)->cubin.empty());
+  }
+  // One of four 200 kB PTX blobs is gone from the file itself (no log left).
+  EXPECT_LT(std::filesystem::file_size(dir.file("k.db")) + 150000, before);
+  EXPECT_LT(bytesOnDisk() + 150000, before);
 }
 
 } // namespace

@@ -106,6 +106,11 @@ protected:
   FakeClock clock;
 };
 
+struct RecordingObserver : SweepObserver {
+  std::vector<SweepProgress> updates;
+  void onProgress(const SweepProgress &p) override { updates.push_back(p); }
+};
+
 TEST_F(SweepFixture, LoadsEveryProblemWithItsKernels) {
   size_t candidates = 0;
   for (const SweepProblem &p : problems)
@@ -194,6 +199,72 @@ TEST_F(SweepFixture, BudgetStopsCleanlyAndAnotherRunIdStartsOver) {
   EXPECT_EQ(second->measured, 18);
 }
 
+// Problems share the budget: the first stops at half of it, so the second is
+// measured at all (with all of the budget, the 12 points of "square" alone
+// would take it whole, whichever comes first); a resume finishes both.
+TEST_F(SweepFixture, TheBudgetIsSharedSoEveryProblemGetsMeasured) {
+  FakeMeasurer measurer(clock);
+  options.budgetSeconds = 8; // one fake second per measurement
+  auto cut = runSweep(*database, problems, measurer, options, clock);
+  ASSERT_TRUE(cut.ok()) << cut.error();
+  EXPECT_EQ(cut->stop, StopReason::Budget);
+  EXPECT_EQ(cut->problemsCut, 1);
+  std::map<std::string, int> perProblem;
+  for (const auto &call : measurer.calls)
+    ++perProblem[call.first.substr(0, call.first.rfind('_'))];
+  EXPECT_EQ(perProblem["lb_square"], 4); // its share: 4 fake seconds
+  EXPECT_EQ(perProblem["lb_up"], 4);     // the rest of the budget
+  std::set<std::string> problemsWithABest;
+  for (const BestPoint &b : cut->best)
+    problemsWithABest.insert(b.problem.name);
+  EXPECT_EQ(problemsWithABest.size(), 2u);
+
+  options.budgetSeconds = 0;
+  options.resume = true;
+  FakeMeasurer rest(clock);
+  auto finished = runSweep(*database, problems, rest, options, clock);
+  ASSERT_TRUE(finished.ok()) << finished.error();
+  EXPECT_TRUE(finished->complete());
+  EXPECT_EQ(finished->measured, 18 - 8);
+  EXPECT_EQ(storedRows("run-1").size(), 18u);
+}
+
+// Pruned points are neither measured nor stored nor counted as progress;
+// planSweep says beforehand what will be measured.
+TEST_F(SweepFixture, PrunedPointsAreNotMeasured) {
+  problems[0].candidates[0].prunedM = {16, 256};
+  problems[1].candidates[1].prunedM = {1};
+  auto plan = planSweep(problems, options);
+  EXPECT_EQ(plan.candidates, 6);
+  EXPECT_EQ(plan.points, 18 - 3);
+  EXPECT_EQ(plan.pruned, 3);
+  ASSERT_EQ(plan.problems.size(), 2u);
+  EXPECT_EQ(plan.problems[0].problem, problems[0].problem.name);
+  EXPECT_EQ(plan.problems[0].points, int64_t(problems[0].candidates.size() * 3) - 2);
+  EXPECT_EQ(plan.problems[1].pruned, 1);
+
+  FakeMeasurer measurer(clock);
+  RecordingObserver observer;
+  auto summary = runSweep(*database, problems, measurer, options, clock, &observer);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_TRUE(summary->complete());
+  EXPECT_EQ(summary->measured, plan.points);
+  EXPECT_EQ(summary->pruned, 3);
+  const std::string &name0 = problems[0].candidates[0].entry.name;
+  const std::string &name1 = problems[1].candidates[1].entry.name;
+  for (const auto &[name, m] : measurer.calls) {
+    EXPECT_FALSE(name == name0 && (m == 16 || m == 256)) << name << " M=" << m;
+    EXPECT_FALSE(name == name1 && m == 1) << name << " M=" << m;
+  }
+  EXPECT_EQ(storedRows("run-1").size(), size_t(plan.points));
+  ASSERT_FALSE(observer.updates.empty());
+  EXPECT_EQ(observer.updates.back().pointsTotal, plan.points);
+  EXPECT_EQ(observer.updates.back().pointsDone, plan.points);
+  // maxCandidates limits the plan as it limits the sweep.
+  options.maxCandidates = 1;
+  EXPECT_EQ(planSweep(problems, options).points, 2 * 3 - 2);
+}
+
 TEST_F(SweepFixture, MaxCandidatesAndCancel) {
   FakeMeasurer measurer(clock);
   options.maxCandidates = 1;
@@ -210,11 +281,6 @@ TEST_F(SweepFixture, MaxCandidatesAndCancel) {
   EXPECT_EQ(cancelled->stop, StopReason::Cancelled);
   EXPECT_EQ(cancelled->measured, 0);
 }
-
-struct RecordingObserver : SweepObserver {
-  std::vector<SweepProgress> updates;
-  void onProgress(const SweepProgress &p) override { updates.push_back(p); }
-};
 
 TEST_F(SweepFixture, FailedChecksAreStoredButNeverWinAndDispatchIsCommitted) {
   FakeMeasurer measurer(clock);
