@@ -139,12 +139,16 @@ std::string dispatchFamily(const std::string &scheduleText) {
 std::vector<std::string> defaultSchedules() {
   return {
       "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 16>",
       "#lb.schedule<family = gemv_tiled, tile = [2, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
       "#lb.schedule<family = gemv_tiled, tile = [4, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = mma, tile = [16, 128, 256], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = mma, tile = [32, 128, 128], warps = [1, 1], stages = 1, split_k = 2>",
       "#lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 3, split_k = 1>",
       "#lb.schedule<family = mma, tile = [128, 128, 64], warps = [4, 2], stages = 2, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",

@@ -73,10 +73,10 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (splitK < 1)
     return emitError() << "split_k must be at least 1, got " << splitK;
   if (family == KernelFamily::gemv_tiled &&
-      (tile[1] != 64 || warps[0] != 1 || warps[1] != 1 || tile[2] % (16 * splitK)))
+      (tile[1] != 64 || warps[0] != 1 || warps[1] != 1 || tile[2] % 16))
     return emitError() << "a 'gemv_tiled' schedule reads 64 x 16 weight tiles with split_k "
-                          "warps along K: need tile N = 64, warps = [1, 1] and tile K a "
-                          "multiple of 16 x split_k";
+                          "warps along K, each taking tile K values at a time: need tile N "
+                          "= 64, warps = [1, 1] and tile K a multiple of 16";
   if (family == KernelFamily::mma || family == KernelFamily::wgmma) {
     // Each warp covers a whole number of m16n8k16 instructions.
     int64_t warpM = tile[0] / warps[0], warpN = tile[1] / warps[1];

@@ -1,7 +1,8 @@
 // The mma family with split_k > 1 (M up to a few tens, where one block per
 // 64 columns would leave most SMs idle and too few bytes in flight).
 //
-// A block owns 64 columns of Y and tile M rows (m16 fragments), and
+// A block owns tile N (64 or 128) columns of Y and tile M rows (m16
+// fragments), and
 // `split_k` warps that each take whole chunks of K (SplitKLoops.h). Nothing
 // is staged in shared memory: the derived weight layout gives every lane the
 // 16 bytes that decode into its B fragments of a 64 x 16 tile, so the codes
@@ -11,7 +12,9 @@
 // in L1/L2): lane (groupID g, thread-in-group t) needs x[g][2t..2t+1],
 // x[g+8][2t..], x[g][2t+8..] and x[g+8][2t+8..] of the m16 x k16 tile, four
 // 32-bit loads. Scales (and zero points) multiply the decoded B registers
-// once per step, but are loaded once per group. At the end each warp leaves
+// once per step, but are loaded once per group. A 128-column tile reads each
+// A fragment once for two 64-column code loads: x, re-read by every block
+// along N, is the larger share of the L1 traffic at M = 16. At the end each warp leaves
 // its accumulators in shared memory, and warp w adds up and stores subtiles
 // w, w + split_k, ... of the block's output.
 #include "passes/SplitKLoops.h"
@@ -25,15 +28,16 @@ using namespace mlir;
 namespace lowbit::passes {
 namespace {
 
-constexpr int64_t kColumnsPerBlock = 64; // one layout tile's n extent
+constexpr int64_t kColumnsPerLoad = 64; // one layout tile's n extent
 constexpr int64_t kMmaM = 16, kMmaN = 8;
-constexpr int64_t kSubtiles = kColumnsPerBlock / kMmaN;
+constexpr int64_t kSubtilesPerLoad = kColumnsPerLoad / kMmaN;
 constexpr int64_t kPartialFloats = 32 * 4; // a warp's accumulator fragment
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 int64_t partialBytes(const KernelProblem &p) {
   int64_t fragmentsM = p.schedule.getTile()[0] / kMmaM;
-  return p.schedule.getSplitK() * fragmentsM * kSubtiles * kPartialFloats * 4;
+  int64_t subtiles = p.schedule.getTile()[1] / kMmaN;
+  return p.schedule.getSplitK() * fragmentsM * subtiles * kPartialFloats * 4;
 }
 
 struct MmaSplitKBuilder {
@@ -53,20 +57,23 @@ struct MmaSplitKBuilder {
                  SmallVector<Value> &biases) {
     scales.clear();
     biases.clear();
-    for (int64_t s = 0; s < kSubtiles; ++s) {
+    for (int64_t s = 0; s < subtiles(); ++s) {
       ScaleAndBias q = loadScaleAndBias(b, loc, p, add(n0, add(index(kMmaN * s), group)), k);
       scales.push_back(q.scale);
       biases.push_back(q.bias);
     }
   }
 
+  int64_t loadsN() const { return p.schedule.getTile()[1] / kColumnsPerLoad; }
+  int64_t subtiles() const { return p.schedule.getTile()[1] / kMmaN; }
+
   void build() {
     int64_t fragmentsM = p.schedule.getTile()[0] / kMmaM, warps = p.schedule.getSplitK();
-    int64_t slots = fragmentsM * kSubtiles;
+    int64_t subtiles = this->subtiles(), slots = fragmentsM * subtiles;
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
     Value group = b.create<arith::DivUIOp>(loc, lane, index(4)); // PTX groupID
-    Value n0 = mul(coord(lb::ThreadCoord::block_x), index(kColumnsPerBlock));
+    Value n0 = mul(coord(lb::ThreadCoord::block_x), index(p.schedule.getTile()[1]));
     Value m0 = mul(coord(lb::ThreadCoord::block_y), index(p.schedule.getTile()[0]));
     auto partialsType = MemRefType::get({warps, slots, kPartialFloats}, b.getF32Type(),
                                         MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
@@ -85,23 +92,29 @@ struct MmaSplitKBuilder {
     auto step = [&](Value k0, ValueRange carried, ArrayRef<Value> scales,
                     ArrayRef<Value> biases) {
       SmallVector<Value> acc(carried.begin(), carried.end());
-      auto words = b.create<lb::LoadCodesOp>(loc, VectorType::get({4}, b.getI32Type()),
-                                             p.weights, /*stage=*/Value(), n0, k0,
-                                             lb::Fragment::mma_b, DenseI64ArrayAttr());
+      SmallVector<Value> words;
+      for (int64_t j = 0; j < loadsN(); ++j)
+        words.push_back(b.create<lb::LoadCodesOp>(
+            loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(),
+            add(n0, index(kColumnsPerLoad * j)), k0, lb::Fragment::mma_b, DenseI64ArrayAttr()));
       SmallVector<Value> a;
       for (int64_t f = 0; f < fragmentsM; ++f)
         a.push_back(b.create<lb::LoadActivationFragmentOp>(loc, aType, p.x,
                                                            add(m0, index(kMmaM * f)), k0,
                                                            p.rows));
-      Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
-      for (int64_t s = 0; s < kSubtiles; ++s) {
-        // Subtile s is registers 2 s and 2 s + 1 of the decoded load.
-        Value fragment =
-            b.create<lb::SlicePairsOp>(loc, bType, values, b.getI64IntegerAttr(2 * s));
-        fragment = b.create<lb::ScaleFragmentOp>(loc, bType, fragment, scales[s], biases[s]);
-        for (int64_t f = 0; f < fragmentsM; ++f) {
-          Value &c = acc[f * kSubtiles + s];
-          c = b.create<lb::MmaOp>(loc, accType, a[f], fragment, c);
+      for (int64_t j = 0; j < loadsN(); ++j) {
+        Value values = b.create<lb::DecodeOp>(loc, valuesType, words[j], TypeAttr::get(p.code));
+        for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
+          // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.
+          int64_t subtile = j * kSubtilesPerLoad + s;
+          Value fragment =
+              b.create<lb::SlicePairsOp>(loc, bType, values, b.getI64IntegerAttr(2 * s));
+          fragment = b.create<lb::ScaleFragmentOp>(loc, bType, fragment, scales[subtile],
+                                                   biases[subtile]);
+          for (int64_t f = 0; f < fragmentsM; ++f) {
+            Value &c = acc[f * subtiles + subtile];
+            c = b.create<lb::MmaOp>(loc, accType, a[f], fragment, c);
+          }
         }
       }
       return acc;
@@ -135,7 +148,7 @@ struct MmaSplitKBuilder {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(owner.thenBlock());
       Value total = b.create<lb::SumPartialFragmentsOp>(loc, accType, partials, index(slot));
-      int64_t f = slot / kSubtiles, s = slot % kSubtiles;
+      int64_t f = slot / subtiles, s = slot % subtiles;
       b.create<lb::StoreAccumulatorOp>(loc, total, p.y, add(m0, index(kMmaM * f)),
                                        add(n0, index(kMmaN * s)), p.rows);
     }
@@ -144,7 +157,7 @@ struct MmaSplitKBuilder {
     int64_t threads = 32 * warps;
     p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
     p.kernel->setAttr(kGridTileAttr,
-                      b.getDenseI64ArrayAttr({kColumnsPerBlock, p.schedule.getTile()[0], 1}));
+                      b.getDenseI64ArrayAttr({p.schedule.getTile()[1], p.schedule.getTile()[0], 1}));
     // Accumulators, a period's loaded codes and A fragments are live at once:
     // give each thread up to 255 registers unless the block is large.
     int64_t registers = std::min<int64_t>(255, 65536 / threads);
@@ -161,9 +174,11 @@ LogicalResult checkMmaSplitK(const KernelProblem &p) {
   ArrayRef<int64_t> tile = p.schedule.getTile(), warps = p.schedule.getWarps();
   if (tile[0] != kMmaM && tile[0] != 2 * kMmaM)
     return fail() << "tile M must be 16 or 32 (more accumulators spill), got " << tile[0];
-  if (tile[1] != kColumnsPerBlock)
-    return fail() << "tile N must be " << kColumnsPerBlock << " (one weight-layout tile), got "
+  if (tile[1] != kColumnsPerLoad && tile[1] != 2 * kColumnsPerLoad)
+    return fail() << "tile N must be 64 or 128 (one or two weight-layout tiles), got "
                   << tile[1];
+  if (p.n % tile[1])
+    return fail() << "N = " << p.n << " is not a multiple of tile N = " << tile[1];
   if (warps[0] != 1 || warps[1] != 1)
     return fail() << "warps must be [1, 1]: the block's warps are its split_k warps along K";
   if (p.schedule.getStages() != 1)

@@ -186,9 +186,9 @@ func.func @split_staged(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: te
 // -----
 
 func.func @split_wide(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{mma schedule with split_k > 1: tile N must be 64 (one weight-layout tile), got 128}}
+  // expected-error @+1 {{mma schedule with split_k > 1: tile N must be 64 or 128 (one or two weight-layout tiles), got 256}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
-      schedule <family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 1, split_k = 4>
+      schedule <family = mma, tile = [16, 256, 128], warps = [1, 1], stages = 1, split_k = 4>
       : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
