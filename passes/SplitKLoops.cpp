@@ -41,6 +41,9 @@ LogicalResult checkSplitKProblem(const KernelProblem &p, StringRef family) {
     return fail() << "activations must be f16 or bf16, got " << p.activation;
   if (p.schedule.getSplitK() > 32)
     return fail() << "split_k (warps along K in a block) must be at most 32";
+  if (p.schedule.getStages() < 1 || p.schedule.getStages() > 4)
+    return fail() << "stages (K chunks a warp has in flight) must be 1..4, got "
+                  << p.schedule.getStages();
   if (p.n % kColumnsPerBlock)
     return fail() << "N = " << p.n << " is not a multiple of " << kColumnsPerBlock;
   if (chunk < kStepK || chunk % kStepK)
@@ -74,6 +77,8 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
   Value first = b.create<arith::MulIOp>(loc, warp, index(b, loc, shape.chunk));
   auto chunks = b.create<scf::ForOp>(loc, first, index(b, loc, shape.k),
                                      index(b, loc, shape.chunk * shape.warps), init);
+  if (shape.chunksInFlight > 1)
+    chunks->setAttr("lb.unroll", b.getI64IntegerAttr(shape.chunksInFlight));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(chunks.getBody());
   SmallVector<Value> next = unrolledLoop(b, loc, chunks.getInductionVar(), shape.chunk,

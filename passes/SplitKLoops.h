@@ -20,9 +20,14 @@ struct SplitKShape {
   int64_t chunk = 0;  // K values a warp takes at a time (tile K)
   int64_t period = 0; // K values one set of scales covers inside a chunk
   int64_t warps = 0;  // split_k
+  // Chunks unrolled together (the schedule's `stages`): nvcc can then issue
+  // the next chunk's loads before the current chunk's math, keeping a warp's
+  // loads in flight across the chunk boundary.
+  int64_t chunksInFlight = 1;
 };
 
-// The checks both split-K families share: N in whole 64-column tiles, K in
+// The checks both split-K families share (stages, the chunks a warp has in
+// flight, is 1..4): N in whole 64-column tiles, K in
 // whole chunks, chunks in whole 16-wide steps, chunk and group size dividing
 // one another, and the quantization features they implement. `family` starts
 // each diagnostic.

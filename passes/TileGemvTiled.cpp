@@ -127,7 +127,7 @@ struct GemvTiledBuilder {
 
     SmallVector<Value> init(slots, f32(0.0));
     SplitKShape nest{p.k, p.schedule.getTile()[2], scalePeriod(p.quant, p.schedule.getTile()[2]),
-                     warps};
+                     warps, p.schedule.getStages()};
     SmallVector<Value> sums = buildSplitKLoops(
         b, loc, nest, warp, init, [&](OpBuilder &, Value period0, ValueRange carried) {
           SmallVector<Value> scales = fixedScales, zeros = fixedZeros;

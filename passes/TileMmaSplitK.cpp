@@ -124,7 +124,7 @@ struct MmaSplitKBuilder {
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
     SmallVector<Value> init(slots, zero);
     int64_t chunk = p.schedule.getTile()[2];
-    SplitKShape nest{p.k, chunk, scalePeriod(p.quant, chunk), warps};
+    SplitKShape nest{p.k, chunk, scalePeriod(p.quant, chunk), warps, p.schedule.getStages()};
     SmallVector<Value> sums = buildSplitKLoops(
         b, loc, nest, warp, init, [&](OpBuilder &, Value period0, ValueRange carried) {
           SmallVector<Value> scales = fixedScales, biases = fixedBiases;
@@ -181,8 +181,6 @@ LogicalResult checkMmaSplitK(const KernelProblem &p) {
     return fail() << "N = " << p.n << " is not a multiple of tile N = " << tile[1];
   if (warps[0] != 1 || warps[1] != 1)
     return fail() << "warps must be [1, 1]: the block's warps are its split_k warps along K";
-  if (p.schedule.getStages() != 1)
-    return fail() << "stages must be 1: codes and activations go straight to registers";
   if (partialBytes(p) > kStaticSharedBytes)
     return fail() << "the warps' partial sums need " << partialBytes(p)
                   << " bytes of shared memory; at most " << kStaticSharedBytes

@@ -114,7 +114,8 @@ func.func @tiled_partials_too_big(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui
 
 // gemv_tiled: warps take 128-wide K chunks; with group 32 a chunk holds four
 // scale periods, each loading its scales once, then two unrolled K steps.
-// CHECK-LABEL: func.func @tiled_chunks__gemv_tiled_t1x64x128_w1x1_s1_k4(
+// stages = 2 unrolls the chunk loop twice, so two chunks' loads can be in flight.
+// CHECK-LABEL: func.func @tiled_chunks__gemv_tiled_t1x64x128_w1x1_s2_k4(
 // CHECK-SAME: lb.block_threads = 128
 // CHECK: scf.for {{.*}} -> (f32
 // CHECK: scf.for {{.*}} -> (f32
@@ -123,9 +124,10 @@ func.func @tiled_partials_too_big(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui
 // CHECK: lb.load_codes {{.*}} mma_b
 // CHECK: } {lb.unroll = 2 : i64}
 // CHECK: } {lb.unroll = 4 : i64}
+// CHECK: } {lb.unroll = 2 : i64}
 func.func @tiled_chunks(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x32xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = f16>
-      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 2, split_k = 4>
       : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
@@ -176,9 +178,9 @@ func.func @split(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<25
 // -----
 
 func.func @split_staged(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{mma schedule with split_k > 1: stages must be 1: codes and activations go straight to registers}}
+  // expected-error @+1 {{mma schedule with split_k > 1: stages (K chunks a warp has in flight) must be 1..4, got 5}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
-      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 3, split_k = 4>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 5, split_k = 4>
       : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
