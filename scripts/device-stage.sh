@@ -19,4 +19,11 @@ if [[ -d $build/kernels ]]; then
   (cd "$build" && tar cf - --exclude='*.cu' --exclude='*.ptx' \
   --exclude='example-check*' --exclude='*.db-shm' --exclude='*.db-wal' kernels) | (cd "$root/.device" && tar xf -)
 fi
+# The compile-only tuning database scripts/device-sweep.sh measures, when one
+# was made (docs/sweeps/README.md).
+sweep_db=${LOWBIT_SWEEP_DB:-$build/sweep/sweep.db}
+if [[ -f $sweep_db ]]; then
+  mkdir -p "$root/.device/sweep"
+  cp "$sweep_db" "$root/.device/sweep/sweep.db"
+fi
 du -sh "$root/.device"
