@@ -60,27 +60,26 @@ void writeBenchJson(const std::vector<BenchRow> &rows, const BenchContext &conte
   doc["notes"] = context.notes;
   doc["rows"] = nlohmann::json::array();
   for (const BenchRow &r : rows) {
-    nlohmann::json j = {{"problem", r.problem},
-                        {"n", r.n},
-                        {"k", r.k},
-                        {"m", r.m},
-                        {"kernel", r.kernel},
-                        {"kernel_id", r.kernelId},
-                        {"family", r.family},
-                        {"median_us", positiveOrNull(r.medianUs)},
-                        {"p10_us", positiveOrNull(r.p10Us)},
-                        {"p90_us", positiveOrNull(r.p90Us)},
-                        {"cublas_us", positiveOrNull(r.cublasUs)},
-                        {"speedup", r.medianUs > 0 && r.cublasUs > 0
-                                        ? nlohmann::json(r.cublasUs / r.medianUs)
-                                        : nlohmann::json(nullptr)},
-                        {"gbps", positiveOrNull(r.gbps)},
-                        {"copy_pct", r.gbps > 0 ? nlohmann::json(100 * r.copyFraction)
-                                                : nlohmann::json(nullptr)},
-                        {"tflops", positiveOrNull(r.tflops)},
-                        {"max_rel_error", r.maxRelativeError},
-                        {"passed", !r.failed && r.medianUs > 0},
-                        {"note", r.note}};
+    nlohmann::json j = {
+        {"problem", r.problem},
+        {"n", r.n},
+        {"k", r.k},
+        {"m", r.m},
+        {"kernel", r.kernel},
+        {"kernel_id", r.kernelId},
+        {"family", r.family},
+        {"median_us", positiveOrNull(r.medianUs)},
+        {"p10_us", positiveOrNull(r.p10Us)},
+        {"p90_us", positiveOrNull(r.p90Us)},
+        {"cublas_us", positiveOrNull(r.cublasUs)},
+        {"speedup", r.medianUs > 0 && r.cublasUs > 0 ? nlohmann::json(r.cublasUs / r.medianUs)
+                                                     : nlohmann::json(nullptr)},
+        {"gbps", positiveOrNull(r.gbps)},
+        {"copy_pct", r.gbps > 0 ? nlohmann::json(100 * r.copyFraction) : nlohmann::json(nullptr)},
+        {"tflops", positiveOrNull(r.tflops)},
+        {"max_rel_error", r.maxRelativeError},
+        {"passed", !r.failed && r.medianUs > 0},
+        {"note", r.note}};
     if (!r.tier.empty()) {
       j["tier"] = r.tier;
       j["m_lo"] = r.rangeLo;

@@ -20,8 +20,8 @@ struct BenchContext {
   std::string mode;   // "db" (dispatched kernels) or "kernels" (best of a compiled set)
   std::string source; // the database or kernel-set directory
   std::optional<db::DeviceFingerprint> device;
-  double copyGBs = 0;          // the copy kernel's bandwidth (read + write)
-  size_t copyBufferBytes = 0;  // per buffer
+  double copyGBs = 0;         // the copy kernel's bandwidth (read + write)
+  size_t copyBufferBytes = 0; // per buffer
   std::vector<std::string> notes;
   bool budgetSpent = false;
 };

@@ -37,7 +37,9 @@ constexpr unsigned kSourcePattern = 0x9E3779B9u;
 
 } // namespace
 
-const char *copyKernelPtx() { return kCopyKernelPtx; }
+const char *copyKernelPtx() {
+  return kCopyKernelPtx;
+}
 
 size_t copyBufferBytes(int64_t l2Bytes, size_t minBytes) {
   size_t bytes = std::max(minBytes, static_cast<size_t>(std::max<int64_t>(l2Bytes, 0)) * 4);
@@ -52,8 +54,7 @@ unsigned copyBlocks(int smCount, int maxThreadsPerSm) {
 Expected<CopyBandwidth> measureCopyBandwidth(const cuda::DriverApi &api, CUdevice device,
                                              size_t minBytes) {
   int sms = 0, threadsPerSm = 0, l2 = 0;
-  if (CUresult r = api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                            device);
+  if (CUresult r = api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
       r != CUDA_SUCCESS)
     return driverError(api, "SM count", r);
   if (CUresult r = api.cuDeviceGetAttribute(

@@ -63,19 +63,17 @@ Expected<std::vector<kernels::ProblemDesc>> databaseProblems(const db::Database 
       break;
     }
   }
-  std::sort(problems.begin(), problems.end(),
-            [](const kernels::ProblemDesc &a, const kernels::ProblemDesc &b) {
-              return a.name < b.name;
-            });
+  std::sort(
+      problems.begin(), problems.end(),
+      [](const kernels::ProblemDesc &a, const kernels::ProblemDesc &b) { return a.name < b.name; });
   return problems;
 }
 
 Expected<DispatchBenchResult> benchDispatched(const cuda::DriverApi &api,
                                               const db::Database &database,
                                               const db::DeviceFingerprint &device,
-                                              const DispatchBenchOptions &options,
-                                              double copyGBs, const Cublas *cublas,
-                                              std::ostream &progress) {
+                                              const DispatchBenchOptions &options, double copyGBs,
+                                              const Cublas *cublas, std::ostream &progress) {
   Expected<std::vector<kernels::ProblemDesc>> problems =
       databaseProblems(database, options.problemFilter);
   if (!problems.ok())

@@ -50,8 +50,7 @@ Expected<std::vector<kernels::ProblemDesc>> databaseProblems(const db::Database 
 Expected<DispatchBenchResult> benchDispatched(const cuda::DriverApi &api,
                                               const db::Database &database,
                                               const db::DeviceFingerprint &device,
-                                              const DispatchBenchOptions &options,
-                                              double copyGBs, const Cublas *cublas,
-                                              std::ostream &progress);
+                                              const DispatchBenchOptions &options, double copyGBs,
+                                              const Cublas *cublas, std::ostream &progress);
 
 } // namespace lowbit::measure

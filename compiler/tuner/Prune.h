@@ -12,8 +12,9 @@
 // - the best-estimated candidate at every M is kept (its ratio is 1), so
 //   every M point is measured by someone;
 // - a candidate the model cannot estimate (a schedule the tuner does not
-//   parse, such as gemv_tiled, or one the model finds unlaunchable) is
-//   measured at every M: the model may be wrong, a measurement is not;
+//   parse, such as gemv_tiled; a split-K schedule, which the model does not
+//   describe; one the model finds unlaunchable) is measured at every M: the
+//   model may be wrong, a measurement is not;
 // - the estimates only decide what to measure, never what wins.
 #pragma once
 
@@ -33,9 +34,9 @@ struct PruneOptions {
 // The M points (of `mPoints`) at which `estimatesUs` (per candidate, per M
 // point; a negative value is "no estimate") exceed ratio x the best at that
 // point, per candidate. The pure core of prunePoints, for tests.
-std::vector<std::vector<int64_t>> prunedByEstimates(
-    const std::vector<std::vector<double>> &estimatesUs, const std::vector<int64_t> &mPoints,
-    double ratio);
+std::vector<std::vector<int64_t>>
+prunedByEstimates(const std::vector<std::vector<double>> &estimatesUs,
+                  const std::vector<int64_t> &mPoints, double ratio);
 
 // Sets every candidate's prunedM by the rule above (candidates past
 // maxCandidates are left alone: the sweep does not measure them anyway).

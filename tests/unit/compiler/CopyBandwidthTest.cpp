@@ -1,8 +1,8 @@
 // The copy-bandwidth probe: its embedded PTX, its buffer and grid sizes, and
 // the measurement itself over the fake driver (which JIT-"loads" the PTX and
 // copies for real).
-#include "FakeComputeDriver.h"
 #include "compiler/measure/CopyBandwidth.h"
+#include "FakeComputeDriver.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // the runtime's plan builder deciding what is dispatched, and kernels that
 // really compute, so the rows' kernels, tiers, ranges and reference checks
 // are all tested without a GPU.
-#include "FakeComputeDriver.h"
 #include "compiler/measure/DispatchBench.h"
+#include "FakeComputeDriver.h"
 #include "runtime/kernels/KernelRecordCodec.h"
 #include "tests/unit/compiler/tuner/TunerTestSupport.h"
 
@@ -17,7 +17,6 @@ namespace {
 using tuner::testing::ScratchDir;
 using tuner::testing::testDevice;
 using tuner::testing::w4a16;
-
 
 class DispatchBenchTest : public ::testing::Test {
 protected:
@@ -53,8 +52,8 @@ protected:
   }
 
   Expected<measure::DispatchBenchResult> bench() {
-    return measure::benchDispatched(fakeComputeDriver(), *database_, testDevice(), options_,
-                                    1000, nullptr, progress_);
+    return measure::benchDispatched(fakeComputeDriver(), *database_, testDevice(), options_, 1000,
+                                    nullptr, progress_);
   }
 
   ScratchDir dir_;
@@ -135,8 +134,8 @@ TEST_F(DispatchBenchTest, AProblemWithoutARunnableKernelGetsRowsThatSayWhy) {
   // Only an sm_80 kernel without PTX: nothing runs on the sm_90 device.
   std::string id = putKernel("lb_mma16", "mma", 16, 64, kMmaLayout);
   ASSERT_FALSE(id.empty());
-  ASSERT_EQ(sqlite3_exec(database_->handle(), "UPDATE kernels SET arch = 'sm_80'", nullptr,
-                         nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(database_->handle(), "UPDATE kernels SET arch = 'sm_80'", nullptr, nullptr,
+                         nullptr),
             SQLITE_OK);
   Expected<measure::DispatchBenchResult> result = bench();
   ASSERT_TRUE(result.ok()) << result.error();

@@ -42,7 +42,10 @@ FakeKernel *parseFakeImage(const char *image) {
     kernel->copy = true;
     return kernel;
   }
-  if (std::strncmp(image, "\x7f" "ELF", 4) != 0)
+  if (std::strncmp(image,
+                   "\x7f"
+                   "ELF",
+                   4) != 0)
     return nullptr;
   std::string text(image + kElfHeaderBytes);
   if (text.rfind("FAKE-CUBIN;", 0) != 0)

@@ -44,13 +44,13 @@ kernels::KernelEntry fakeKernelEntry(const kernels::ProblemDesc &problem, const 
 const cuda::DriverApi &fakeComputeDriver();
 
 struct FakeDriverCounters {
-  int modulesLoaded = 0;   // cuModuleLoadDataEx calls
-  int modulesAlive = 0;    // loaded and not yet unloaded
+  int modulesLoaded = 0;    // cuModuleLoadDataEx calls
+  int modulesAlive = 0;     // loaded and not yet unloaded
   int computedLaunches = 0; // launches outside capture, i.e. actually computed
   int capturedLaunches = 0;
   long long lastGridX = 0;
-  int ptxLoads = 0;          // images that were the copy kernel's PTX
-  bool brokenCopy = false;   // set by a test: the copy kernel copies nothing
+  int ptxLoads = 0;             // images that were the copy kernel's PTX
+  bool brokenCopy = false;      // set by a test: the copy kernel copies nothing
   long long corruptColumn = -1; // set by a test: matmuls write this column of Y wrong
 };
 FakeDriverCounters &fakeDriverCounters();

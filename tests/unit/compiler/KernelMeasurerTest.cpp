@@ -8,8 +8,8 @@
 // module it had cached for the first entry, and the fixture took the weight
 // layout from the cached module's entry: the copy got the mma packing and
 // passed. The layout must come from the entry being measured.
-#include "FakeComputeDriver.h"
 #include "compiler/measure/KernelMeasurer.h"
+#include "FakeComputeDriver.h"
 #include "runtime/layout/WeightLayout.h"
 #include "tests/unit/compiler/tuner/TunerTestSupport.h"
 
@@ -20,8 +20,9 @@
 namespace lowbit::testing {
 namespace {
 
-
-kernels::ProblemDesc smallProblem() { return tuner::testing::w4a16(128, 256, "measurer-test"); }
+kernels::ProblemDesc smallProblem() {
+  return tuner::testing::w4a16(128, 256, "measurer-test");
+}
 
 kernels::KernelEntry entry(const std::string &name, const std::string &family,
                            const std::string &layout, int64_t tileN, int64_t tileM) {

@@ -68,8 +68,10 @@ TEST(Prune, WithTheCostModelGemvIsNotMeasuredAtLargeMNorTallMmaAtMOne) {
   const std::string gemvTiled =
       "#lb.schedule<family = gemv_tiled, tile = [1, 64, 1024], warps = [1, 1], stages = 1, "
       "split_k = 8>";
-  SweepProblem problem = problemWith(
-      w4a16(28672, 8192), {gemv.text(), gemv8.text(), mma16.text(), mma128.text(), gemvTiled});
+  const Schedule splitKMma{Family::Mma, 16, 64, 256, 1, 1, 1, 8};
+  SweepProblem problem =
+      problemWith(w4a16(28672, 8192), {gemv.text(), gemv8.text(), mma16.text(), mma128.text(),
+                                       gemvTiled, splitKMma.text()});
   const std::vector<int64_t> ms = defaultMPoints();
   int64_t pruned = prunePoints(problem, ms, DeviceModel::h200());
   EXPECT_GT(pruned, 0);
@@ -81,8 +83,10 @@ TEST(Prune, WithTheCostModelGemvIsNotMeasuredAtLargeMNorTallMmaAtMOne) {
   }
   EXPECT_FALSE(c[0].pruned(1));
   EXPECT_TRUE(c[3].pruned(1)) << "a 128-row mma tile at M = 1";
-  // gemv_tiled: the tuner's model does not know it, so it is always measured.
+  // gemv_tiled and split-K: the tuner's model does not describe them, so
+  // they are always measured.
   EXPECT_TRUE(c[4].prunedM.empty());
+  EXPECT_TRUE(c[5].prunedM.empty());
   for (int64_t m : ms) {
     int kept = 0;
     for (size_t i = 0; i < 4; ++i)
