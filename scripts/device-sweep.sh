@@ -11,8 +11,10 @@
 # tool returns: device.txt, sweep.log, bench.txt, bench.csv, bench.json,
 # bench.svg, dispatch.txt and tuned.db.
 #
-# The defaults keep the whole script under ~8 minutes on an H200; each step
-# also has a hard timeout. Override with the variables below.
+# The defaults keep the whole script under ~8 minutes on an H200. Each step
+# also has a hard timeout (its budget plus a minute of setup), cut short so
+# that the script ends by $LOWBIT_SWEEP_DEADLINE seconds, inside the device
+# tool's 10 minutes per command. Override with the variables below.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/.device/out}
@@ -27,6 +29,16 @@ bench_budget=${LOWBIT_BENCH_BUDGET:-100}
 max_candidates=${LOWBIT_SWEEP_MAX_CANDIDATES:-20}
 bench_m=${LOWBIT_BENCH_M:-1,2,4,8,16,32,64,128,256,512,1024,2048,4096}
 run_id=${LOWBIT_SWEEP_RUN_ID:-sweep-$(date -u +%Y%m%dT%H%M%SZ)}
+deadline=${LOWBIT_SWEEP_DEADLINE:-560}
+
+# Seconds a step may take: its budget plus a minute, but no later than the
+# deadline (less a few seconds to write the outputs).
+step_limit() {
+  local limit=$(($1 + 60)) left=$((deadline - SECONDS - 15))
+  ((left < limit)) && limit=$left
+  ((limit < 1)) && limit=1
+  echo "$limit"
+}
 
 if [[ ! -x $lowbit ]]; then
   echo "no $lowbit: stage the binaries with scripts/device-stage.sh" >&2
@@ -43,6 +55,7 @@ fi
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem \
     --format=csv 2>&1
+  "$lowbit" bench --device 2>&1
   echo "run id: $run_id"
 } | tee "$out/device.txt"
 
@@ -58,7 +71,9 @@ step=$(mktemp)
 trap 'rm -f "$step"' EXIT
 tune() { # preset, budget
   echo "== lowbit tune --model $1 (budget $2 s)" | tee -a "$log"
-  timeout $(($2 + 120)) "$lowbit" tune --measure-only --db "$db" --model "$1" \
+  # SIGINT: the sweep stops before its next measurement and still commits
+  # the dispatch ranges of what it measured.
+  timeout -s INT -k 30 "$(step_limit "$2")" "$lowbit" tune --measure-only --db "$db" --model "$1" \
     --format w4a16-g128 --run-id "$run_id" --budget "$2" --max-candidates "$max_candidates" \
     >"$step" 2>&1
   local rc=$?
@@ -78,7 +93,7 @@ tune Llama-3-70B "$budget_70b"
 
 # 3. What the runtime dispatches from the tuned database, next to cuBLAS.
 echo "== lowbit bench --db (budget $bench_budget s)" | tee -a "$log"
-timeout $((bench_budget + 120)) "$lowbit" bench --db "$db" --m "$bench_m" \
+timeout "$(step_limit "$bench_budget")" "$lowbit" bench --db "$db" --m "$bench_m" \
   --budget "$bench_budget" --csv "$out/bench.csv" --json "$out/bench.json" \
   --svg "$out/bench.svg" >"$out/bench.txt" 2>>"$log"
 rc=$?

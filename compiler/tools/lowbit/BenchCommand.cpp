@@ -25,6 +25,7 @@ namespace lowbit::cli {
 namespace {
 
 struct BenchArgs {
+  bool device = false;
   std::string kernels, db;
   std::vector<int64_t> rowCounts = {1, 16, 64, 256};
   std::string problem;
@@ -67,8 +68,28 @@ Expected<std::vector<measure::BenchRow>> benchKernelSet(const cuda::DriverApi &a
   return measure::benchKernelSet(api, runnable, options, copyGBs, cublas, std::cerr);
 }
 
+// `--device`: the fingerprint the tuning database keys this GPU by.
+int printDevice() {
+  Expected<db::DeviceFingerprint> fingerprint = db::readFingerprint(0);
+  if (!fingerprint.ok()) {
+    std::cerr << "lowbit bench: " << fingerprint.error() << "\n";
+    return 2;
+  }
+  const db::DeviceFingerprint &f = *fingerprint;
+  std::cout << "device: " << f.name << "\ncompute capability: " << f.ccMajor << "." << f.ccMinor
+            << "\nSMs: " << f.smCount << "\nL2 bytes: " << f.l2Bytes
+            << "\nshared memory per block (opt-in) bytes: " << f.sharedMemPerBlockOptinBytes
+            << "\nmemory clock kHz: " << f.memoryClockKhz
+            << "\nmemory bus width bits: " << f.memoryBusWidthBits
+            << "\ndriver: " << f.driverVersion << "\nCUDA driver API: " << f.cudaVersion
+            << "\nfingerprint id: " << f.id() << "\n";
+  return 0;
+}
+
 int runBench(const BenchArgs &args) {
   const char *me = "lowbit bench: ";
+  if (args.device)
+    return printDevice();
   if (args.kernels.empty() == args.db.empty()) {
     std::cerr << me << "give exactly one of --db and --kernels\n";
     return 2;
@@ -186,6 +207,8 @@ void addBenchCommand(CLI::App &app) {
   bench->add_option("--json", args->json, "also write the rows and the device as JSON");
   bench->add_option("--svg", args->svg,
                     "also write a plot: speedup over cuBLAS per M, and a bandwidth roofline");
+  bench->add_flag("--device", args->device,
+                  "print this GPU's fingerprint (what tuning results are keyed by) and exit");
   bench->add_option("--budget", args->budget,
                     "--db: start no new measurement after this many seconds");
   bench->callback([args] { setExitCode(runBench(*args)); });
