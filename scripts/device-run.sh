@@ -29,11 +29,17 @@ for binary in "$root"/.device/bin/*_gpu_tests; do
   skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z].*(' "$log")
   ((rc != 0)) && status=1
   summary+=("$(printf '%-40s %6s %6s %7s %4s' "$name" "$passed" "$failed" "$skipped" "$rc")")
-  if ((rc != 0)); then grep -E '^\[  FAILED  \]|Failure|error' "$log" | head -20; fi
+  if ((rc != 0)); then
+    grep -E '^\[  FAILED  \]|Failure|error' "$log" | head -20
+    echo "$name exited $rc; its log ends:"
+    tail -3 "$log"
+  fi
 done
 
 echo
 printf '%-40s %6s %6s %7s %4s\n' "gpu test binary" passed failed skipped rc
 printf '%s\n' "${summary[@]}"
 [[ -f $out/bench.txt ]] && { echo; tail -40 "$out/bench.txt"; }
+# The device tool returns a handful of files: the logs travel as one archive.
+(cd "$out" && tar czf logs.tgz ./*.log && rm -f ./*.log)
 exit $status

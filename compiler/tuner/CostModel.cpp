@@ -119,8 +119,13 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const Schedul
   // must cover bandwidth x latency. gemv lanes keep tile K / 1024 16-byte
   // loads in flight each; an mma block keeps stages - 1 tiles of X and W.
   int64_t residentBlocks = std::min<int64_t>(e.blocks, d.smCount * e.blocksPerSm);
+  // A split-K warp has `stages` chunks of tile K in flight, each one 512-byte
+  // load per 64 columns and 16 K.
   double bytesInFlightPerBlock =
-      s.family == Family::Gemv
+      s.splitsK()
+          ? double(s.splitK) * double(s.stages) * double(s.tileK / 16) *
+                double(std::max<int64_t>(1, s.tileN / kMmaColumnsPerLoad)) * 512.0
+      : s.family == Family::Gemv
           ? double(s.warpsN) * 32 * 16 * double(std::max<int64_t>(1, s.tileK / kGemvCodesPerWarpStep))
           : double(std::max<int64_t>(1, s.stages - 1)) *
                 (double(s.tileN) * s.tileK * bits / 8.0 + double(s.tileM) * s.tileK * 2);
@@ -135,7 +140,8 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const Schedul
   // slots with the mma, so the two add; gemv's CUDA-core rate includes it.
   double paddedM = double(mBlocks * s.tileM);
   e.flops = 2.0 * paddedM * double(p.n) * double(p.k);
-  if (s.family == Family::Gemv) {
+  bool cudaCores = s.family == Family::Gemv || s.family == Family::GemvTiled;
+  if (cudaCores) {
     e.computeUs = e.flops / (d.cudaCoreTflops * 1e6);
   } else {
     double decodes = double(p.n) * double(p.k) * double(mBlocks);
@@ -152,8 +158,8 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const Schedul
   double perSm = double(e.blocks) / double(d.smCount);
   e.waveEfficiency = perSm / std::ceil(perSm);
   double residentPerSm = std::min(std::ceil(perSm), double(e.blocksPerSm));
-  double warpsPerSm = residentPerSm * double(s.warpsM * s.warpsN);
-  double warpsWanted = s.family == Family::Gemv ? 16 : 4;
+  double warpsPerSm = residentPerSm * double(s.threads() / 32);
+  double warpsWanted = cudaCores ? 16 : 4;
   double occupancy = std::min(1.0, warpsPerSm / warpsWanted);
   double computeTime = e.computeUs / (e.waveEfficiency * occupancy);
   // Memory and compute overlap, but not perfectly: a tenth of the smaller

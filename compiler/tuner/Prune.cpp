@@ -35,10 +35,9 @@ int64_t prunePoints(SweepProblem &problem, const std::vector<int64_t> &mPoints,
   std::vector<std::vector<double>> estimates(considered);
   for (size_t c = 0; c < considered; ++c) {
     Expected<Schedule> schedule = parseSchedule(problem.candidates[c].entry.schedule);
-    // The model knows neither gemv_tiled (no parse) nor split-K kernels (it
-    // would count one warp where the kernel runs split_k of them along K):
-    // no estimate, so always measured.
-    const bool modelled = schedule.ok() && schedule->splitK == 1;
+    // A schedule the model cannot parse has no estimate, so it is always
+    // measured.
+    const bool modelled = schedule.ok();
     for (int64_t m : mPoints) {
       Expected<CostEstimate> cost = modelled ? estimateCost(problem.problem, *schedule, m, device)
                                              : Expected<CostEstimate>(makeError("not modelled"));

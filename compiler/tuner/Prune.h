@@ -12,8 +12,7 @@
 // - the best-estimated candidate at every M is kept (its ratio is 1), so
 //   every M point is measured by someone;
 // - a candidate the model cannot estimate (a schedule the tuner does not
-//   parse, such as gemv_tiled; a split-K schedule, which the model does not
-//   describe; one the model finds unlaunchable) is measured at every M: the
+//   parse, or one the model finds unlaunchable) is measured at every M: the
 //   model may be wrong, a measurement is not;
 // - the estimates only decide what to measure, never what wins.
 #pragma once

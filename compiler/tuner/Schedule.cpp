@@ -7,14 +7,24 @@
 
 namespace lowbit::tuner {
 
-const char *familyName(Family family) { return family == Family::Gemv ? "gemv" : "mma"; }
+const char *familyName(Family family) {
+  switch (family) {
+  case Family::Gemv: return "gemv";
+  case Family::Mma: return "mma";
+  case Family::GemvTiled: return "gemv_tiled";
+  }
+  return "?";
+}
 
 Expected<Family> parseFamily(const std::string &name) {
   if (name == "gemv")
     return Family::Gemv;
   if (name == "mma")
     return Family::Mma;
-  return makeError("unknown kernel family '" + name + "' (the tuner knows gemv and mma)");
+  if (name == "gemv_tiled")
+    return Family::GemvTiled;
+  return makeError("unknown kernel family '" + name +
+                   "' (the tuner knows gemv, gemv_tiled and mma)");
 }
 
 std::string Schedule::text() const {

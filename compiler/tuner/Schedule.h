@@ -10,7 +10,9 @@
 
 namespace lowbit::tuner {
 
-enum class Family { Gemv, Mma };
+// GemvTiled and Mma with split_k > 1 are the split-K designs: their block's
+// warps are its split_k warps along K (warps = [1, 1]).
+enum class Family { Gemv, Mma, GemvTiled };
 
 const char *familyName(Family family);
 Expected<Family> parseFamily(const std::string &name);
@@ -22,7 +24,8 @@ struct Schedule {
   int64_t stages = 1;
   int64_t splitK = 1;
 
-  int64_t threads() const { return 32 * warpsM * warpsN; }
+  bool splitsK() const { return family == Family::GemvTiled || splitK > 1; }
+  int64_t threads() const { return 32 * warpsM * warpsN * (splitsK() ? splitK : 1); }
   // "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4,
   // split_k = 1>", exactly as the compiler's defaultSchedules() spell it.
   std::string text() const;

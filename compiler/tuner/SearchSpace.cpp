@@ -1,4 +1,5 @@
 #include "compiler/tuner/SearchSpace.h"
+#include "compiler/tuner/ScheduleRules.h"
 
 #include <algorithm>
 
@@ -49,14 +50,16 @@ int64_t mmaSharedBytes(const Schedule &s, int codeBits) {
 
 namespace {
 
+std::string str(int64_t v) { return std::to_string(v); }
+
+} // namespace
+
 Status reject(const char *family, const std::string &why) {
   return makeError(std::string(family) + " schedule: " + why);
 }
 
-std::string str(int64_t v) { return std::to_string(v); }
-
-// Rules both families share, in the order TileGemv.cpp and TileMma.cpp test
-// them: code type and activation type come first.
+// Rules every family shares, in the order the compiler tests them: code type
+// and activation type come first...
 Status checkTypes(const char *family, const ProblemShape &p) {
   if (p.codeBits != 4 || !p.integerCodes)
     return reject(family, "only 4-bit integer codes are implemented");
@@ -65,7 +68,7 @@ Status checkTypes(const char *family, const ProblemShape &p) {
   return Status::success();
 }
 
-// ...and the zero and act-order rules come last in both.
+// ...and the zero and act-order rules come last.
 Status checkQuantTail(const char *family, const ProblemShape &p) {
   if (p.zero == "quantized")
     return reject(family, "quantized zero codes are not implemented");
@@ -73,8 +76,6 @@ Status checkQuantTail(const char *family, const ProblemShape &p) {
     return reject(family, "act_order is not implemented");
   return Status::success();
 }
-
-} // namespace
 
 // Mirrors passes/TileGemv.cpp `checkGemv`, rule for rule and in its order.
 // Stages are not checked there (the gemv body has no pipeline), so not here.
@@ -111,6 +112,8 @@ Status checkMmaSchedule(const ProblemShape &p, const Schedule &s) {
   const char *f = "mma";
   if (s.family != Family::Mma)
     return reject(f, "not an mma schedule");
+  if (s.splitK > 1)
+    return checkMmaSplitKSchedule(p, s);
   if (Status t = checkTypes(f, p); !t)
     return t;
   // The compiler divides by the warp counts; the dialect's verifier keeps
@@ -128,8 +131,6 @@ Status checkMmaSchedule(const ProblemShape &p, const Schedule &s) {
                      "shared-memory swizzle), got " + str(s.tileK));
   if (s.stages < 2)
     return reject(f, "stages must be at least 2, got " + str(s.stages));
-  if (s.splitK != 1)
-    return reject(f, "split_k > 1 is not implemented for mma");
   int64_t shared = mmaSharedBytes(s, p.codeBits);
   if (shared > kMmaStaticSharedBytes)
     return reject(f, "needs " + str(shared) + " bytes of shared memory; at most " +
@@ -145,12 +146,25 @@ Status checkMmaSchedule(const ProblemShape &p, const Schedule &s) {
 }
 
 Status checkCompilerRules(const ProblemShape &p, const Schedule &s) {
-  return s.family == Family::Gemv ? checkGemvSchedule(p, s) : checkMmaSchedule(p, s);
+  switch (s.family) {
+  case Family::Gemv: return checkGemvSchedule(p, s);
+  case Family::GemvTiled: return checkGemvTiledSchedule(p, s);
+  case Family::Mma: return checkMmaSchedule(p, s);
+  }
+  return makeError("unknown family");
 }
 
 int64_t estimatedRegisters(const Schedule &s) {
   if (s.family == Family::Gemv)
     return s.tileM <= 2 ? 64 : s.tileM <= 4 ? 128 : 255; // TileGemv.cpp's budget
+  if (s.family == Family::GemvTiled) // as ptxas reported on sm_90a for g128
+    return s.tileM <= 1 ? 96 : s.tileM <= 2 ? 122 : s.tileM <= 4 ? 128 : 255;
+  if (s.splitK > 1) {
+    // A lane's accumulators, a chunk's codes in flight per stage, and ~64
+    // for addresses, A fragments and decode (ptxas on sm_90a: 107 to 219).
+    int64_t accumulators = (s.tileM / kMmaFragmentM) * (s.tileN / 8) * 4;
+    return std::min<int64_t>(255, 64 + accumulators + 16 * s.stages * (s.tileN / kMmaColumnsPerLoad));
+  }
   // Per lane: the warp's (tile M / warps M) x (tile N / warps N) f32
   // accumulators, 4 registers of A fragment per m16 fragment, 16 of decoded
   // B per 64-column load, and ~40 for addresses, loop state and decode.
@@ -163,7 +177,11 @@ int64_t estimatedRegisters(const Schedule &s) {
 }
 
 int64_t estimatedSharedBytes(const Schedule &s, int codeBits) {
-  return s.family == Family::Mma ? mmaSharedBytes(s, codeBits) : 0;
+  if (s.family == Family::GemvTiled)
+    return gemvTiledPartialBytes(s);
+  if (s.family == Family::Mma)
+    return s.splitK > 1 ? mmaSplitKPartialBytes(s) : mmaSharedBytes(s, codeBits);
+  return 0;
 }
 
 Status checkArchLimits(const ArchLimits &l, const Schedule &s, int codeBits) {
@@ -197,14 +215,14 @@ Status checkSchedule(const ProblemShape &p, const ArchLimits &l, const Schedule 
   return checkArchLimits(l, s, p.codeBits);
 }
 
-namespace {
-
 void consider(SearchSpace &space, const ProblemShape &p, const ArchLimits &l, const Schedule &s) {
   if (Status why = checkSchedule(p, l, s); why)
     space.accepted.push_back(s);
   else
     space.rejected.push_back({s, why.error()});
 }
+
+namespace {
 
 void append(SearchSpace &into, SearchSpace &&from) {
   for (Schedule &s : from.accepted)
@@ -261,6 +279,8 @@ SearchSpace enumerateMma(const ProblemShape &p, const ArchLimits &l, const Searc
 SearchSpace enumerateSchedules(const ProblemShape &p, const ArchLimits &l,
                                const SearchSpaceOptions &o) {
   SearchSpace space = enumerateGemv(p, l, o);
+  append(space, enumerateGemvTiled(p, l, o));
+  append(space, enumerateMmaSplitK(p, l, o));
   append(space, enumerateMma(p, l, o));
   return space;
 }

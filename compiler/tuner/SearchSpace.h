@@ -71,6 +71,10 @@ int64_t mmaSharedBytes(const Schedule &schedule, int codeBits);
 // The compiler's rules (see the file comment); OK or the reason.
 Status checkGemvSchedule(const ProblemShape &problem, const Schedule &schedule);
 Status checkMmaSchedule(const ProblemShape &problem, const Schedule &schedule);
+// Mirror passes/SplitKLoops.cpp `checkSplitKProblem` with TileGemvTiled.cpp
+// `checkGemvTiled` and TileMmaSplitK.cpp `checkMmaSplitK`.
+Status checkGemvTiledSchedule(const ProblemShape &problem, const Schedule &schedule);
+Status checkMmaSplitKSchedule(const ProblemShape &problem, const Schedule &schedule);
 Status checkCompilerRules(const ProblemShape &problem, const Schedule &schedule);
 
 // Registers per thread the kernel is expected to use. gemv mirrors the budget
@@ -99,6 +103,15 @@ struct SearchSpaceOptions {
   std::vector<int64_t> mmaWarpsM = {1, 2, 4};
   std::vector<int64_t> mmaWarpsN = {1, 2, 4};
   std::vector<int64_t> mmaStages = {2, 3, 4, 5};
+  // The split-K families: tile K is the K chunk a warp takes, stages the
+  // chunks it has in flight, split_k its block's warps along K.
+  std::vector<int64_t> gemvTiledTileM = {1, 2, 4};
+  std::vector<int64_t> gemvTiledSplitK = {4, 8, 16};
+  std::vector<int64_t> splitKTileK = {128, 256};
+  std::vector<int64_t> splitKStages = {1, 2};
+  std::vector<int64_t> mmaSplitKTileM = {16, 32};
+  std::vector<int64_t> mmaSplitKTileN = {64, 128};
+  std::vector<int64_t> mmaSplitK = {2, 4, 8};
 };
 
 struct RejectedSchedule {
@@ -115,7 +128,11 @@ SearchSpace enumerateGemv(const ProblemShape &problem, const ArchLimits &limits,
                           const SearchSpaceOptions &options = {});
 SearchSpace enumerateMma(const ProblemShape &problem, const ArchLimits &limits,
                          const SearchSpaceOptions &options = {});
-// Both families.
+SearchSpace enumerateGemvTiled(const ProblemShape &problem, const ArchLimits &limits,
+                               const SearchSpaceOptions &options = {});
+SearchSpace enumerateMmaSplitK(const ProblemShape &problem, const ArchLimits &limits,
+                               const SearchSpaceOptions &options = {});
+// Every family.
 SearchSpace enumerateSchedules(const ProblemShape &problem, const ArchLimits &limits,
                                const SearchSpaceOptions &options = {});
 

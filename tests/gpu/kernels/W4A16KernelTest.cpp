@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -172,6 +173,7 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
   for (auto &[key, group] : byProblem) {
     const kernels::ProblemDesc &p = group.front()->problem;
     SCOPED_TRACE(p.name);
+    const auto started = std::chrono::steady_clock::now();
     ProblemData data;
     prepareProblem(*api, p, data, rng);
     for (const kernels::KernelEntry *entry : group)
@@ -194,10 +196,25 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
       SCOPED_TRACE("M = " + std::to_string(m));
       std::vector<uint16_t> xBits(static_cast<size_t>(m * p.k));
       std::vector<double> x(xBits.size());
-      for (size_t i = 0; i < xBits.size(); ++i) {
-        const auto &[bits, value] = values[rng.next() & 4095];
-        xBits[i] = bits;
-        x[i] = value;
+      // Drawn on all host cores, each from its own stream of the test's
+      // generator: at M = 4096 this is tens of millions of values.
+      {
+        unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+        std::vector<uint64_t> seeds(workers);
+        for (uint64_t &seed : seeds)
+          seed = rng.next();
+        std::vector<std::thread> threads;
+        for (unsigned w = 0; w < workers; ++w)
+          threads.emplace_back([&, w] {
+            SplitMix stream{seeds[w]};
+            for (size_t i = w; i < xBits.size(); i += workers) {
+              const auto &[bits, value] = values[stream.next() & 4095];
+              xBits[i] = bits;
+              x[i] = value;
+            }
+          });
+        for (std::thread &t : threads)
+          t.join();
       }
       std::vector<std::pair<int64_t, int64_t>> samples;
       if (m * p.n <= 1 << 16) {
@@ -261,8 +278,9 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
         ++checked;
       }
     }
-    std::printf("%-40s %zu kernels x %zu M values ok\n", p.name.c_str(), group.size(),
-                std::size(kRowCounts));
+    std::printf("%-40s %zu kernels x %zu M values ok (%.1f s)\n", p.name.c_str(), group.size(),
+                std::size(kRowCounts),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     std::fflush(stdout);
   }
   std::printf("checked %d (kernel, M) pairs on %s; worst relative error %.3g\n", checked,

@@ -66,7 +66,7 @@ TEST(Prune, WithTheCostModelGemvIsNotMeasuredAtLargeMNorTallMmaAtMOne) {
   const Schedule mma16{Family::Mma, 16, 64, 128, 1, 1, 4, 1};
   const Schedule mma128{Family::Mma, 128, 128, 64, 4, 2, 2, 1};
   const std::string gemvTiled =
-      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 1024], warps = [1, 1], stages = 1, "
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, "
       "split_k = 8>";
   const Schedule splitKMma{Family::Mma, 16, 64, 256, 1, 1, 1, 8};
   SweepProblem problem =
@@ -83,10 +83,11 @@ TEST(Prune, WithTheCostModelGemvIsNotMeasuredAtLargeMNorTallMmaAtMOne) {
   }
   EXPECT_FALSE(c[0].pruned(1));
   EXPECT_TRUE(c[3].pruned(1)) << "a 128-row mma tile at M = 1";
-  // gemv_tiled and split-K: the tuner's model does not describe them, so
-  // they are always measured.
-  EXPECT_TRUE(c[4].prunedM.empty());
-  EXPECT_TRUE(c[5].prunedM.empty());
+  // The split-K families are modelled too: measured where they can win,
+  // and gemv_tiled (1 row a block) not at M = 4096.
+  EXPECT_FALSE(c[4].pruned(1)) << "gemv_tiled at M = 1";
+  EXPECT_TRUE(c[4].pruned(4096)) << "gemv_tiled at M = 4096";
+  EXPECT_FALSE(c[5].pruned(16)) << "split-K mma at M = 16";
   for (int64_t m : ms) {
     int kept = 0;
     for (size_t i = 0; i < 4; ++i)

@@ -26,8 +26,38 @@ bool mmaRulesHold(const ProblemShape &p, const Schedule &s) {
          (p.granularity != "group" || p.groupSize % s.tileK == 0);
 }
 
+// passes/SplitKLoops.cpp checkSplitKProblem: whole 16-wide steps in a chunk,
+// whole chunks in K, chunk and group dividing one another, 1..4 stages.
+bool splitKRulesHold(const ProblemShape &p, const Schedule &s) {
+  bool groupFits = p.granularity != "group" ||
+                   (p.groupSize % 16 == 0 && (s.tileK % p.groupSize == 0 || p.groupSize % s.tileK == 0));
+  return s.warpsM == 1 && s.warpsN == 1 && s.splitK >= 1 && s.splitK <= 32 && s.stages >= 1 &&
+         s.stages <= 4 && p.n % 64 == 0 && s.tileK >= 16 && s.tileK % 16 == 0 &&
+         p.k % s.tileK == 0 && groupFits;
+}
+
+// passes/TileGemvTiled.cpp checkGemvTiled: 64 columns, 1..8 rows, partial
+// sums [split_k, rows x 8 subtiles, 8 groups] of f32 in 48 KB.
+bool gemvTiledRulesHold(const ProblemShape &p, const Schedule &s) {
+  return s.family == Family::GemvTiled && s.tileN == 64 && s.tileM >= 1 && s.tileM <= 8 &&
+         s.splitK * s.tileM * 8 * 8 * 4 <= 48 * 1024 && splitKRulesHold(p, s);
+}
+
+// passes/TileMmaSplitK.cpp checkMmaSplitK: m16 or m32, 64 or 128 columns,
+// partial sums [split_k, fragments x subtiles, 32 lanes x 4] of f32 in 48 KB.
+bool mmaSplitKRulesHold(const ProblemShape &p, const Schedule &s) {
+  return s.family == Family::Mma && s.splitK > 1 && (s.tileM == 16 || s.tileM == 32) &&
+         (s.tileN == 64 || s.tileN == 128) && p.n % s.tileN == 0 &&
+         s.splitK * (s.tileM / 16) * (s.tileN / 8) * 512 <= 48 * 1024 && splitKRulesHold(p, s);
+}
+
 bool compilerRulesHold(const ProblemShape &p, const Schedule &s) {
-  return s.family == Family::Gemv ? gemvRulesHold(p, s) : mmaRulesHold(p, s);
+  switch (s.family) {
+  case Family::Gemv: return gemvRulesHold(p, s);
+  case Family::GemvTiled: return gemvTiledRulesHold(p, s);
+  case Family::Mma: return s.splitK > 1 ? mmaSplitKRulesHold(p, s) : mmaRulesHold(p, s);
+  }
+  return false;
 }
 
 ProblemShape shape(int64_t n, int64_t k, int64_t group = 128) {
