@@ -36,6 +36,17 @@ for binary in "$root"/.device/bin/*_gpu_tests; do
   fi
 done
 
+# The C host app (examples/host_app), built against the installed package,
+# on the runtime tests' database: it checks M = 1, 7, 64, 300 itself.
+if [[ -x $root/.device/bin/lowbit_host_app && -f $root/.device/kernels/runtime-tests.db ]]; then
+  timeout 120 "$root/.device/bin/lowbit_host_app" "$root/.device/kernels/runtime-tests.db" \
+    >"$out/host_app.log" 2>&1
+  rc=$?
+  ((rc != 0)) && status=1
+  summary+=("$(printf '%-40s %6s %6s %7s %4s' lowbit_host_app "$((rc == 0))" "$((rc != 0))" 0 "$rc")")
+  cat "$out/host_app.log"
+fi
+
 echo
 printf '%-40s %6s %6s %7s %4s\n' "gpu test binary" passed failed skipped rc
 printf '%s\n' "${summary[@]}"

@@ -12,6 +12,9 @@ mkdir -p "$root/.device/bin" "$root/.device/lib"
 for binary in "$build"/bin/*_gpu_tests "$build"/bin/lowbit; do
   [[ -x $binary ]] && cp "$binary" "$root/.device/bin/"
 done
+# The host app as the install test built it against the installed package.
+app=$build/tests/unit/runtime/api/install-test/app/lowbit_host_app
+[[ -x $app ]] && cp "$app" "$root/.device/bin/"
 # The runtime GPU tests and the host app link the C API's shared library.
 cp -P "$build"/lib/liblowbit_runtime.so* "$root/.device/lib/" 2>/dev/null || true
 # Kernel sets travel as manifests and cubins; their sources and PTX stay here.

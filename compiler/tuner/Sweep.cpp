@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <set>
 
 namespace lowbit::tuner {
@@ -329,13 +330,46 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
   return stopWith(StopReason::Completed);
 }
 
+std::string chooseWeightLayout(const std::vector<TimedPoint> &points,
+                               const std::map<std::string, std::string> &layoutOf) {
+  std::map<int64_t, double> bestAtM;
+  std::map<std::string, std::map<int64_t, double>> bestInLayout;
+  for (const TimedPoint &point : points) {
+    if (!point.passed || point.medianUs <= 0)
+      continue;
+    auto found = layoutOf.find(point.kernelId);
+    std::string layout = found == layoutOf.end() ? "" : found->second;
+    auto [overall, firstOverall] = bestAtM.emplace(point.m, point.medianUs);
+    if (!firstOverall)
+      overall->second = std::min(overall->second, point.medianUs);
+    auto [inLayout, first] = bestInLayout[layout].emplace(point.m, point.medianUs);
+    if (!first)
+      inLayout->second = std::min(inLayout->second, point.medianUs);
+  }
+  const double missing = std::log(1000.0);
+  std::string chosen;
+  double chosenLoss = std::numeric_limits<double>::infinity();
+  for (const auto &[layout, best] : bestInLayout) {
+    double loss = 0;
+    for (const auto &[m, overall] : bestAtM) {
+      auto at = best.find(m);
+      loss += at == best.end() ? missing : std::log(at->second / overall);
+    }
+    if (loss < chosenLoss)
+      chosen = layout, chosenLoss = loss;
+  }
+  return chosen;
+}
+
 Expected<std::vector<db::DispatchRange>> commitDispatch(db::Database &database,
                                                         const SweepProblem &problem,
                                                         const std::string &deviceId,
                                                         const std::string &runId,
                                                         const RangeOptions &options) {
   std::vector<TimedPoint> points;
+  std::map<std::string, std::string> layoutOf;
   for (const SweepCandidate &c : problem.candidates) {
+    layoutOf[c.kernelId] = c.entry.weightLayout;
     auto stored = database.results(c.kernelId, deviceId);
     if (!stored)
       return makeError(stored.error());
@@ -343,7 +377,12 @@ Expected<std::vector<db::DispatchRange>> commitDispatch(db::Database &database,
       if (runId.empty() || r.runId == runId)
         points.push_back({r.kernelId, r.m, r.medianUs, r.passed});
   }
-  auto ranges = deriveRanges(points, options);
+  std::string layout = chooseWeightLayout(points, layoutOf);
+  std::vector<TimedPoint> ofLayout;
+  for (const TimedPoint &point : points)
+    if (layoutOf[point.kernelId] == layout)
+      ofLayout.push_back(point);
+  auto ranges = deriveRanges(ofLayout, options);
   if (!ranges)
     return makeError("problem " + problem.problemId.substr(0, 12) + ": " + ranges.error());
   if (Status s = database.setDispatch(problem.problemId, deviceId, *ranges); !s)

@@ -164,7 +164,17 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
 
 // Derives the problem's dispatch ranges on the device from the passing
 // results in the database (of `runId`, or of every run when it is empty)
-// and stores them with setDispatch.
+// and stores them with setDispatch. A plan serves every M from one packed
+// weight buffer, so the table uses kernels of one weight layout: the layout
+// whose best kernels lose least to the overall best, summed over the
+// measured M points (chooseWeightLayout).
+// The weight layout whose kernels serve the measured M points best: the
+// smallest sum over M of log(best time in the layout / best time overall),
+// an M the layout has no passing result for costing as much as 1000x.
+// `layoutOf` maps a kernel id to its layout. Empty when no point passed.
+std::string chooseWeightLayout(const std::vector<TimedPoint> &points,
+                               const std::map<std::string, std::string> &layoutOf);
+
 Expected<std::vector<db::DispatchRange>> commitDispatch(db::Database &database,
                                                         const SweepProblem &problem,
                                                         const std::string &deviceId,

@@ -317,10 +317,33 @@ TEST_F(SweepFixture, FailedChecksAreStoredButNeverWinAndDispatchIsCommitted) {
     EXPECT_TRUE(db::validateRanges(*stored).ok());
     for (const db::DispatchRange &r : *stored)
       EXPECT_NE(r.kernelId, wrong->kernelId);
-    // gemv at small M, mma from somewhere before 256.
+    // One packed buffer serves the plan: the table uses one weight layout,
+    // here the mma one (the gemv layout is 12x slower at M = 4096).
     EXPECT_EQ(stored->front().mLo, 1);
     EXPECT_FALSE(stored->back().mHi.has_value());
+    std::set<std::string> layouts;
+    for (const db::DispatchRange &r : *stored)
+      for (const SweepCandidate &c : p.candidates)
+        if (c.kernelId == r.kernelId)
+          layouts.insert(c.entry.weightLayout);
+    EXPECT_EQ(layouts, std::set<std::string>{"layout-mma"});
   }
+}
+
+TEST(ChooseWeightLayout, TheLayoutThatLosesLeastOverTheMPointsWins) {
+  std::map<std::string, std::string> layoutOf = {
+      {"gemv", "row"}, {"tiled", "tile"}, {"mma", "tile"}};
+  // row is best at M = 1 by 10%; tile is close there and far better beyond.
+  std::vector<TimedPoint> points = {
+      {"gemv", 1, 10.0, true},  {"tiled", 1, 11.0, true}, {"mma", 1, 14.0, true},
+      {"gemv", 16, 60.0, true}, {"mma", 16, 15.0, true},  {"mma", 256, 90.0, true},
+  };
+  EXPECT_EQ(chooseWeightLayout(points, layoutOf), "tile");
+  // A layout with no passing result at an M cannot serve it.
+  std::vector<TimedPoint> onlyRow = {{"gemv", 1, 10.0, true}, {"mma", 1, 30.0, true},
+                                     {"gemv", 64, 100.0, true}, {"mma", 64, 90.0, false}};
+  EXPECT_EQ(chooseWeightLayout(onlyRow, layoutOf), "row");
+  EXPECT_EQ(chooseWeightLayout({}, layoutOf), "");
 }
 
 } // namespace
