@@ -367,11 +367,21 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
     return cublas.gemm(bf16_, m, problem_.n, problem_.k, x_.get(), dense_[i % copies].get(),
                        y_.get(), s);
   };
+  // A failed gemm is only CUDA_ERROR_UNKNOWN to the driver-side helpers;
+  // cuBLASLt's own reason (call and status) is what a reader needs.
+  auto cublasError = [&](const std::string &fallback) {
+    std::string why = cublas.lastError();
+    return makeError("cuBLAS: " + (why.empty() ? fallback : why));
+  };
   // One warm call sizes the graph, as for lowbit's kernels (measure()).
   Expected<double> singleUs = wallMicroseconds([&] { return gemm(0, nullptr); });
   if (!singleUs.ok())
-    return makeError("cuBLAS: " + singleUs.error());
-  return timeGraph(api_, graphLaunches(copies, *singleUs), std::max(7, options_.replays), gemm);
+    return cublasError(singleUs.error());
+  Expected<Timing> timing =
+      timeGraph(api_, graphLaunches(copies, *singleUs), std::max(7, options_.replays), gemm);
+  if (!timing.ok())
+    return cublasError(timing.error());
+  return timing;
 }
 
 Expected<double> BenchFixture::wallMicroseconds(const std::function<CUresult()> &launch) {

@@ -87,7 +87,8 @@ public:
   Expected<KernelTiming> measure(const kernels::KernelEntry &entry, CUfunction function,
                                  int64_t m);
 
-  // cuBLAS at the same shape on dense random weights, rotated the same way.
+  // cuBLASLt (Cublas.h) at the same shape on dense random weights, rotated
+  // the same way. A failure names the cuBLASLt call and its status.
   Expected<Timing> cublasTiming(const Cublas &cublas, int64_t m);
   // Its median, or 0 without cuBLAS or when it fails (the reason goes to
   // `log`): a benchmark row is still worth printing without its baseline.

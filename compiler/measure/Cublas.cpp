@@ -1,82 +1,276 @@
 #include "compiler/measure/Cublas.h"
 
-#include <cublas_api.h>
+#include "compiler/measure/GraphTimer.h"
+
+// Types and enums only: every function is called through a pointer dlsym
+// returned, so nothing links against cuBLASLt.
+#include <cublasLt.h>
 #include <dlfcn.h>
 
-namespace lowbit::measure {
+#include <map>
+#include <mutex>
+#include <tuple>
 
-struct Cublas::Functions {
-  decltype(&cublasCreate_v2) create = nullptr;
-  decltype(&cublasDestroy_v2) destroy = nullptr;
-  decltype(&cublasSetStream_v2) setStream = nullptr;
-  decltype(&cublasSetWorkspace_v2) setWorkspace = nullptr;
-  // cublas_api.h also declares a C++ overload, so the C signature is spelled out.
-  using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                    int, int, const void *, const void *, cudaDataType, int,
-                                    const void *, cudaDataType, int, const void *, void *,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-  GemmEx gemmEx = nullptr;
+namespace lowbit::measure {
+namespace {
+
+// The entry points, typed from the header's declarations so a mismatch with
+// the real signatures cannot compile.
+#define LOWBIT_CUBLASLT_FUNCTIONS(X)                                                               \
+  X(cublasLtCreate)                                                                                \
+  X(cublasLtDestroy)                                                                               \
+  X(cublasLtMatmulDescCreate)                                                                      \
+  X(cublasLtMatmulDescDestroy)                                                                     \
+  X(cublasLtMatmulDescSetAttribute)                                                                \
+  X(cublasLtMatrixLayoutCreate)                                                                    \
+  X(cublasLtMatrixLayoutDestroy)                                                                   \
+  X(cublasLtMatmulPreferenceCreate)                                                                \
+  X(cublasLtMatmulPreferenceDestroy)                                                               \
+  X(cublasLtMatmulPreferenceSetAttribute)                                                          \
+  X(cublasLtMatmulAlgoGetHeuristic)                                                                \
+  X(cublasLtMatmul)
+
+struct Functions {
+#define LOWBIT_CUBLASLT_POINTER(name) decltype(&::name) name = nullptr;
+  LOWBIT_CUBLASLT_FUNCTIONS(LOWBIT_CUBLASLT_POINTER)
+#undef LOWBIT_CUBLASLT_POINTER
 };
 
-namespace {
-constexpr size_t kWorkspaceBytes = 64u << 20;
+const char *statusName(cublasStatus_t status) {
+  switch (status) {
+  case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+  case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+  case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+  case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+  case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+  case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+  case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+  case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+  case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "unknown status";
 }
 
-Expected<std::unique_ptr<Cublas>> Cublas::load(const cuda::DriverApi &api) {
+// "cublasLtMatmul: status 13 (CUBLAS_STATUS_EXECUTION_FAILED)": the number
+// as well as the name, since a newer library may return values this build's
+// header does not know.
+Error statusError(const char *function, cublasStatus_t status) {
+  return makeError(std::string(function) + ": status " + std::to_string(static_cast<int>(status)) +
+                   " (" + statusName(status) + ")");
+}
+
+// Success, or the error statusError makes; lets every call be one line.
+Status check(const char *function, cublasStatus_t status) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return Status::success();
+  return statusError(function, status);
+}
+
+// Calls table.name(args...) and returns its error from the enclosing
+// function, named after `name` alone (not the whole call's text).
+#define LOWBIT_CUBLASLT_CALL(table, name, ...)                                                     \
+  do {                                                                                             \
+    if (Status s = check(#name, (table).name(__VA_ARGS__)); !s.ok())                               \
+      return makeError(s.error());                                                                 \
+  } while (0)
+
+// One shape's descriptors and algorithm. Made on a shape's first gemm and
+// kept: the heuristic query is host work that need not repeat on every
+// launch of a captured graph.
+struct Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t w = nullptr, x = nullptr, y = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+};
+
+// Teardown statuses are not checked: there is nothing left to do about them.
+void destroyPlan(const Functions &fn, Plan &plan) {
+  for (cublasLtMatrixLayout_t layout : {plan.w, plan.x, plan.y})
+    if (layout)
+      fn.cublasLtMatrixLayoutDestroy(layout);
+  if (plan.desc)
+    fn.cublasLtMatmulDescDestroy(plan.desc);
+  plan = Plan{};
+}
+
+} // namespace
+
+struct Cublas::State {
+  ~State();
+  Expected<const Plan *> planFor(bool bf16, int64_t m, int64_t n, int64_t k);
+  Status fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, int64_t k);
+
+  void *library = nullptr;
+  std::string libraryName;
+  Functions fn;
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  DeviceMemory workspace;
+  // gemm() is const and the measuring code may share one Cublas; the plans
+  // and the last error are its only mutable state.
+  std::mutex mutex;
+  std::map<std::tuple<bool, int64_t, int64_t, int64_t>, Plan> plans;
+  std::string lastError;
+};
+
+Cublas::State::~State() {
+  for (auto &entry : plans)
+    destroyPlan(fn, entry.second);
+  if (preference)
+    fn.cublasLtMatmulPreferenceDestroy(preference);
+  if (handle)
+    fn.cublasLtDestroy(handle);
+  // The library stays loaded, as the CUDA driver does (runtime/cuda):
+  // cuBLASLt keeps process-wide state (its CUDA runtime, heuristics cache)
+  // past a handle's destruction, and unloading it would gain nothing.
+  // `workspace` is freed after this body, once no handle can use it.
+}
+
+const std::vector<std::string> &Cublas::defaultLibraries() {
+  static const std::vector<std::string> names = {"libcublasLt.so.13", "libcublasLt.so.12",
+                                                 "libcublasLt.so"};
+  return names;
+}
+
+Expected<std::unique_ptr<Cublas>> Cublas::load(const cuda::DriverApi &api,
+                                               const std::vector<std::string> &libraries) {
   std::unique_ptr<Cublas> cublas(new Cublas());
-  cublas->api_ = &api;
-  for (const char *name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}) {
-    cublas->library_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (cublas->library_)
+  cublas->state_ = std::make_unique<State>();
+  State &state = *cublas->state_;
+  std::string tried, lastDlError;
+  for (const std::string &name : libraries) {
+    state.library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (state.library) {
+      state.libraryName = name;
       break;
+    }
+    if (const char *why = dlerror())
+      lastDlError = why;
+    tried += (tried.empty() ? "" : ", ") + name;
   }
-  if (!cublas->library_)
-    return makeError("cuBLAS not found (libcublas.so.13/12)");
-  cublas->fn_ = std::make_unique<Functions>();
-  Functions &f = *cublas->fn_;
-  f.create = reinterpret_cast<decltype(f.create)>(dlsym(cublas->library_, "cublasCreate_v2"));
-  f.destroy = reinterpret_cast<decltype(f.destroy)>(dlsym(cublas->library_, "cublasDestroy_v2"));
-  f.setStream =
-      reinterpret_cast<decltype(f.setStream)>(dlsym(cublas->library_, "cublasSetStream_v2"));
-  f.setWorkspace = reinterpret_cast<decltype(f.setWorkspace)>(
-      dlsym(cublas->library_, "cublasSetWorkspace_v2"));
-  f.gemmEx = reinterpret_cast<decltype(f.gemmEx)>(dlsym(cublas->library_, "cublasGemmEx"));
-  if (!f.create || !f.destroy || !f.setStream || !f.setWorkspace || !f.gemmEx)
-    return makeError("cuBLAS lacks an entry point lowbit uses");
-  cublasHandle_t handle = nullptr;
-  if (f.create(&handle) != CUBLAS_STATUS_SUCCESS)
-    return makeError("cublasCreate failed");
-  cublas->handle_ = handle;
-  if (api.cuMemAlloc(&cublas->workspace_, kWorkspaceBytes) != CUDA_SUCCESS)
-    return makeError("cannot allocate the cuBLAS workspace");
-  if (f.setWorkspace(handle, reinterpret_cast<void *>(cublas->workspace_), kWorkspaceBytes) !=
-      CUBLAS_STATUS_SUCCESS)
-    return makeError("cublasSetWorkspace failed");
+  if (!state.library)
+    return makeError("cuBLASLt not found (tried " + tried + ")" +
+                     (lastDlError.empty() ? "" : ": " + lastDlError));
+
+  Functions &f = state.fn;
+  const char *missing = nullptr;
+#define LOWBIT_CUBLASLT_RESOLVE(name)                                                              \
+  f.name = reinterpret_cast<decltype(f.name)>(dlsym(state.library, #name));                        \
+  if (!f.name && !missing)                                                                         \
+    missing = #name;
+  LOWBIT_CUBLASLT_FUNCTIONS(LOWBIT_CUBLASLT_RESOLVE)
+#undef LOWBIT_CUBLASLT_RESOLVE
+  if (missing) {
+    // Not the library we want and nothing of it has run but its loading:
+    // unloading it is safe here, unlike once a handle exists.
+    dlclose(state.library);
+    state.library = nullptr;
+    return makeError(state.libraryName + " lacks " + missing +
+                     ", which the cuBLASLt baseline calls");
+  }
+
+  LOWBIT_CUBLASLT_CALL(f, cublasLtCreate, &state.handle);
+  Expected<DeviceMemory> workspace = DeviceMemory::allocate(api, kWorkspaceBytes);
+  if (!workspace.ok())
+    return makeError("cuBLASLt workspace: " + workspace.error());
+  state.workspace = std::move(*workspace);
+  // One preference for every shape: only the workspace bound, so the
+  // heuristic never picks an algorithm needing more than we pass.
+  LOWBIT_CUBLASLT_CALL(f, cublasLtMatmulPreferenceCreate, &state.preference);
+  const uint64_t maxWorkspace = kWorkspaceBytes;
+  LOWBIT_CUBLASLT_CALL(f, cublasLtMatmulPreferenceSetAttribute, state.preference,
+                       CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+                       sizeof(maxWorkspace));
   return cublas;
 }
 
-Cublas::~Cublas() {
-  if (handle_ && fn_)
-    fn_->destroy(static_cast<cublasHandle_t>(handle_));
-  if (workspace_ && api_)
-    api_->cuMemFree(workspace_);
+Cublas::~Cublas() = default;
+
+// cuBLASLt is column-major; X, W and Y are row-major. A row-major [R, C]
+// matrix is a column-major [C, R] one with the same leading dimension, so
+// compute Yᵀ[N, M] = W[N, K] · Xᵀ[K, M] with A = W (column-major [K, N],
+// transposed), B = X (column-major [K, M]) and C = D = Y (column-major
+// [N, M]): the mapping the cublasGemmEx baseline used (opA = T, opB = N).
+Status Cublas::State::fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, int64_t k) {
+  const cudaDataType type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulDescCreate, &plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  // The attributes are int32_t, whatever size the enum has.
+  const int32_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulDescSetAttribute, plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                       &transposed, sizeof(transposed));
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulDescSetAttribute, plan.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                       &plain, sizeof(plain));
+  const auto u64 = [](int64_t v) { return static_cast<uint64_t>(v); };
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatrixLayoutCreate, &plan.w, type, u64(k), u64(n), k);
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatrixLayoutCreate, &plan.x, type, u64(k), u64(m), k);
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatrixLayoutCreate, &plan.y, type, u64(n), u64(m), n);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulAlgoGetHeuristic, handle, plan.desc, plan.w, plan.x,
+                       plan.y, plan.y, preference, 1, &result, &found);
+  if (found < 1)
+    return makeError("cublasLtMatmulAlgoGetHeuristic: no algorithm for " +
+                     std::string(bf16 ? "bf16" : "f16") + " M = " + std::to_string(m) +
+                     ", N = " + std::to_string(n) + ", K = " + std::to_string(k));
+  if (Status s = check("cublasLtMatmulAlgoGetHeuristic (its result)", result.state); !s.ok())
+    return s;
+  if (result.workspaceSize > workspace.bytes())
+    return makeError("cublasLtMatmulAlgoGetHeuristic: the algorithm needs " +
+                     std::to_string(result.workspaceSize) + " bytes of workspace, over the " +
+                     std::to_string(workspace.bytes()) + " asked for");
+  plan.algo = result.algo;
+  return Status::success();
+}
+
+Expected<const Plan *> Cublas::State::planFor(bool bf16, int64_t m, int64_t n, int64_t k) {
+  auto key = std::make_tuple(bf16, m, n, k);
+  if (auto found = plans.find(key); found != plans.end())
+    return &found->second;
+  if (m <= 0 || n <= 0 || k <= 0)
+    return makeError("cuBLASLt gemm: M, N and K must be positive (M = " + std::to_string(m) +
+                     ", N = " + std::to_string(n) + ", K = " + std::to_string(k) + ")");
+  // Inserted first so the destructor frees whatever a failure leaves made;
+  // a failed plan is dropped again (destroying its parts) so a later call
+  // retries rather than using a half-made plan.
+  Plan &plan = plans[key];
+  if (Status s = fillPlan(plan, bf16, m, n, k); !s.ok()) {
+    destroyPlan(fn, plan);
+    plans.erase(key);
+    return makeError(s.error());
+  }
+  return &plan;
 }
 
 CUresult Cublas::gemm(bool bf16, int64_t m, int64_t n, int64_t k, CUdeviceptr x, CUdeviceptr w,
                       CUdeviceptr y, CUstream stream) const {
-  // Column-major view: Yᵀ[N, M] = (W as col-major [K, N])ᵀ · (X as col-major [K, M]).
-  auto handle = static_cast<cublasHandle_t>(handle_);
-  if (fn_->setStream(handle, reinterpret_cast<cudaStream_t>(stream)) != CUBLAS_STATUS_SUCCESS)
+  State &state = *state_;
+  std::lock_guard<std::mutex> lock(state.mutex);
+  Expected<const Plan *> plan = state.planFor(bf16, m, n, k);
+  if (!plan.ok()) {
+    state.lastError = plan.error();
     return CUDA_ERROR_UNKNOWN;
-  float one = 1.f, zero = 0.f;
-  cudaDataType type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
-  cublasStatus_t status = fn_->gemmEx(
-      handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-      static_cast<int>(k), &one, reinterpret_cast<const void *>(w), type, static_cast<int>(k),
-      reinterpret_cast<const void *>(x), type, static_cast<int>(k), &zero,
-      reinterpret_cast<void *>(y), type, static_cast<int>(n), CUBLAS_COMPUTE_32F,
-      CUBLAS_GEMM_DEFAULT);
-  return status == CUBLAS_STATUS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+  }
+  const Plan &p = **plan;
+  // Host pointer mode (the default): cuBLASLt reads the scalars when it
+  // enqueues, so locals are fine even under graph capture.
+  const float one = 1.f, zero = 0.f;
+  cublasStatus_t status = state.fn.cublasLtMatmul(
+      state.handle, p.desc, &one, reinterpret_cast<const void *>(w), p.w,
+      reinterpret_cast<const void *>(x), p.x, &zero, reinterpret_cast<const void *>(y), p.y,
+      reinterpret_cast<void *>(y), p.y, &p.algo, reinterpret_cast<void *>(state.workspace.get()),
+      state.workspace.bytes(), reinterpret_cast<cudaStream_t>(stream));
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    state.lastError = statusError("cublasLtMatmul", status).message;
+    return CUDA_ERROR_UNKNOWN;
+  }
+  state.lastError.clear();
+  return CUDA_SUCCESS;
+}
+
+std::string Cublas::lastError() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->lastError;
 }
 
 } // namespace lowbit::measure
