@@ -20,6 +20,9 @@ lowbit_compile_main(int argc, const char *const *argv) {
   std::vector<std::string> schedules;
   app.add_option("--schedule", schedules,
                  "only these schedules, as #lb.schedule<...> (default: the built-in set)");
+  int jobs = 0;
+  app.add_option("-j,--jobs", jobs, "NVRTC threads (default: one per hardware thread)")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -44,6 +47,7 @@ lowbit_compile_main(int argc, const char *const *argv) {
   lowbit::compiler::KernelSetOptions options;
   options.output = output;
   options.schedules = schedules;
+  options.jobs = jobs;
   lowbit::Expected<lowbit::compiler::KernelSetReport> report =
       lowbit::compiler::compileKernelSet(*spec, options, std::cerr);
   if (!report.ok()) {

@@ -16,9 +16,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <memory>
+#include <thread>
 
 using namespace mlir;
 
@@ -188,7 +191,17 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     archs.push_back(*arch);
   }
 
+  // 1. MLIR, one module at a time (one context, not thread-safe): every
+  // kernel's CUDA source, and one NVRTC job per (kernel, arch).
+  struct CompileJob {
+    const spec::ProblemSpec *problem;
+    codegen::KernelLaunchInfo info;
+    std::shared_ptr<const std::string> source;
+    nvrtc::Arch arch;
+    Expected<nvrtc::CompileResult> result = makeError("not compiled");
+  };
   KernelSetReport report;
+  std::vector<CompileJob> jobs;
   std::vector<std::string> schedules =
       options.schedules.empty() ? defaultSchedules() : options.schedules;
   for (const spec::ProblemSpec &problem : spec.problems) {
@@ -215,59 +228,86 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
       FailureOr<std::vector<codegen::KernelLaunchInfo>> infos = codegen::kernelLaunchInfo(**module);
       if (failed(infos) || failed(codegen::emitCuda(**module, sourceStream)))
         return makeError("lb-to-cuda failed for " + problem.name + ": " + diagnosticText);
+      auto shared = std::make_shared<const std::string>(std::move(source));
       for (const codegen::KernelLaunchInfo &info : *infos) {
         if (!toDatabase)
-          if (Status written = writeFile(directory / (info.name + ".cu"), source.data(), source.size());
+          if (Status written =
+                  writeFile(directory / (info.name + ".cu"), shared->data(), shared->size());
               !written.ok())
             return makeError(written.error());
-        for (nvrtc::Arch arch : archs) {
-          nvrtc::CompileRequest request;
-          request.source = source;
-          request.sourceName = info.name + ".cu";
-          request.arch = arch;
-          Expected<nvrtc::CompileResult> compiled = nvrtc::compile(request);
-          if (!compiled.ok()) {
-            diagnostics << "error: " << compiled.error() << "\n";
-            ++report.failures;
-            continue;
-          }
-          CompiledKernel kernel;
-          kernel.spec = problem;
-          kernel.problem = problem.name;
-          kernel.name = info.name;
-          kernel.arch = nvrtc::archName(arch);
-          kernel.schedule = info.scheduleText;
-          kernel.family = dispatchFamily(info.scheduleText);
-          kernel.weightLayout = info.weightLayout;
-          kernel.blockThreads = info.blockThreads;
-          kernel.gridTile = info.gridTile;
-          for (const nvrtc::KernelResources &r : compiled->resources)
-            if (r.kernelName == info.name) {
-              kernel.registers = r.registers;
-              kernel.sharedBytes = r.sharedBytes;
-              kernel.spillBytes = r.spillStoreBytes + r.spillLoadBytes;
-              kernel.stackBytes = r.stackFrameBytes;
-            }
-          if (kernel.spillBytes > 0) {
-            diagnostics << "error: " << kernel.name << " for " << kernel.arch << " spills "
-                        << kernel.spillBytes << " bytes\n";
-            ++report.failures;
-          }
-          kernel.cubin = std::move(compiled->cubin);
-          kernel.ptx = std::move(compiled->ptx);
-          std::string stem = kernel.name + "." + kernel.arch;
-          if (!toDatabase)
-            for (Status s : {writeFile(directory / (stem + ".cubin"), kernel.cubin.data(),
-                                       kernel.cubin.size()),
-                             writeFile(directory / (stem + ".ptx"), kernel.ptx.data(),
-                                       kernel.ptx.size())})
-              if (!s.ok())
-                return makeError(s.error());
-          kernel.source = source;
-          report.kernels.push_back(std::move(kernel));
-        }
+        for (nvrtc::Arch arch : archs)
+          jobs.push_back(CompileJob{&problem, info, shared, arch});
       }
     }
+  }
+
+  // 2. NVRTC on a pool of threads: programs are independent, and NVRTC is
+  // thread-safe across programs. Most of a kernel set's time is spent here.
+  {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < jobs.size(); i = next++) {
+        nvrtc::CompileRequest request;
+        request.source = *jobs[i].source;
+        request.sourceName = jobs[i].info.name + ".cu";
+        request.arch = jobs[i].arch;
+        jobs[i].result = nvrtc::compile(request);
+      }
+    };
+    size_t workers = std::min<size_t>(
+        jobs.size(), std::max(1u, options.jobs > 0 ? unsigned(options.jobs)
+                                                   : std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (size_t w = 1; w < workers; ++w)
+      pool.emplace_back(work);
+    work();
+    for (std::thread &t : pool)
+      t.join();
+  }
+
+  // 3. The results in the order they were asked for.
+  for (CompileJob &job : jobs) {
+    const codegen::KernelLaunchInfo &info = job.info;
+    if (!job.result.ok()) {
+      diagnostics << "error: " << job.result.error() << "\n";
+      ++report.failures;
+      continue;
+    }
+    nvrtc::CompileResult &compiled = *job.result;
+    CompiledKernel kernel;
+    kernel.spec = *job.problem;
+    kernel.problem = job.problem->name;
+    kernel.name = info.name;
+    kernel.arch = nvrtc::archName(job.arch);
+    kernel.schedule = info.scheduleText;
+    kernel.family = dispatchFamily(info.scheduleText);
+    kernel.weightLayout = info.weightLayout;
+    kernel.blockThreads = info.blockThreads;
+    kernel.gridTile = info.gridTile;
+    for (const nvrtc::KernelResources &r : compiled.resources)
+      if (r.kernelName == info.name) {
+        kernel.registers = r.registers;
+        kernel.sharedBytes = r.sharedBytes;
+        kernel.spillBytes = r.spillStoreBytes + r.spillLoadBytes;
+        kernel.stackBytes = r.stackFrameBytes;
+      }
+    if (kernel.spillBytes > 0) {
+      diagnostics << "error: " << kernel.name << " for " << kernel.arch << " spills "
+                  << kernel.spillBytes << " bytes\n";
+      ++report.failures;
+    }
+    kernel.cubin = std::move(compiled.cubin);
+    kernel.ptx = std::move(compiled.ptx);
+    std::string stem = kernel.name + "." + kernel.arch;
+    if (!toDatabase)
+      for (Status st : {writeFile(directory / (stem + ".cubin"), kernel.cubin.data(),
+                                  kernel.cubin.size()),
+                        writeFile(directory / (stem + ".ptx"), kernel.ptx.data(),
+                                  kernel.ptx.size())})
+        if (!st.ok())
+          return makeError(st.error());
+    kernel.source = *job.source;
+    report.kernels.push_back(std::move(kernel));
   }
   if (toDatabase) {
     if (Status s = writeDatabase(report, options.output, diagnostics); !s.ok())

@@ -32,6 +32,8 @@ struct KernelSetOptions {
   std::string output;
   // Schedules per family; empty means the built-in defaults.
   std::vector<std::string> schedules;
+  // NVRTC threads; 0 means one per hardware thread.
+  int jobs = 0;
 };
 
 struct KernelSetReport {

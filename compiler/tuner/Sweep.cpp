@@ -330,6 +330,28 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
   return stopWith(StopReason::Completed);
 }
 
+void mergeSummary(SweepSummary &total, const SweepSummary &part) {
+  auto severity = [](StopReason r) {
+    switch (r) {
+    case StopReason::Completed: return 0;
+    case StopReason::Budget: return 1;
+    case StopReason::Cancelled: return 2;
+    case StopReason::MeasurerFailed: return 3;
+    }
+    return 3;
+  };
+  if (severity(part.stop) > severity(total.stop)) {
+    total.stop = part.stop;
+    total.stopDetail = part.stopDetail;
+  }
+  total.measured += part.measured;
+  total.skipped += part.skipped;
+  total.pruned += part.pruned;
+  total.failedChecks += part.failedChecks;
+  total.problemsCut += part.problemsCut;
+  total.best.insert(total.best.end(), part.best.begin(), part.best.end());
+}
+
 std::string chooseWeightLayout(const std::vector<TimedPoint> &points,
                                const std::map<std::string, std::string> &layoutOf) {
   std::map<int64_t, double> bestAtM;

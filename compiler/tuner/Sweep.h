@@ -142,6 +142,11 @@ struct SweepSummary {
   bool complete() const { return stop == StopReason::Completed; }
 };
 
+// Adds `part` (a sweep over later problems) to `total`: counts add up, best
+// points append, and the stop reason is the most serious one (a failed
+// measurer over a cancel over a budget stop over completion).
+void mergeSummary(SweepSummary &total, const SweepSummary &part);
+
 // What a sweep over `problems` with `options` will measure, before it starts
 // (runSweep's own count): candidates within maxCandidates, and their (kernel,
 // M) points without the pruned ones. Points a resumed run already stored are

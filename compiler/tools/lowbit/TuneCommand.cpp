@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -29,6 +30,8 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 namespace lowbit::cli {
 namespace {
@@ -257,6 +260,75 @@ void printPlan(const tuner::SweepPlan &plan, const TuneArgs &args, std::ostream 
     out << "lowbit tune: budget " << args.budget << " s, shared between the problems\n";
 }
 
+// Problems compiled by a background thread (lowbit tune with the compiler
+// and the GPU on one machine): `compiled` counts the problems done, in order.
+struct BackgroundCompile {
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t compiled = 0;
+};
+
+// Orders, prunes, prints the plan of and measures one batch of problems
+// within `budgetSeconds` (0: none), then commits each problem's dispatch from
+// this run's results and adds the batch's summary to `total`. Returns the
+// exit code so far: non-zero only for a database error.
+int measureBatch(std::vector<tuner::SweepProblem> &sweep, const TuneArgs &args, const Gpu &gpu,
+                 db::Database &database, const tuner::DeviceModel &model, measure::Cublas *cublas,
+                 tuner::SweepOptions options, tuner::Clock &clock, double budgetSeconds,
+                 tuner::SweepSummary &total) {
+  const char *me = "lowbit tune: ";
+  tuner::PruneOptions prune;
+  prune.ratio = args.pruneRatio;
+  prune.maxCandidates = args.maxCandidates;
+  for (tuner::SweepProblem &p : sweep) {
+    tuner::orderByCostModel(p, options.mPoints, model);
+    tuner::prunePoints(p, options.mPoints, model, prune);
+  }
+  printPlan(tuner::planSweep(sweep, options), args, std::cerr);
+  if (args.dryRun)
+    return 0;
+  if (args.budget > 0 && budgetSeconds <= 0) {
+    tuner::SweepSummary cut;
+    cut.stop = tuner::StopReason::Budget;
+    cut.problemsCut = int64_t(sweep.size());
+    tuner::mergeSummary(total, cut);
+    return 0;
+  }
+  options.budgetSeconds = budgetSeconds;
+  measure::FixtureOptions fixture;
+  fixture.tolerance = args.tolerance;
+  const bool tty = isatty(2);
+  // Rejections go to the log only when it is not a rewritten progress bar.
+  measure::KernelMeasurer measurer(*gpu.api, measure::databaseCubins(database, sweep), cublas,
+                                   fixture, tty ? nullptr : &std::cerr);
+  cancelRequested.store(false);
+  auto previous = std::signal(SIGINT, onInterrupt);
+  tuner::ProgressPrinter printer(std::cerr, tty);
+  std::cerr << me << "run " << options.runId << " on " << gpu.fingerprint.name << ", copy "
+            << "bandwidth " << std::fixed << std::setprecision(0) << gpu.copyGBs << " GB/s\n";
+  Expected<tuner::SweepSummary> summary =
+      tuner::runSweep(database, sweep, measurer, options, clock, &printer);
+  printer.finish();
+  std::signal(SIGINT, previous);
+  if (!summary.ok()) {
+    std::cerr << me << summary.error() << "\n";
+    return 1;
+  }
+  // Dispatch from every passing result of this run stored so far, also after
+  // a budget stop or Ctrl-C: what was measured is real.
+  for (const tuner::SweepProblem &p : sweep) {
+    Expected<std::vector<db::DispatchRange>> ranges =
+        tuner::commitDispatch(database, p, options.deviceId, options.runId);
+    if (ranges.ok())
+      std::cerr << me << p.problem.name << ": " << ranges->size() << " dispatch range(s)\n";
+    else
+      std::cerr << me << "no dispatch for " << p.problem.name << ": " << ranges.error() << "\n";
+  }
+  tuner::mergeSummary(total, *summary);
+  return 0;
+}
+
 int runTune(const TuneArgs &args) {
   const char *me = "lowbit tune: ";
   if (args.compileOnly && (args.measureOnly || args.dryRun)) {
@@ -316,6 +388,8 @@ int runTune(const TuneArgs &args) {
   }
 
   // Compile (before the database is opened here: the plugin writes it).
+  bool overlapped = false;
+  BackgroundCompile background;
   if (!args.measureOnly && !args.dryRun) {
     std::string whyNot;
     CompileMain compileMain = loadCompiler(whyNot);
@@ -327,8 +401,25 @@ int runTune(const TuneArgs &args) {
     if (!compileMain)
       std::cerr << me << "no compiler on this machine (" << whyNot << "); measuring the "
                 << "candidates already in " << args.db << "\n";
-    else
+    overlapped = compileMain && !args.compileOnly && !args.noPtx && problems->size() > 1;
+    if (overlapped) {
+      // Compiler and GPU share this machine: the first problem's candidates
+      // now, the others on a thread while the GPU measures earlier ones.
+      compileCandidates(compileMain, {problems->front()}, arch, mPoints, model,
+                        args.maxCandidates, args.db);
+      background.compiled = 1;
+      background.thread = std::thread([&, compileMain] {
+        for (size_t i = 1; i < problems->size(); ++i) {
+          compileCandidates(compileMain, {(*problems)[i]}, arch, mPoints, model,
+                            args.maxCandidates, args.db);
+          std::lock_guard<std::mutex> lock(background.mutex);
+          ++background.compiled;
+          background.changed.notify_all();
+        }
+      });
+    } else if (compileMain) {
       compileCandidates(compileMain, *problems, arch, mPoints, model, args.maxCandidates, args.db);
+    }
     if (compileMain && args.noPtx) {
       Expected<db::Database> database = db::Database::open(args.db);
       std::vector<std::string> ids;
@@ -367,74 +458,70 @@ int runTune(const TuneArgs &args) {
       return 1;
     }
   }
-  std::vector<std::string> ids;
-  for (const kernels::ProblemDesc &p : *problems)
-    ids.push_back(tune::problemIdOf(p));
-  Expected<std::vector<tuner::SweepProblem>> sweep = tuner::loadSweepProblems(*database, arch, ids);
-  if (!sweep.ok()) {
-    std::cerr << me << sweep.error() << "\n";
-    return 1;
+  // The problems are measured in batches: all at once, or, while a
+  // background thread compiles, one by one as their candidates arrive.
+  std::vector<std::vector<std::string>> batches(1);
+  for (const kernels::ProblemDesc &p : *problems) {
+    if (overlapped && !batches.back().empty())
+      batches.emplace_back();
+    batches.back().push_back(tune::problemIdOf(p));
   }
-  if (sweep->empty()) {
-    std::cerr << me << args.db << " has no " << arch << " kernels for these problems; "
-              << "generate them with --compile-only where the compiler is\n";
-    return 1;
-  }
-  tuner::PruneOptions prune;
-  prune.ratio = args.pruneRatio;
-  prune.maxCandidates = args.maxCandidates;
-  for (tuner::SweepProblem &p : *sweep) {
-    tuner::orderByCostModel(p, mPoints, model);
-    tuner::prunePoints(p, mPoints, model, prune);
-  }
+  Expected<std::unique_ptr<measure::Cublas>> cublas =
+      args.dryRun ? Expected<std::unique_ptr<measure::Cublas>>(makeError("dry run"))
+                  : measure::Cublas::load(*gpu.api);
+  if (!args.dryRun && !cublas.ok())
+    std::cerr << me << "no cuBLAS baseline: " << cublas.error() << "\n";
   tuner::SweepOptions options;
   options.mPoints = mPoints;
   options.maxCandidates = args.maxCandidates;
-  printPlan(tuner::planSweep(*sweep, options), args, std::cerr);
-  if (args.dryRun)
-    return 0;
-
-  Expected<std::unique_ptr<measure::Cublas>> cublas = measure::Cublas::load(*gpu.api);
-  if (!cublas.ok())
-    std::cerr << me << "no cuBLAS baseline: " << cublas.error() << "\n";
-  measure::FixtureOptions fixture;
-  fixture.tolerance = args.tolerance;
-  const bool tty = isatty(2);
-  // Rejections go to the log only when it is not a rewritten progress bar.
-  measure::KernelMeasurer measurer(*gpu.api, measure::databaseCubins(*database, *sweep),
-                                   cublas.ok() ? cublas->get() : nullptr, fixture,
-                                   tty ? nullptr : &std::cerr);
   options.runId = args.runId.empty() ? defaultRunId() : args.runId;
   options.deviceId = gpu.fingerprint.id();
   options.resume = args.resume;
-  options.budgetSeconds = args.budget;
   options.cancel = &cancelRequested;
-  cancelRequested.store(false);
-  auto previous = std::signal(SIGINT, onInterrupt);
   tuner::SteadyClock clock;
-  tuner::ProgressPrinter printer(std::cerr, tty);
-  std::cerr << me << "run " << options.runId << " on " << gpu.fingerprint.name << " (" << arch
-            << "), copy bandwidth " << std::fixed << std::setprecision(0) << gpu.copyGBs
-            << " GB/s\n";
-  Expected<tuner::SweepSummary> summary =
-      tuner::runSweep(*database, *sweep, measurer, options, clock, &printer);
-  printer.finish();
-  std::signal(SIGINT, previous);
-  if (!summary.ok()) {
-    std::cerr << me << summary.error() << "\n";
-    return 1;
+  const double started = clock.seconds();
+  tuner::SweepSummary total;
+  std::vector<tuner::SweepProblem> measuredProblems;
+  int exitCode = 0;
+  for (size_t b = 0; b < batches.size() && exitCode == 0; ++b) {
+    if (overlapped) {
+      std::unique_lock<std::mutex> lock(background.mutex);
+      background.changed.wait(lock, [&] { return background.compiled > b; });
+    }
+    Expected<std::vector<tuner::SweepProblem>> sweep =
+        tuner::loadSweepProblems(*database, arch, batches[b]);
+    if (!sweep.ok()) {
+      std::cerr << me << sweep.error() << "\n";
+      exitCode = 1;
+      break;
+    }
+    if (sweep->empty()) {
+      if (overlapped)
+        continue; // that problem's candidates did not compile; it said why
+      std::cerr << me << args.db << " has no " << arch << " kernels for these problems; "
+                << "generate them with --compile-only where the compiler is\n";
+      exitCode = 1;
+      break;
+    }
+    exitCode = measureBatch(*sweep, args, gpu, *database, model,
+                            cublas.ok() ? cublas->get() : nullptr, options, clock,
+                            args.budget > 0 ? (args.budget - (clock.seconds() - started)) /
+                                                  double(batches.size() - b)
+                                            : 0,
+                            total);
+    measuredProblems.insert(measuredProblems.end(), sweep->begin(), sweep->end());
+    if (total.stop == tuner::StopReason::Cancelled ||
+        total.stop == tuner::StopReason::MeasurerFailed)
+      break;
   }
-
-  // Dispatch from every passing result of this run stored so far, also after
-  // a budget stop or Ctrl-C: what was measured is real.
-  for (const tuner::SweepProblem &p : *sweep) {
-    Expected<std::vector<db::DispatchRange>> ranges =
-        tuner::commitDispatch(*database, p, options.deviceId, options.runId);
-    if (ranges.ok())
-      std::cerr << me << p.problem.name << ": " << ranges->size() << " dispatch range(s)\n";
-    else
-      std::cerr << me << "no dispatch for " << p.problem.name << ": " << ranges.error() << "\n";
+  if (background.thread.joinable()) {
+    if (exitCode != 0 || total.stop == tuner::StopReason::Cancelled)
+      std::cerr << me << "waiting for the candidates being compiled\n";
+    background.thread.join();
   }
+  if (args.dryRun || exitCode != 0)
+    return exitCode;
+  const tuner::SweepSummary *summary = &total;
   printBest(*summary, std::cout);
   std::cerr << me << tuner::stopReasonName(summary->stop)
             << (summary->stopDetail.empty() ? "" : ": " + summary->stopDetail) << "; measured "

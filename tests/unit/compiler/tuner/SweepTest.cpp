@@ -330,6 +330,33 @@ TEST_F(SweepFixture, FailedChecksAreStoredButNeverWinAndDispatchIsCommitted) {
   }
 }
 
+TEST(MergeSummary, CountsAddAndTheMostSeriousStopWins) {
+  SweepSummary total;
+  SweepSummary first;
+  first.measured = 5, first.skipped = 1, first.pruned = 2, first.failedChecks = 1;
+  first.stop = StopReason::Budget;
+  first.problemsCut = 1;
+  first.best.push_back(BestPoint{});
+  mergeSummary(total, first);
+  SweepSummary second;
+  second.measured = 3;
+  second.best.push_back(BestPoint{});
+  mergeSummary(total, second);
+  EXPECT_EQ(total.measured, 8);
+  EXPECT_EQ(total.skipped, 1);
+  EXPECT_EQ(total.pruned, 2);
+  EXPECT_EQ(total.failedChecks, 1);
+  EXPECT_EQ(total.problemsCut, 1);
+  EXPECT_EQ(total.best.size(), 2u);
+  EXPECT_EQ(total.stop, StopReason::Budget); // a later completion does not hide it
+  SweepSummary failed;
+  failed.stop = StopReason::MeasurerFailed;
+  failed.stopDetail = "device lost";
+  mergeSummary(total, failed);
+  EXPECT_EQ(total.stop, StopReason::MeasurerFailed);
+  EXPECT_EQ(total.stopDetail, "device lost");
+}
+
 TEST(ChooseWeightLayout, TheLayoutThatLosesLeastOverTheMPointsWins) {
   std::map<std::string, std::string> layoutOf = {
       {"gemv", "row"}, {"tiled", "tile"}, {"mma", "tile"}};
