@@ -6,17 +6,21 @@ using namespace mlir;
 
 namespace lowbit::passes {
 
+SmallVector<Value> quantIndex(OpBuilder &b, Location loc, const KernelProblem &p, Value n,
+                              Value k) {
+  switch (p.quant.getGranularity()) {
+  case lb::ScaleGranularity::tensor: return {b.create<arith::ConstantIndexOp>(loc, 0)};
+  case lb::ScaleGranularity::channel: return {n};
+  case lb::ScaleGranularity::group:
+    return {n, b.create<arith::DivUIOp>(
+                   loc, k, b.create<arith::ConstantIndexOp>(loc, p.quant.getGroupSize()))};
+  }
+  return {};
+}
+
 ScaleAndBias loadScaleAndBias(OpBuilder &b, Location loc, const KernelProblem &p, Value n,
                               Value k) {
-  SmallVector<Value> at;
-  switch (p.quant.getGranularity()) {
-  case lb::ScaleGranularity::tensor: at = {b.create<arith::ConstantIndexOp>(loc, 0)}; break;
-  case lb::ScaleGranularity::channel: at = {n}; break;
-  case lb::ScaleGranularity::group:
-    at = {n, b.create<arith::DivUIOp>(
-                 loc, k, b.create<arith::ConstantIndexOp>(loc, p.quant.getGroupSize()))};
-    break;
-  }
+  SmallVector<Value> at = quantIndex(b, loc, p, n, k);
   Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at);
   if (!p.zeros)
     return {scale, Value()};

@@ -15,15 +15,16 @@ Value index(OpBuilder &b, Location loc, int64_t v) {
 
 // A fully unrolled scf.for over [0, extent) with `init` carried; the body
 // gets base + the induction value. Constant bounds let nvcc unroll it whole.
+using LoopBody = llvm::function_ref<SmallVector<Value>(Value k0, ValueRange acc)>;
 SmallVector<Value> unrolledLoop(OpBuilder &b, Location loc, Value base, int64_t extent,
-                                int64_t step, ValueRange init, PeriodBuilder body) {
+                                int64_t step, ValueRange init, LoopBody body) {
   auto loop = b.create<scf::ForOp>(loc, index(b, loc, 0), index(b, loc, extent),
                                    index(b, loc, step), init);
   loop->setAttr("lb.unroll", b.getI64IntegerAttr(extent / step));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value k0 = b.create<arith::AddIOp>(loc, base, loop.getInductionVar());
-  SmallVector<Value> next = body(b, k0, loop.getRegionIterArgs());
+  SmallVector<Value> next = body(k0, loop.getRegionIterArgs());
   b.create<scf::YieldOp>(loc, next);
   return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
 }
@@ -66,14 +67,24 @@ LogicalResult checkSplitKProblem(const KernelProblem &p, StringRef family) {
   return success();
 }
 
-int64_t scalePeriod(const lb::QuantAttr &quant, int64_t chunk) {
-  if (quant.getGranularity() == lb::ScaleGranularity::group)
-    return std::min<int64_t>(quant.getGroupSize(), chunk);
-  return chunk;
+SplitKShape splitKShape(const KernelProblem &p) {
+  SplitKShape shape;
+  shape.k = p.k;
+  shape.chunk = p.schedule.getTile()[2];
+  shape.scalesAlongK = p.quant.getGranularity() == lb::ScaleGranularity::group;
+  shape.period =
+      shape.scalesAlongK ? std::min<int64_t>(p.quant.getGroupSize(), shape.chunk) : shape.chunk;
+  shape.warps = p.schedule.getSplitK();
+  shape.chunksInFlight = p.schedule.getStages();
+  return shape;
 }
 
 SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShape &shape,
-                                    Value warp, ValueRange init, PeriodBuilder period) {
+                                    Value warp, ValueRange init, QuantLoader loadQuant,
+                                    StepBuilder step) {
+  SmallVector<Value> fixedQuant;
+  if (!shape.scalesAlongK)
+    fixedQuant = loadQuant(index(b, loc, 0));
   Value first = b.create<arith::MulIOp>(loc, warp, index(b, loc, shape.chunk));
   auto chunks = b.create<scf::ForOp>(loc, first, index(b, loc, shape.k),
                                      index(b, loc, shape.chunk * shape.warps), init);
@@ -81,15 +92,15 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
     chunks->setAttr("lb.unroll", b.getI64IntegerAttr(shape.chunksInFlight));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(chunks.getBody());
-  SmallVector<Value> next = unrolledLoop(b, loc, chunks.getInductionVar(), shape.chunk,
-                                         shape.period, chunks.getRegionIterArgs(), period);
+  SmallVector<Value> next = unrolledLoop(
+      b, loc, chunks.getInductionVar(), shape.chunk, shape.period, chunks.getRegionIterArgs(),
+      [&](Value period0, ValueRange carried) {
+        SmallVector<Value> quant = shape.scalesAlongK ? loadQuant(period0) : fixedQuant;
+        return unrolledLoop(b, loc, period0, shape.period, kStepK, carried,
+                            [&](Value k0, ValueRange acc) { return step(k0, quant, acc); });
+      });
   b.create<scf::YieldOp>(loc, next);
   return SmallVector<Value>(chunks.getResults().begin(), chunks.getResults().end());
-}
-
-SmallVector<Value> buildUnrolledSteps(OpBuilder &b, Location loc, Value k0, int64_t extent,
-                                      ValueRange init, StepBuilder step) {
-  return unrolledLoop(b, loc, k0, extent, kStepK, init, step);
 }
 
 } // namespace lowbit::passes

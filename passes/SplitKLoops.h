@@ -24,34 +24,33 @@ struct SplitKShape {
   // the next chunk's loads before the current chunk's math, keeping a warp's
   // loads in flight across the chunk boundary.
   int64_t chunksInFlight = 1;
+  // Whether scales change along K (group granularity); if not, they are
+  // loaded once, before the loops.
+  bool scalesAlongK = false;
 };
 
+// The nest's shape from a split-K schedule: K, tile K as the chunk, the scale
+// period, split_k warps and `stages` chunks in flight.
+SplitKShape splitKShape(const KernelProblem &problem);
+
 // The checks both split-K families share (stages, the chunks a warp has in
-// flight, is 1..4): N in whole 64-column tiles, K in
-// whole chunks, chunks in whole 16-wide steps, chunk and group size dividing
-// one another, and the quantization features they implement. `family` starts
-// each diagnostic.
+// flight, is 1..4): N in whole 64-column tiles, K in whole chunks, chunks in
+// whole 16-wide steps, chunk and group size dividing one another, and the
+// quantization features they implement. `family` starts each diagnostic.
 mlir::LogicalResult checkSplitKProblem(const KernelProblem &problem, llvm::StringRef family);
 
-// Scale period for this chunk: the group size when scales change inside a
-// chunk, else the chunk. Callers have checked that one divides the other.
-int64_t scalePeriod(const lb::QuantAttr &quant, int64_t chunk);
-
-// Loops with the accumulators `init` carried through. `period` builds one
-// scale period at K offset `k0` (an index) given the accumulators and returns
-// their new values; `step` builds one 16-wide K step of it. Returns the
-// accumulators after the whole nest.
-using PeriodBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
-    mlir::OpBuilder &, mlir::Value k0, mlir::ValueRange acc)>;
+// Loads what a scale period needs (scales, zeros) for K offset `k0`.
+using QuantLoader = llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value k0)>;
+// Builds one 16-wide K step at `k0` with the period's loaded `quant` and the
+// accumulators; returns their new values.
+using StepBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    mlir::Value k0, llvm::ArrayRef<mlir::Value> quant, mlir::ValueRange acc)>;
+// The whole nest with the accumulators `init` carried through: `loadQuant`
+// runs once per period (or once before the loops when scales do not change
+// along K), `step` once per 16-wide step. Returns the final accumulators.
 llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Location loc,
                                                 const SplitKShape &shape, mlir::Value warp,
-                                                mlir::ValueRange init, PeriodBuilder period);
-
-using StepBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
-    mlir::OpBuilder &, mlir::Value k0, mlir::ValueRange acc)>;
-// A fully unrolled loop over [k0, k0 + extent) in steps of 16.
-llvm::SmallVector<mlir::Value> buildUnrolledSteps(mlir::OpBuilder &b, mlir::Location loc,
-                                                  mlir::Value k0, int64_t extent,
-                                                  mlir::ValueRange init, StepBuilder step);
+                                                mlir::ValueRange init, QuantLoader loadQuant,
+                                                StepBuilder step);
 
 } // namespace lowbit::passes

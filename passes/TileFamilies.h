@@ -28,6 +28,11 @@ mlir::LogicalResult checkMma(const KernelProblem &problem);
 mlir::LogicalResult checkGemvTiled(const KernelProblem &problem);
 mlir::LogicalResult checkMmaSplitK(const KernelProblem &problem);
 
+// The scale (and zero) tensor index of column n at K offset k: [0] for a
+// tensor scale, [n] per channel, [n, k / group] per group.
+llvm::SmallVector<mlir::Value> quantIndex(mlir::OpBuilder &b, mlir::Location loc,
+                                          const KernelProblem &p, mlir::Value n, mlir::Value k);
+
 // Column n's scale at K offset k, widened to f32, and for zero points the
 // bias that folds them into one fma on the decoded codes: (q - z)·s =
 // q·s + (-z·s) for sub_code, q·s - z = q·s + (-z) for sub_value; no bias

@@ -31,17 +31,6 @@ struct GemvBuilder {
   }
   Value coord(lb::ThreadCoord c) { return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c); }
 
-  // The scale (or zero) tensor index of the chunk starting at k.
-  SmallVector<Value> quantIndex(Value n, Value k) {
-    switch (p.quant.getGranularity()) {
-    case lb::ScaleGranularity::tensor: return {index(0)};
-    case lb::ScaleGranularity::channel: return {n};
-    case lb::ScaleGranularity::group:
-      return {n, b.create<arith::DivUIOp>(loc, k, index(p.quant.getGroupSize()))};
-    }
-    return {};
-  }
-
   // One lane's contribution for one step: for each row m of the block, the
   // dequantized dot product of its 32 codes with x[m, k .. k + 32).
   SmallVector<Value> step(Value n, Value k, Value m0, ValueRange acc) {
@@ -51,7 +40,7 @@ struct GemvBuilder {
         loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(), n, k,
         lb::Fragment::gemv_row, DenseI64ArrayAttr());
     Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
-    SmallVector<Value> qIndex = quantIndex(n, k);
+    SmallVector<Value> qIndex = quantIndex(b, loc, p, n, k);
     Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, qIndex);
     Value zero = p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, qIndex) : Value();
 

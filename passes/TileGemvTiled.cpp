@@ -39,16 +39,6 @@ struct GemvTiledBuilder {
     return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
   }
 
-  SmallVector<Value> quantIndex(Value n, Value k) {
-    switch (p.quant.getGranularity()) {
-    case lb::ScaleGranularity::tensor: return {index(0)};
-    case lb::ScaleGranularity::channel: return {n};
-    case lb::ScaleGranularity::group:
-      return {n, b.create<arith::DivUIOp>(loc, k, index(p.quant.getGroupSize()))};
-    }
-    return {};
-  }
-
   void build() {
     int64_t rowsM = p.schedule.getTile()[0], warps = p.schedule.getSplitK();
     int64_t slots = rowsM * kSubtiles;
@@ -63,25 +53,23 @@ struct GemvTiledBuilder {
     Value partials =
         b.create<lb::SharedBufferOp>(loc, partialsType, warps, slots, kGroupsPerWarp);
 
-    // The lane's scale (and zero) of each of its 8 subtiles at K offset k.
-    auto loadQuant = [&](Value k, SmallVector<Value> &scales, SmallVector<Value> &zeros) {
-      scales.clear();
-      zeros.clear();
+    // The lane's scales of its 8 subtiles at K offset k, then their zeros
+    // (null without zero points).
+    auto loadQuant = [&](Value k) {
+      SmallVector<Value> scales, zeros;
       for (int64_t s = 0; s < kSubtiles; ++s) {
         Value n = add(n0, add(index(8 * s), group));
-        SmallVector<Value> at = quantIndex(n, k);
+        SmallVector<Value> at = quantIndex(b, loc, p, n, k);
         scales.push_back(b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at));
         zeros.push_back(p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at)
                                 : Value());
       }
+      scales.append(zeros.begin(), zeros.end());
+      return scales;
     };
-    bool perGroup = p.quant.getGranularity() == lb::ScaleGranularity::group;
-    SmallVector<Value> fixedScales, fixedZeros;
-    if (!perGroup)
-      loadQuant(index(0), fixedScales, fixedZeros);
 
-    auto step = [&](OpBuilder &, Value k0, ValueRange carried, ArrayRef<Value> scales,
-                    ArrayRef<Value> zeros) {
+    auto step = [&](Value k0, ArrayRef<Value> quant, ValueRange carried) {
+      ArrayRef<Value> scales = quant.take_front(kSubtiles), zeros = quant.drop_front(kSubtiles);
       auto words = b.create<lb::LoadCodesOp>(loc, VectorType::get({4}, b.getI32Type()),
                                              p.weights, /*stage=*/Value(), n0, k0,
                                              lb::Fragment::mma_b, DenseI64ArrayAttr());
@@ -126,18 +114,8 @@ struct GemvTiledBuilder {
     };
 
     SmallVector<Value> init(slots, f32(0.0));
-    SplitKShape nest{p.k, p.schedule.getTile()[2], scalePeriod(p.quant, p.schedule.getTile()[2]),
-                     warps, p.schedule.getStages()};
-    SmallVector<Value> sums = buildSplitKLoops(
-        b, loc, nest, warp, init, [&](OpBuilder &, Value period0, ValueRange carried) {
-          SmallVector<Value> scales = fixedScales, zeros = fixedZeros;
-          if (perGroup)
-            loadQuant(period0, scales, zeros);
-          return buildUnrolledSteps(b, loc, period0, nest.period, carried,
-                                    [&](OpBuilder &builder, Value k0, ValueRange acc) {
-                                      return step(builder, k0, acc, scales, zeros);
-                                    });
-        });
+    SmallVector<Value> sums =
+        buildSplitKLoops(b, loc, splitKShape(p), warp, init, loadQuant, step);
 
     // Lanes of a group hold the same rows: add them, then add the warps.
     for (int64_t slot = 0; slot < slots; ++slot) {

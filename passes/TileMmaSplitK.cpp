@@ -52,16 +52,17 @@ struct MmaSplitKBuilder {
     return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
   }
 
-  // The lane's scale and zero-point bias for each subtile at K offset k.
-  void loadQuant(Value n0, Value group, Value k, SmallVector<Value> &scales,
-                 SmallVector<Value> &biases) {
-    scales.clear();
-    biases.clear();
+  // The lane's scale of each subtile at K offset k, then their zero-point
+  // biases (null without zero points).
+  SmallVector<Value> loadQuant(Value n0, Value group, Value k) {
+    SmallVector<Value> scales, biases;
     for (int64_t s = 0; s < subtiles(); ++s) {
       ScaleAndBias q = loadScaleAndBias(b, loc, p, add(n0, add(index(kMmaN * s), group)), k);
       scales.push_back(q.scale);
       biases.push_back(q.bias);
     }
+    scales.append(biases.begin(), biases.end());
+    return scales;
   }
 
   int64_t loadsN() const { return p.schedule.getTile()[1] / kColumnsPerLoad; }
@@ -80,17 +81,12 @@ struct MmaSplitKBuilder {
     Value partials =
         b.create<lb::SharedBufferOp>(loc, partialsType, warps, slots, kPartialFloats);
 
-    bool perGroup = p.quant.getGranularity() == lb::ScaleGranularity::group;
-    SmallVector<Value> fixedScales, fixedBiases;
-    if (!perGroup)
-      loadQuant(n0, group, index(0), fixedScales, fixedBiases);
-
     auto accType = VectorType::get({4}, b.getF32Type());
     auto aType = VectorType::get({8}, p.activation);
     auto bType = VectorType::get({4}, p.activation);
     auto valuesType = VectorType::get({32}, p.activation);
-    auto step = [&](Value k0, ValueRange carried, ArrayRef<Value> scales,
-                    ArrayRef<Value> biases) {
+    auto step = [&](Value k0, ArrayRef<Value> quant, ValueRange carried) {
+      ArrayRef<Value> scales = quant.take_front(subtiles), biases = quant.drop_front(subtiles);
       SmallVector<Value> acc(carried.begin(), carried.end());
       SmallVector<Value> words;
       for (int64_t j = 0; j < loadsN(); ++j)
@@ -123,18 +119,9 @@ struct MmaSplitKBuilder {
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
     SmallVector<Value> init(slots, zero);
-    int64_t chunk = p.schedule.getTile()[2];
-    SplitKShape nest{p.k, chunk, scalePeriod(p.quant, chunk), warps, p.schedule.getStages()};
     SmallVector<Value> sums = buildSplitKLoops(
-        b, loc, nest, warp, init, [&](OpBuilder &, Value period0, ValueRange carried) {
-          SmallVector<Value> scales = fixedScales, biases = fixedBiases;
-          if (perGroup)
-            loadQuant(n0, group, period0, scales, biases);
-          return buildUnrolledSteps(b, loc, period0, nest.period, carried,
-                                    [&](OpBuilder &, Value k0, ValueRange acc) {
-                                      return step(k0, acc, scales, biases);
-                                    });
-        });
+        b, loc, splitKShape(p), warp, init,
+        [&](Value k) { return loadQuant(n0, group, k); }, step);
 
     for (int64_t slot = 0; slot < slots; ++slot)
       b.create<lb::StorePartialFragmentOp>(loc, sums[slot], partials, warp, index(slot));
