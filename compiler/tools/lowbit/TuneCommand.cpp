@@ -262,11 +262,16 @@ void printPlan(const tuner::SweepPlan &plan, const TuneArgs &args, std::ostream 
 
 // Problems compiled by a background thread (lowbit tune with the compiler
 // and the GPU on one machine): `compiled` counts the problems done, in order.
+// Every return from runTune, early ones included, waits for the thread.
 struct BackgroundCompile {
   std::thread thread;
   std::mutex mutex;
   std::condition_variable changed;
   size_t compiled = 0;
+  ~BackgroundCompile() {
+    if (thread.joinable())
+      thread.join();
+  }
 };
 
 // Orders, prunes, prints the plan of and measures one batch of problems
