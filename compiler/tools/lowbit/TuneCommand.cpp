@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <ctime>
@@ -31,6 +32,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 namespace lowbit::cli {
@@ -261,13 +263,15 @@ void printPlan(const tuner::SweepPlan &plan, const TuneArgs &args, std::ostream 
 }
 
 // Problems compiled by a background thread (lowbit tune with the compiler
-// and the GPU on one machine): `compiled` counts the problems done, in order.
-// Every return from runTune, early ones included, waits for the thread.
+// and the GPU on one machine): `compiled` counts the problems done, in order;
+// `measuring` is the problem the GPU measures now (1-based, 0: none), for the
+// log. Every return from runTune, early ones included, waits for the thread.
 struct BackgroundCompile {
   std::thread thread;
   std::mutex mutex;
   std::condition_variable changed;
   size_t compiled = 0;
+  std::atomic<size_t> measuring{0};
   ~BackgroundCompile() {
     if (thread.joinable())
       thread.join();
@@ -415,8 +419,18 @@ int runTune(const TuneArgs &args) {
       background.compiled = 1;
       background.thread = std::thread([&, compileMain] {
         for (size_t i = 1; i < problems->size(); ++i) {
+          auto begin = std::chrono::steady_clock::now();
           compileCandidates(compileMain, {(*problems)[i]}, arch, mPoints, model,
                             args.maxCandidates, args.db);
+          std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
+          size_t measuring = background.measuring.load();
+          std::ostringstream line; // one write: the measuring thread logs too
+          line << me << "compiled problem " << i + 1 << "/" << problems->size() << " in "
+               << std::fixed << std::setprecision(1) << took.count() << " s, "
+               << (measuring ? "while measuring problem " + std::to_string(measuring)
+                             : std::string("while the GPU was idle"))
+               << "\n";
+          std::cerr << line.str();
           std::lock_guard<std::mutex> lock(background.mutex);
           ++background.compiled;
           background.changed.notify_all();
@@ -488,10 +502,13 @@ int runTune(const TuneArgs &args) {
   tuner::SweepSummary total;
   std::vector<tuner::SweepProblem> measuredProblems;
   int exitCode = 0;
+  double waitedForCompile = 0;
   for (size_t b = 0; b < batches.size() && exitCode == 0; ++b) {
     if (overlapped) {
+      const double waitFrom = clock.seconds();
       std::unique_lock<std::mutex> lock(background.mutex);
       background.changed.wait(lock, [&] { return background.compiled > b; });
+      waitedForCompile += clock.seconds() - waitFrom;
     }
     Expected<std::vector<tuner::SweepProblem>> sweep =
         tuner::loadSweepProblems(*database, arch, batches[b]);
@@ -508,12 +525,14 @@ int runTune(const TuneArgs &args) {
       exitCode = 1;
       break;
     }
+    background.measuring.store(overlapped ? b + 1 : 0);
     exitCode = measureBatch(*sweep, args, gpu, *database, model,
                             cublas.ok() ? cublas->get() : nullptr, options, clock,
                             args.budget > 0 ? (args.budget - (clock.seconds() - started)) /
                                                   double(batches.size() - b)
                                             : 0,
                             total);
+    background.measuring.store(0);
     measuredProblems.insert(measuredProblems.end(), sweep->begin(), sweep->end());
     if (total.stop == tuner::StopReason::Cancelled ||
         total.stop == tuner::StopReason::MeasurerFailed)
@@ -524,6 +543,10 @@ int runTune(const TuneArgs &args) {
       std::cerr << me << "waiting for the candidates being compiled\n";
     background.thread.join();
   }
+  if (overlapped)
+    std::cerr << me << "compiled " << problems->size() - 1 << " problem(s) in the background; "
+              << "the GPU waited " << std::fixed << std::setprecision(1) << waitedForCompile
+              << " s for candidates\n";
   if (args.dryRun || exitCode != 0)
     return exitCode;
   const tuner::SweepSummary *summary = &total;
