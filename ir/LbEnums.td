@@ -59,9 +59,13 @@ def Lb_ThreadCoord : I32EnumAttr<"ThreadCoord", "a thread's position", [
 }
 
 // Which logical weight elements one thread's 16-byte code load holds.
+// mma_b_paired is mma_b with K reordered inside each 32-wide block so that
+// the A values a lane needs for two consecutive k16 steps are 8 consecutive
+// activations (one 16-byte load); the weights carry the same order.
 def Lb_Fragment : I32EnumAttr<"Fragment", "a thread's share of a weight tile", [
   I32EnumAttrCase<"gemv_row", 0>,
-  I32EnumAttrCase<"mma_b", 1>
+  I32EnumAttrCase<"mma_b", 1>,
+  I32EnumAttrCase<"mma_b_paired", 2>
 ]> {
   let cppNamespace = "::lowbit::lb";
   let genSpecializedAttr = 0;

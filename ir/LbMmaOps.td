@@ -72,9 +72,15 @@ def Lb_BarrierOp : Lb_Op<"barrier"> {
 }
 
 def Lb_LoadAFragmentOp : Lb_Op<"load_a_fragment", [MemoryEffects<[MemRead]>]> {
-  let summary = "ldmatrix.x4 of the m16 x k16 A fragment at (row0, k0) of a stage";
+  let summary = "the A fragment(s) at (row0, k0) of a stage";
+  let description = [{
+    `vector<8>`: ldmatrix.x4 of the m16 x k16 A fragment, registers a0..a3.
+    `vector<16>`: the A fragments of both k16 steps of the 32-wide block at
+    k0 in the mma_b_paired K order (see lb.load_activation_fragment), read
+    as one 16-byte shared load per row; step j is registers [4 j, 4 j + 4).
+  }];
   let arguments = (ins AnyMemRef:$buffer, Index:$stage, Index:$row0, Index:$k0);
-  let results = (outs VectorOfLengthAndType<[8], [F16, BF16]>:$fragment);
+  let results = (outs VectorOfLengthAndType<[8, 16], [F16, BF16]>:$fragment);
   let assemblyFormat = [{
     $buffer `[` $stage `,` $row0 `,` $k0 `]` attr-dict `:` type($buffer) `->` type($fragment)
   }];
@@ -117,15 +123,21 @@ def Lb_StoreAccumulatorOp : Lb_Op<"store_accumulator", [MemoryEffects<[MemWrite]
 }
 
 def Lb_LoadActivationFragmentOp : Lb_Op<"load_activation_fragment", [MemoryEffects<[MemRead]>]> {
-  let summary = "the m16 x k16 A fragment of x at (m0, k0), straight from global memory";
+  let summary = "A fragment(s) of x at (m0, k0), straight from global memory";
   let description = [{
-    Lane (groupID g, thread-in-group t) loads x[m0 + g][k0 + 2t ..+2],
+    `vector<8>`: lane (groupID g, thread-in-group t) loads x[m0 + g][k0 + 2t ..+2],
     x[m0 + g + 8][k0 + 2t ..], x[m0 + g][k0 + 2t + 8 ..] and
     x[m0 + g + 8][k0 + 2t + 8 ..]: registers a0..a3 of mma.m16n8k16's A
-    operand. Rows at or past `rows` (M) read as zeros.
+    operand.
+    `vector<16>`: the A fragments of both k16 steps of the 32-wide block at
+    k0 in the mma_b_paired K order, where step j's slot k = 2t + h + 8r holds
+    x[.][k0 + 8t + 4j + 2r + h]: lane loads x[m0 + g][k0 + 8t .. + 8) and
+    x[m0 + g + 8][k0 + 8t .. + 8) with one 16-byte load each, and step j is
+    registers [4 j, 4 j + 4).
+    Rows at or past `rows` (M) read as zeros.
   }];
   let arguments = (ins AnyMemRef:$x, Index:$m0, Index:$k0, Index:$rows);
-  let results = (outs VectorOfLengthAndType<[8], [F16, BF16]>:$fragment);
+  let results = (outs VectorOfLengthAndType<[8, 16], [F16, BF16]>:$fragment);
   let assemblyFormat = [{
     $x `[` $m0 `,` $k0 `]` `rows` $rows attr-dict `:` type($x) `->` type($fragment)
   }];

@@ -44,21 +44,42 @@ Expected<LinearLayout> fragmentLayout(lb::Fragment fragment) {
         {{{"k", 1}, {"k", 2}, {"n", 0}, {"n", 1}, {"n", 2}},
          {{"n", 4}, {"n", 5}},
          {{"k", 0}, {"k", 3}, {"n", 3}}});
+  case lb::Fragment::mma_b_paired:
+    // The same registers, but the two k16 steps j of a 32-wide block take K
+    // in the order k = 8 tig + 4 j + 2 r + h instead of 16 j + 2 tig + 8 r + h:
+    // lane tig's A values of both steps are then x[8 tig .. 8 tig + 8), one
+    // 16-byte load, and A and B agree on the order, so the sum is unchanged.
+    return LinearLayout::fromBitPermutation(
+        {{"lane", 5}, {"step", 1}, {"word", 2}, {"element", 3}}, {{"n", 6}, {"k", 5}},
+        {{{"k", 3}, {"k", 4}, {"n", 0}, {"n", 1}, {"n", 2}},
+         {{"k", 2}},
+         {{"n", 4}, {"n", 5}},
+         {{"k", 0}, {"k", 1}, {"n", 3}}});
   }
   return makeError("unknown fragment");
 }
 
-// The thread's 16 bytes, contiguous: offset = 32 lane + 8 word + field.
-Expected<LinearLayout> memoryLayout(bool hasLane) {
+bool hasStep(lb::Fragment fragment) { return fragment == lb::Fragment::mma_b_paired; }
+
+// The thread's 16 bytes, contiguous: offset = 32 lane + 8 word + field, and
+// with steps, a warp's loads of step j follow each other: + 1024 j codes.
+Expected<LinearLayout> memoryLayout(bool hasLane, bool hasStep) {
   std::vector<Dim> ins = {{"word", 2}, {"field", 3}};
   std::vector<std::vector<BitTarget>> targets = {{{"offset", 3}, {"offset", 4}},
                                                  {{"offset", 0}, {"offset", 1}, {"offset", 2}}};
+  int offsetBits = 5;
+  if (hasStep) {
+    ins.insert(ins.begin(), Dim{"step", 1});
+    targets.insert(targets.begin(), {{"offset", 10}});
+    ++offsetBits;
+  }
   if (hasLane) {
     ins.insert(ins.begin(), Dim{"lane", 5});
     targets.insert(targets.begin(), {{"offset", 5}, {"offset", 6}, {"offset", 7},
                                      {"offset", 8}, {"offset", 9}});
+    offsetBits += 5;
   }
-  return LinearLayout::fromBitPermutation(ins, {{"offset", hasLane ? 10 : 5}}, targets);
+  return LinearLayout::fromBitPermutation(ins, {{"offset", offsetBits}}, targets);
 }
 
 FailureOr<layout::WeightLayout> deriveLayout(lb::LoadCodesOp load, lb::DecodeOp decode) {
@@ -70,10 +91,13 @@ FailureOr<layout::WeightLayout> deriveLayout(lb::LoadCodesOp load, lb::DecodeOp 
       [&] { return decode.emitOpError(); });
   if (failed(strategy))
     return failure();
-  bool hasLane = load.getFragment() == lb::Fragment::mma_b;
+  bool hasLane = load.getFragment() != lb::Fragment::gemv_row;
+  bool steps = hasStep(load.getFragment());
 
   Expected<LinearLayout> fragment = fragmentLayout(load.getFragment());
   std::vector<Dim> threadDims = {{"word", 2}};
+  if (steps)
+    threadDims.insert(threadDims.begin(), Dim{"step", 1});
   if (hasLane)
     threadDims.insert(threadDims.begin(), Dim{"lane", 5});
   // (lane, word, field) -> (lane, word, element): the interleave acts inside
@@ -86,7 +110,7 @@ FailureOr<layout::WeightLayout> deriveLayout(lb::LoadCodesOp load, lb::DecodeOp 
   if (!valuesOfFields.ok())
     return fail(valuesOfFields.error());
   Expected<LinearLayout> fieldsOfValues = valuesOfFields->invert();
-  Expected<LinearLayout> memory = memoryLayout(hasLane);
+  Expected<LinearLayout> memory = memoryLayout(hasLane, steps);
   if (!fieldsOfValues.ok() || !memory.ok())
     return fail(fieldsOfValues.ok() ? memory.error() : fieldsOfValues.error());
   Expected<LinearLayout> offsets = memory->compose(*fieldsOfValues);

@@ -1,12 +1,13 @@
 // The K loop nest the split-K families (gemv_tiled, and mma with split_k > 1)
 // share. A block's `split_k` warps each own whole chunks of K: warp w takes
 // chunks w, w + split_k, ... of `chunk` values, so each warp streams
-// contiguous 512-byte weight tiles and meets every scale group in one piece.
+// contiguous 1024-byte weight tiles and meets every scale group in one piece.
 // Inside a chunk the loop steps by scale periods (a group, or the whole chunk
-// when scales do not change along K), and inside a period by the 16-wide K
-// steps of the layout tile. Both inner loops are fully unrolled: all of a
-// period's 16-byte weight loads are independent and can be in flight at once,
-// and a period's scales are loaded (and applied) once, not once per K step.
+// when scales do not change along K), and inside a period by the 32-wide K
+// blocks of the mma_b_paired layout tile (two k16 steps). Both inner loops
+// are fully unrolled: all of a period's 16-byte weight loads are independent
+// and can be in flight at once, and a period's scales are loaded (and
+// applied) once, not once per K step.
 #pragma once
 
 #include "passes/TileFamilies.h"
@@ -35,19 +36,20 @@ SplitKShape splitKShape(const KernelProblem &problem);
 
 // The checks both split-K families share (stages, the chunks a warp has in
 // flight, is 1..4): N in whole 64-column tiles, K in whole chunks, chunks in
-// whole 16-wide steps, chunk and group size dividing one another, and the
+// whole 32-wide blocks, chunk and group size dividing one another, and the
 // quantization features they implement. `family` starts each diagnostic.
 mlir::LogicalResult checkSplitKProblem(const KernelProblem &problem, llvm::StringRef family);
 
 // Loads what a scale period needs (scales, zeros) for K offset `k0`.
 using QuantLoader = llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value k0)>;
-// Builds one 16-wide K step at `k0` with the period's loaded `quant` and the
-// accumulators; returns their new values.
+// Builds one 32-wide K block at `k0` (two k16 steps of the mma_b_paired
+// layout) with the period's loaded `quant` and the accumulators; returns
+// their new values.
 using StepBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
     mlir::Value k0, llvm::ArrayRef<mlir::Value> quant, mlir::ValueRange acc)>;
 // The whole nest with the accumulators `init` carried through: `loadQuant`
 // runs once per period (or once before the loops when scales do not change
-// along K), `step` once per 16-wide step. Returns the final accumulators.
+// along K), `step` once per 32-wide block. Returns the final accumulators.
 llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Location loc,
                                                 const SplitKShape &shape, mlir::Value warp,
                                                 mlir::ValueRange init, QuantLoader loadQuant,

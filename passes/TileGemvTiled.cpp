@@ -1,15 +1,16 @@
-// The gemv_tiled family (M up to ~8): CUDA cores over the same 64 x 16 weight
-// tiles the mma family reads, so one packed copy of the weights serves every
-// M (a plan cannot hold two layouts of the same weights).
+// The gemv_tiled family (M up to ~8): CUDA cores over the same 64 x 32
+// weight tiles (mma_b_paired) the mma family reads, so one packed copy of the
+// weights serves every M (a plan cannot hold two layouts of the same weights).
 //
 // A block owns 64 rows of W and `split_k` warps that take turns along K in
 // chunks of tile K values (SplitKLoops.h): scales are loaded once per group
-// and a group's weight loads are all in flight together. A lane's 16 bytes hold, for each of
-// 8 n-subtiles s, the B-fragment registers of row 8 s + groupID at
-// k = 2 tig + {0, 1} and 2 tig + 8 + {0, 1}; it multiplies them with the same
-// four activations of each row m, so a subtile's dot needs only two pair
-// products. Lanes of one group (same groupID) then add their sums with two
-// shuffles, and the warps' sums meet in shared memory.
+// and a group's weight loads are all in flight together. A lane's 16 bytes of
+// step j hold, for each of 8 n-subtiles s, the B-fragment registers of row
+// 8 s + groupID at k = 8 tig + 4 j + {0, 1, 2, 3}; over a 32-wide block they
+// meet the 8 activations x[m][8 tig .. 8 tig + 8) of each row m - one 16-byte
+// load - so a subtile's dot needs four pair products. Lanes of one group
+// (same groupID) then add their sums with two shuffles, and the warps' sums
+// meet in shared memory.
 #include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
 
@@ -22,6 +23,7 @@ namespace lowbit::passes {
 namespace {
 
 constexpr int64_t kRowsPerBlock = 64, kSubtiles = 8, kGroupsPerWarp = 8;
+constexpr int64_t kStepsPerBlock = 2; // k16 steps per mma_b_paired block
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 struct GemvTiledBuilder {
@@ -68,25 +70,38 @@ struct GemvTiledBuilder {
       return scales;
     };
 
+    // One 32-wide block of the mma_b_paired layout: two 16-byte code loads,
+    // and per row one 16-byte activation load x[m][k0 + 8 tig .. + 8), whose
+    // halves [4 j, 4 j + 4) pair with step j's B registers (slot k = 2 tig +
+    // h + 8 r holds k0 + 8 tig + 4 j + 2 r + h).
     auto step = [&](Value k0, ArrayRef<Value> quant, ValueRange carried) {
       ArrayRef<Value> scales = quant.take_front(kSubtiles), zeros = quant.drop_front(kSubtiles);
-      auto words = b.create<lb::LoadCodesOp>(loc, VectorType::get({4}, b.getI32Type()),
-                                             p.weights, /*stage=*/Value(), n0, k0,
-                                             lb::Fragment::mma_b, DenseI64ArrayAttr());
-      Value values = b.create<lb::DecodeOp>(loc, VectorType::get({32}, p.activation), words,
-                                            TypeAttr::get(p.code));
       auto pairType = VectorType::get({4}, p.activation);
-      SmallVector<Value> fragments;
-      for (int64_t s = 0; s < kSubtiles; ++s)
-        fragments.push_back(
-            b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s)));
+      SmallVector<SmallVector<Value>> fragments(kStepsPerBlock);
+      for (int64_t half = 0; half < kStepsPerBlock; ++half) {
+        auto words = b.create<lb::LoadCodesOp>(
+            loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(), n0,
+            add(k0, index(16 * half)), lb::Fragment::mma_b_paired, DenseI64ArrayAttr());
+        Value values = b.create<lb::DecodeOp>(loc, VectorType::get({32}, p.activation), words,
+                                              TypeAttr::get(p.code));
+        for (int64_t s = 0; s < kSubtiles; ++s)
+          fragments[half].push_back(
+              b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s)));
+      }
       SmallVector<Value> acc(carried.begin(), carried.end());
       for (int64_t i = 0; i < rowsM; ++i) {
-        Value x = b.create<lb::LoadActivationPairsOp>(
-            loc, pairType, p.x, add(m0, index(i)), add(k0, mul(inGroup, index(2))), p.rows);
-        Value sumX = p.zeros ? b.create<lb::SumOp>(loc, b.getF32Type(), x).getResult() : Value();
+        Value run = b.create<lb::LoadActivationsOp>(loc, VectorType::get({8}, p.activation), p.x,
+                                                    add(m0, index(i)),
+                                                    add(k0, mul(inGroup, index(8))), p.rows);
+        SmallVector<Value> x;
+        for (int64_t half = 0; half < kStepsPerBlock; ++half)
+          x.push_back(
+              b.create<lb::SlicePairsOp>(loc, pairType, run, b.getI64IntegerAttr(2 * half)));
+        Value sumX = p.zeros ? b.create<lb::SumOp>(loc, b.getF32Type(), run).getResult() : Value();
         for (int64_t s = 0; s < kSubtiles; ++s) {
-          Value dot = b.create<lb::DotOp>(loc, b.getF32Type(), fragments[s], x, f32(0.0));
+          Value dot = f32(0.0);
+          for (int64_t half = 0; half < kStepsPerBlock; ++half)
+            dot = b.create<lb::DotOp>(loc, b.getF32Type(), fragments[half][s], x[half], dot);
           Value contribution;
           switch (p.quant.getZero()) {
           case lb::ZeroMode::none:

@@ -5,9 +5,11 @@
 // m16 fragments and (tile N / warps N) columns in groups of 64 (one 16-byte
 // code load per lane covers the B fragments of 64 columns x 16 K). Both
 // operands stream through a `stages`-deep ring of shared-memory buffers
-// filled with cp.async: the activation tile is read back with ldmatrix, the
-// weight tiles - kept in the derived weight layout - with one 16-byte
-// shared load per lane per 64 x 16 tile. Scales (and zeros) multiply the
+// filled with cp.async. The weight tiles stay in the derived weight layout
+// (mma_b_paired, shared with the split-K families and gemv_tiled, so one
+// packed copy serves every M) and are read with one 16-byte shared load per
+// lane per 64 x 16 step; the paired K order lets the activation tile be read
+// with one 16-byte shared load per row and lane per 32-wide block. Scales (and zeros) multiply the
 // decoded B registers once per K tile, which lies inside one group.
 #include "passes/TileFamilies.h"
 
@@ -127,17 +129,27 @@ struct MmaBuilder {
       auto aType = VectorType::get({8}, p.activation);
       auto bType = VectorType::get({4}, p.activation);
       auto valuesType = VectorType::get({32}, p.activation);
+      auto pairedType = VectorType::get({16}, p.activation);
+      SmallVector<Value> paired;
       for (int64_t ks = 0; ks < shape.tk / kMmaK; ++ks) {
+        // Both k16 steps of a 32-wide block read their A fragments with one
+        // 16-byte shared load per row (the mma_b_paired K order).
+        if (ks % 2 == 0) {
+          paired.clear();
+          for (int64_t f = 0; f < fragmentsM; ++f)
+            paired.push_back(b.create<lb::LoadAFragmentOp>(loc, pairedType, xBuffer, stage,
+                                                           add(warpM, index(kMmaM * f)),
+                                                           index(kMmaK * ks)));
+        }
         SmallVector<Value> a;
         for (int64_t f = 0; f < fragmentsM; ++f)
-          a.push_back(b.create<lb::LoadAFragmentOp>(loc, aType, xBuffer, stage,
-                                                    add(warpM, index(kMmaM * f)),
-                                                    index(kMmaK * ks)));
+          a.push_back(b.create<lb::SlicePairsOp>(loc, aType, paired[f],
+                                                 b.getI64IntegerAttr(4 * (ks % 2))));
         for (int64_t j = 0; j < loadsN; ++j) {
           auto words = b.create<lb::LoadCodesOp>(
               loc, VectorType::get({4}, b.getI32Type()), wBuffer, stage,
-              add(warpN, index(kColumnsPerLoad * j)), index(kMmaK * ks), lb::Fragment::mma_b,
-              DenseI64ArrayAttr());
+              add(warpN, index(kColumnsPerLoad * j)), index(kMmaK * ks),
+              lb::Fragment::mma_b_paired, DenseI64ArrayAttr());
           Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
           for (int64_t s = 0; s < kColumnsPerLoad / kMmaN; ++s) {
             int64_t subtile = j * (kColumnsPerLoad / kMmaN) + s;

@@ -2,20 +2,21 @@
 // 64 columns would leave most SMs idle and too few bytes in flight).
 //
 // A block owns tile N (64 or 128) columns of Y and tile M rows (m16
-// fragments), and
-// `split_k` warps that each take whole chunks of K (SplitKLoops.h). Nothing
-// is staged in shared memory: the derived weight layout gives every lane the
-// 16 bytes that decode into its B fragments of a 64 x 16 tile, so the codes
-// go straight from global memory into registers, and a scale period's loads
-// are all independent and in flight together. The A fragments come straight
-// from global memory too (x is small and shared by every block, so it stays
-// in L1/L2): lane (groupID g, thread-in-group t) needs x[g][2t..2t+1],
-// x[g+8][2t..], x[g][2t+8..] and x[g+8][2t+8..] of the m16 x k16 tile, four
-// 32-bit loads. Scales (and zero points) multiply the decoded B registers
-// once per step, but are loaded once per group. A 128-column tile reads each
-// A fragment once for two 64-column code loads: x, re-read by every block
-// along N, is the larger share of the L1 traffic at M = 16. At the end each warp leaves
-// its accumulators in shared memory, and warp w adds up and stores subtiles
+// fragments), and `split_k` warps that each take whole chunks of K
+// (SplitKLoops.h). Nothing is staged in shared memory: the derived weight
+// layout (mma_b_paired) gives every lane the 16 bytes that decode into its B
+// fragments of a 64 x 16 step, so the codes go straight from global memory
+// into registers, and a scale period's loads are all independent and in
+// flight together. The A fragments come straight from global memory too (x
+// is small and shared by every block, so it stays in L1/L2). The paired K
+// order makes a lane's A values of a 32-wide block 8 consecutive activations
+// per row: rows g and g + 8 are two 16-byte loads per 32 K, where the PTX
+// order needs eight 4-byte loads, each touching eight 128-byte lines - at
+// M = 16 x is the larger share of the L1 traffic, re-read by every block
+// along N. A 128-column tile reads each A fragment once for two 64-column
+// code loads. Scales (and zero points) multiply the decoded B registers once
+// per step, but are loaded once per group. At the end each warp leaves its
+// accumulators in shared memory, and warp w adds up and stores subtiles
 // w, w + split_k, ... of the block's output.
 #include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
@@ -29,7 +30,8 @@ namespace lowbit::passes {
 namespace {
 
 constexpr int64_t kColumnsPerLoad = 64; // one layout tile's n extent
-constexpr int64_t kMmaM = 16, kMmaN = 8;
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
+constexpr int64_t kStepsPerBlock = 2; // k16 steps per mma_b_paired block
 constexpr int64_t kSubtilesPerLoad = kColumnsPerLoad / kMmaN;
 constexpr int64_t kPartialFloats = 32 * 4; // a warp's accumulator fragment
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
@@ -85,31 +87,43 @@ struct MmaSplitKBuilder {
     auto aType = VectorType::get({8}, p.activation);
     auto bType = VectorType::get({4}, p.activation);
     auto valuesType = VectorType::get({32}, p.activation);
+    auto pairedType = VectorType::get({16}, p.activation);
+    // One 32-wide block of the mma_b_paired layout: two k16 steps, whose
+    // codes are two 16-byte loads per 64 columns and whose A fragments are
+    // one 16-byte load per row.
     auto step = [&](Value k0, ArrayRef<Value> quant, ValueRange carried) {
       ArrayRef<Value> scales = quant.take_front(subtiles), biases = quant.drop_front(subtiles);
       SmallVector<Value> acc(carried.begin(), carried.end());
       SmallVector<Value> words;
-      for (int64_t j = 0; j < loadsN(); ++j)
-        words.push_back(b.create<lb::LoadCodesOp>(
-            loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(),
-            add(n0, index(kColumnsPerLoad * j)), k0, lb::Fragment::mma_b, DenseI64ArrayAttr()));
-      SmallVector<Value> a;
+      for (int64_t half = 0; half < kStepsPerBlock; ++half)
+        for (int64_t j = 0; j < loadsN(); ++j)
+          words.push_back(b.create<lb::LoadCodesOp>(
+              loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(),
+              add(n0, index(kColumnsPerLoad * j)), add(k0, index(kMmaK * half)),
+              lb::Fragment::mma_b_paired, DenseI64ArrayAttr()));
+      SmallVector<Value> paired;
       for (int64_t f = 0; f < fragmentsM; ++f)
-        a.push_back(b.create<lb::LoadActivationFragmentOp>(loc, aType, p.x,
-                                                           add(m0, index(kMmaM * f)), k0,
-                                                           p.rows));
-      for (int64_t j = 0; j < loadsN(); ++j) {
-        Value values = b.create<lb::DecodeOp>(loc, valuesType, words[j], TypeAttr::get(p.code));
-        for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
-          // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.
-          int64_t subtile = j * kSubtilesPerLoad + s;
-          Value fragment =
-              b.create<lb::SlicePairsOp>(loc, bType, values, b.getI64IntegerAttr(2 * s));
-          fragment = b.create<lb::ScaleFragmentOp>(loc, bType, fragment, scales[subtile],
-                                                   biases[subtile]);
-          for (int64_t f = 0; f < fragmentsM; ++f) {
-            Value &c = acc[f * subtiles + subtile];
-            c = b.create<lb::MmaOp>(loc, accType, a[f], fragment, c);
+        paired.push_back(b.create<lb::LoadActivationFragmentOp>(
+            loc, pairedType, p.x, add(m0, index(kMmaM * f)), k0, p.rows));
+      for (int64_t half = 0; half < kStepsPerBlock; ++half) {
+        SmallVector<Value> a;
+        for (int64_t f = 0; f < fragmentsM; ++f)
+          a.push_back(b.create<lb::SlicePairsOp>(loc, aType, paired[f],
+                                                 b.getI64IntegerAttr(4 * half)));
+        for (int64_t j = 0; j < loadsN(); ++j) {
+          Value values = b.create<lb::DecodeOp>(loc, valuesType, words[half * loadsN() + j],
+                                                TypeAttr::get(p.code));
+          for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
+            // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.
+            int64_t subtile = j * kSubtilesPerLoad + s;
+            Value fragment =
+                b.create<lb::SlicePairsOp>(loc, bType, values, b.getI64IntegerAttr(2 * s));
+            fragment = b.create<lb::ScaleFragmentOp>(loc, bType, fragment, scales[subtile],
+                                                     biases[subtile]);
+            for (int64_t f = 0; f < fragmentsM; ++f) {
+              Value &c = acc[f * subtiles + subtile];
+              c = b.create<lb::MmaOp>(loc, accType, a[f], fragment, c);
+            }
           }
         }
       }

@@ -223,6 +223,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return load.emitOpError("lb-to-cuda: no tile; run lb-propagate-layouts first");
         auto type = cast<MemRefType>(load.getWeights().getType());
         int64_t tileBytes = (*tile)[0] * (*tile)[1] * lb::getCodeBits(type.getElementType()) / 8;
+        // A tile of several k16 steps (mma_b_paired) holds each step's warp
+        // load as its own contiguous run, in step order.
+        std::string step;
+        if (load.getFragment() == lb::Fragment::mma_b_paired)
+          step = " + ((" + name(load.getK0()) + ") % " + std::to_string((*tile)[1]) + "LL) * " +
+                 std::to_string(tileBytes / (*tile)[1]) + "LL";
         if (load.getStage()) {
           // A stage of [tile N, tile K] codes, laid out like global memory.
           int64_t n = type.getDimSize(1), k = type.getDimSize(2);
@@ -231,14 +237,16 @@ LogicalResult Emitter::emitOp(Operation &op) {
                  << " = *reinterpret_cast<const U32x4 *>(" << name(load.getWeights()) << " + ("
                  << name(load.getStage()) << ") * " << stageBytes << "LL + ((" << name(load.getN0())
                  << " / " << (*tile)[0] << "LL) * " << k / (*tile)[1] << "LL + " << name(load.getK0())
-                 << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL + 16 * (threadIdx.x & 31));\n";
+                 << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL" << step
+                 << " + 16 * (threadIdx.x & 31));\n";
           return success();
         }
         int64_t tilesAlongK = type.getDimSize(1) / (*tile)[1];
         // Tiles follow each other k-fastest; inside its tile a thread's 16
         // bytes start at 16 * lane when the fragment spans the warp.
-        std::string lane =
-            load.getFragment() == lb::Fragment::mma_b ? " + 16LL * (threadIdx.x & 31)" : "";
+        std::string lane = load.getFragment() != lb::Fragment::gemv_row
+                               ? step + " + 16LL * (threadIdx.x & 31)"
+                               : "";
         line() << "const U32x4 " << bind(load.getWords()) << " = ld_global_nc_na_v4("
                << name(load.getWeights()) << " + ((" << name(load.getN0()) << " / "
                << (*tile)[0] << "LL) * " << tilesAlongK << "LL + " << name(load.getK0())
@@ -278,8 +286,13 @@ LogicalResult Emitter::emitOp(Operation &op) {
         auto type = cast<MemRefType>(load.getX().getType());
         int64_t pairs = cast<VectorType>(load.getValues().getType()).getNumElements() / 2;
         std::string var = bind(load.getValues());
+        std::string fragment = valueType(load.getValues().getType());
+        std::string at = fragment.empty() ? var + "[" : var + ".r[";
         // Rows past M read as zeros, so padding rows contribute nothing.
-        line() << "u32 " << var << "[" << pairs << "];\n";
+        if (fragment.empty())
+          line() << "u32 " << var << "[" << pairs << "];\n";
+        else
+          line() << fragment << " " << var << ";\n";
         line() << "if (" << name(load.getM()) << " < " << name(load.getRows()) << ") {\n";
         line() << "  const u16 *p = " << name(load.getX()) << " + ("
                << name(load.getM()) << ") * " << dimSize(type, 1) << " + " << name(load.getK())
@@ -287,12 +300,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
         line() << "  #pragma unroll\n";
         line() << "  for (int q = 0; q < " << pairs / 4 << "; ++q) {\n";
         line() << "    const U32x4 w = ld_global_v4(p + 8 * q);\n";
-        line() << "    " << var << "[4 * q] = w.r[0]; " << var << "[4 * q + 1] = w.r[1]; "
-               << var << "[4 * q + 2] = w.r[2]; " << var << "[4 * q + 3] = w.r[3];\n";
+        line() << "    " << at << "4 * q] = w.r[0]; " << at << "4 * q + 1] = w.r[1]; " << at
+               << "4 * q + 2] = w.r[2]; " << at << "4 * q + 3] = w.r[3];\n";
         line() << "  }\n";
         line() << "} else {\n";
         line() << "  #pragma unroll\n";
-        line() << "  for (int q = 0; q < " << pairs << "; ++q) " << var << "[q] = 0u;\n";
+        line() << "  for (int q = 0; q < " << pairs << "; ++q) " << at << "q] = 0u;\n";
         line() << "}\n";
         return success();
       })

@@ -1,8 +1,12 @@
 // CUDA for the mma family's ops. Shared-memory staging buffers are raw byte
 // arrays; activation rows keep their 16-byte chunks XOR-swizzled by the row
-// index (chunk c of row r at c ^ (r mod 8)), which both the cp.async writes
-// and the ldmatrix reads below apply, so one ldmatrix phase (eight rows, one
-// chunk column) touches eight different bank groups.
+// index: chunk c of row r sits at c ^ swizzle(r), swizzle(r) = (r mod 8) ^
+// 4 (r mod 2), which both the cp.async writes and the reads below apply.
+// swizzle is a bijection on r mod 8, so one ldmatrix phase (eight rows, one
+// chunk column) touches eight different bank groups; and a paired read phase
+// (eight lanes: rows 2i and 2i + 1, chunks c..c + 3 with c a multiple of 4)
+// finds the odd row's chunks flipped into the other half of the 128-byte
+// bank window, so it is conflict-free as well.
 #include "codegen/emit/Emitter.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -10,6 +14,19 @@
 using namespace mlir;
 
 namespace lowbit::codegen {
+
+// Step j's a0..a3 are (row g, k pair 2 j), (row g + 8, pair 2 j), (row g,
+// pair 2 j + 1), (row g + 8, pair 2 j + 1) of the lane's 8 activations: with
+// slot k = 2t + h + 8r holding x[8t + 4j + 2r + h], register r's pair is
+// pair 2 j + r of the 16-byte run.
+void Emitter::emitPairedFragment(const std::string &var) {
+  static const char *const words[] = {"x", "y", "z", "w"};
+  for (int j = 0; j < 2; ++j)
+    line() << "  " << var << "[" << 4 * j << "] = lo." << words[2 * j] << "; " << var << "["
+           << 4 * j + 1 << "] = hi." << words[2 * j] << "; " << var << "[" << 4 * j + 2
+           << "] = lo." << words[2 * j + 1] << "; " << var << "[" << 4 * j + 3 << "] = hi."
+           << words[2 * j + 1] << ";\n";
+}
 
 LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
   handled = true;
@@ -43,7 +60,7 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         line() << "  const u16 *source = " << name(copy.getX()) << " + (inside ? row : 0LL) * "
                << x.getDimSize(1) << "LL + " << name(copy.getK0()) << " + chunk * 8;\n";
         line() << "  cp_async16_zfill(base + (u32)(r * " << cols
-               << " + ((chunk ^ (r & 7)) * 8)) * 2u, source, inside);\n";
+               << " + ((chunk ^ (r & 7) ^ ((r & 1) << 2)) * 8)) * 2u, source, inside);\n";
         line() << "}\n";
         --depth;
         line() << "}\n";
@@ -98,6 +115,25 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         auto buffer = cast<MemRefType>(load.getBuffer().getType());
         int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
         std::string var = bind(load.getFragment());
+        if (cast<VectorType>(load.getFragment().getType()).getNumElements() == 16) {
+          // Paired K order: lane (g, t) reads chunk k0 / 8 + t of rows g and
+          // g + 8, 16 bytes each (see emitPairedFragment).
+          line() << "u32 " << var << "[8];\n";
+          line() << "{\n";
+          line() << "  const int r = (int)(" << name(load.getRow0()) << ") + (threadIdx.x & 31) / 4;\n";
+          line() << "  const int chunk = (int)(" << name(load.getK0()) << ") / 8 + (threadIdx.x & 3);\n";
+          line() << "  const unsigned char *stage = " << name(load.getBuffer()) << " + ("
+                 << name(load.getStage()) << ") * " << rows * cols * 2 << "LL;\n";
+          auto row = [&](const std::string &r) {
+            return "*reinterpret_cast<const uint4 *>(stage + ((" + r + ") * " +
+                   std::to_string(cols) + " + ((chunk ^ ((" + r + ") & 7) ^ (((" + r +
+                   ") & 1) << 2)) * 8)) * 2)";
+          };
+          line() << "  const uint4 lo = " << row("r") << ", hi = " << row("r + 8") << ";\n";
+          emitPairedFragment(var);
+          line() << "}\n";
+          return success();
+        }
         // ldmatrix.x4: lanes 0-15 address rows 0-15 at k0, lanes 16-31 the
         // same rows at k0 + 8, giving registers a0..a3 in mma A order.
         line() << valueType(load.getFragment().getType()) << " " << var << ";\n";
@@ -107,7 +143,7 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                << ") / 8 + ((threadIdx.x >> 4) & 1);\n";
         line() << "  ldmatrix_x4(" << var << ".r, shared_addr(" << name(load.getBuffer())
                << ") + (u32)((" << name(load.getStage()) << ") * " << rows * cols
-               << " + r * " << cols << " + ((chunk ^ (r & 7)) * 8)) * 2u);\n";
+               << " + r * " << cols << " + ((chunk ^ (r & 7) ^ ((r & 1) << 2)) * 8)) * 2u);\n";
         line() << "}\n";
         return success();
       })
@@ -116,8 +152,8 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         std::string var = bind(slice.getSlice());
         line() << valueType(type) << " " << var << ";\n";
         for (int64_t i = 0; i < type.getNumElements() / 2; ++i)
-          line() << var << ".r[" << i << "] = " << name(slice.getValues()) << "["
-                 << slice.getOffset() + i << "];\n";
+          line() << var << ".r[" << i << "] = "
+                 << registerOf(slice.getValues(), slice.getOffset() + i) << ";\n";
         return success();
       })
       .Case<lb::ScaleFragmentOp>([&](lb::ScaleFragmentOp scale) {
@@ -208,6 +244,22 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
       .Case<lb::LoadActivationFragmentOp>([&](lb::LoadActivationFragmentOp load) {
         auto x = cast<MemRefType>(load.getX().getType());
         std::string var = bind(load.getFragment());
+        if (cast<VectorType>(load.getFragment().getType()).getNumElements() == 16) {
+          line() << "u32 " << var << "[8];\n";
+          line() << "{\n";
+          line() << "  const long long row = " << name(load.getM0()) << " + (threadIdx.x & 31) / 4;\n";
+          line() << "  const u16 *p = " << name(load.getX()) << " + row * " << x.getDimSize(1)
+                 << "LL + " << name(load.getK0()) << " + 8 * (threadIdx.x & 3);\n";
+          line() << "  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);\n";
+          line() << "  const uint4 lo = row < " << name(load.getRows())
+                 << " ? *reinterpret_cast<const uint4 *>(p) : zero;\n";
+          line() << "  const uint4 hi = row + 8 < " << name(load.getRows())
+                 << " ? *reinterpret_cast<const uint4 *>(p + 8 * " << x.getDimSize(1)
+                 << "LL) : zero;\n";
+          emitPairedFragment(var);
+          line() << "}\n";
+          return success();
+        }
         // Registers: (row g, k 2t), (row g + 8, k 2t), (row g, k 2t + 8),
         // (row g + 8, k 2t + 8), each a packed pair along k.
         line() << valueType(load.getFragment().getType()) << " " << var << ";\n";

@@ -53,6 +53,9 @@ private:
   void assignYield(mlir::Operation *yield, llvm::ArrayRef<std::string> targets);
   // The mma family's ops; `handled` is false for any other op.
   mlir::LogicalResult emitMmaOp(mlir::Operation &op, bool &handled);
+  // From uint4 `lo` and `hi` (8 K-consecutive activations of rows g and
+  // g + 8), the A registers of both k16 steps in the mma_b_paired K order.
+  void emitPairedFragment(const std::string &var);
 
   // Row-major linear index of `indices` into a memref.
   std::string linearIndex(mlir::MemRefType type, mlir::ValueRange indices);

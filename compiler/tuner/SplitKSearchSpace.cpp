@@ -6,7 +6,8 @@
 namespace lowbit::tuner {
 namespace {
 
-constexpr int64_t kStepK = 16, kStaticSharedBytes = 48 * 1024;
+// One mma_b_paired block (passes/SplitKLoops.cpp): two k16 steps.
+constexpr int64_t kStepK = 32, kStaticSharedBytes = 48 * 1024;
 
 std::string str(int64_t v) { return std::to_string(v); }
 

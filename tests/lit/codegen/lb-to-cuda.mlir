@@ -20,11 +20,15 @@ func.func @w4(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256x1
   return %y : tensor<?x256xf16>
 }
 
-// gemv_tiled reads the mma family's 64 x 16 tiles from global memory, adds
-// the lanes of each group with two shuffles and the warps in shared memory.
+// gemv_tiled reads the mma family's 64 x 32 tiles (two steps each) from
+// global memory and each row's 8 activations of a 32-wide block with one
+// 16-byte load, adds the lanes of each group with two shuffles and the warps
+// in shared memory.
 // CHECK-LABEL: g__gemv_tiled_t2x64x512_w1x1_s1_k8(
-// CHECK: ld_global_nc_na_v4(arg1 + ({{.*}} / 64LL) * 32LL + {{.*}} / 16LL) * 512LL + 16LL * (threadIdx.x & 31));
-// CHECK: *reinterpret_cast<const u32 *>(p + 8);
+// CHECK: ld_global_nc_na_v4(arg1 + ({{.*}} / 64LL) * 16LL + {{.*}} / 32LL) * 1024LL + (({{.*}}) % 32LL) * 32LL + 16LL * (threadIdx.x & 31));
+// CHECK: FragA_f16 [[X:v[0-9]+]];
+// CHECK: const U32x4 w = ld_global_v4(p + 8 * q);
+// CHECK: [[X]].r[4 * q] = w.r[0];
 // CHECK: warp_sum<4>(
 // CHECK: ((threadIdx.x & 31) >> 2)] =
 // CHECK: __syncthreads();

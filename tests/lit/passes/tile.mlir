@@ -64,7 +64,9 @@ func.func @group_16(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor
 
 // The mma family: activation and weight tiles stream through a 3-stage ring
 // of shared buffers (cp.async, one commit group per tile); B fragments come
-// from the staged codes, A fragments by ldmatrix; 8 n-subtiles per 64 columns.
+// from the staged codes (mma_b_paired), the A fragments of both k16 steps of
+// a 32-wide block from one 16-byte shared load per row, sliced per step; 8
+// n-subtiles per 64 columns.
 // CHECK-LABEL: func.func @mma__mma_t32x128x64_w2x2_s3_k1(
 // CHECK-SAME: lb.block_threads = 128
 // CHECK-SAME: lb.grid_tile = array<i64: 128, 32, 1>
@@ -76,8 +78,9 @@ func.func @group_16(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor
 // CHECK: scf.for {{.*}} -> (vector<4xf32>
 // CHECK: lb.async_wait 1
 // CHECK: lb.barrier
-// CHECK: lb.load_a_fragment
-// CHECK: lb.load_codes {{.*}} stage {{.*}} mma_b
+// CHECK: lb.load_a_fragment {{.*}} -> vector<16xf16>
+// CHECK: lb.slice_pairs {{.*}}[0] : vector<16xf16> -> vector<8xf16>
+// CHECK: lb.load_codes {{.*}} stage {{.*}} mma_b_paired
 // CHECK: lb.decode
 // CHECK: lb.slice_pairs {{.*}}[14]
 // CHECK: lb.scale_fragment
@@ -113,16 +116,22 @@ func.func @tiled_partials_too_big(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui
 // -----
 
 // gemv_tiled: warps take 128-wide K chunks; with group 32 a chunk holds four
-// scale periods, each loading its scales once, then two unrolled K steps.
-// stages = 2 unrolls the chunk loop twice, so two chunks' loads can be in flight.
+// scale periods, each loading its scales once, then one 32-wide block: two
+// code loads (k16 steps) and one 16-byte activation load per row, whose
+// halves pair with the two steps. stages = 2 unrolls the chunk loop twice,
+// so two chunks' loads can be in flight.
 // CHECK-LABEL: func.func @tiled_chunks__gemv_tiled_t1x64x128_w1x1_s2_k4(
 // CHECK-SAME: lb.block_threads = 128
 // CHECK: scf.for {{.*}} -> (f32
 // CHECK: scf.for {{.*}} -> (f32
 // CHECK-COUNT-8: lb.load_scalar
 // CHECK: scf.for {{.*}} -> (f32
-// CHECK: lb.load_codes {{.*}} mma_b
-// CHECK: } {lb.unroll = 2 : i64}
+// CHECK: lb.load_codes {{.*}} mma_b_paired
+// CHECK: lb.load_codes {{.*}} mma_b_paired
+// CHECK: lb.load_activations {{.*}} -> vector<8xf16>
+// CHECK: lb.slice_pairs {{.*}}[0] : vector<8xf16> -> vector<4xf16>
+// CHECK: lb.slice_pairs {{.*}}[2] : vector<8xf16> -> vector<4xf16>
+// CHECK: } {lb.unroll = 1 : i64}
 // CHECK: } {lb.unroll = 4 : i64}
 // CHECK: } {lb.unroll = 2 : i64}
 func.func @tiled_chunks(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x32xf16>) -> tensor<?x256xf16> {
@@ -145,9 +154,11 @@ func.func @tiled_chunk_vs_group(%x: tensor<?x768xf16>, %w: tensor<256x768xui4>, 
 // -----
 
 // mma with split_k > 1: no staging; each of 4 warps takes 256-wide K chunks
-// (two group-128 periods), loads codes and A fragments straight from global
-// memory, then the warps' accumulators meet in shared memory and warp
-// (slot mod 4) adds and stores each of the 8 subtiles.
+// (two group-128 periods of four 32-wide blocks), loads codes and A
+// fragments straight from global memory - per block two code loads and one
+// paired A load, sliced into the two k16 steps' fragments - then the warps'
+// accumulators meet in shared memory and warp (slot mod 4) adds and stores
+// each of the 8 subtiles.
 // CHECK-LABEL: func.func @split__mma_t16x64x256_w1x1_s1_k4(
 // CHECK-SAME: lb.block_threads = 128
 // CHECK-SAME: lb.grid_tile = array<i64: 64, 16, 1>
@@ -156,12 +167,15 @@ func.func @tiled_chunk_vs_group(%x: tensor<?x768xf16>, %w: tensor<256x768xui4>, 
 // CHECK: scf.for {{.*}} -> (vector<4xf32>
 // CHECK-COUNT-8: lb.load_scalar
 // CHECK: scf.for {{.*}} -> (vector<4xf32>
-// CHECK: lb.load_codes {{.*}} mma_b
-// CHECK: lb.load_activation_fragment
+// CHECK: lb.load_codes {{.*}} mma_b_paired
+// CHECK: lb.load_codes {{.*}} mma_b_paired
+// CHECK: lb.load_activation_fragment {{.*}} -> vector<16xf16>
+// CHECK: lb.slice_pairs {{.*}}[0] : vector<16xf16> -> vector<8xf16>
 // CHECK: lb.decode
 // CHECK: lb.scale_fragment
 // CHECK: lb.mma
-// CHECK: } {lb.unroll = 8 : i64}
+// CHECK: lb.slice_pairs {{.*}}[4] : vector<16xf16> -> vector<8xf16>
+// CHECK: } {lb.unroll = 4 : i64}
 // CHECK: } {lb.unroll = 2 : i64}
 // CHECK-COUNT-8: lb.store_partial_fragment
 // CHECK: lb.barrier

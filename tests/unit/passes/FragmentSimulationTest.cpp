@@ -114,7 +114,7 @@ TEST(FragmentSimulation, GemvLanesSeeTheirRowChunkInOrder) {
       }
 }
 
-TEST(FragmentSimulation, MmaLanesHoldTheirPtxBFragments) {
+TEST(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
   const int64_t n = 256, k = 128;
   std::string text = derivedLayout(
       "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>",
@@ -122,35 +122,41 @@ TEST(FragmentSimulation, MmaLanesHoldTheirPtxBFragments) {
   ASSERT_FALSE(text.empty());
   Packed p = pack(text, n, k);
   ASSERT_EQ(p.layout.tileN, 64);
-  ASSERT_EQ(p.layout.tileK, 16);
-  // A warp's load at (n0, k0) = one 512-byte tile; lane l reads bytes
-  // [16 l, 16 l + 16). Decoded value v sits in register v / 2 (half v % 2);
-  // registers 2 s and 2 s + 1 are subtile s's b0b1 and b2b3. PTX m16n8k16
-  // B fragment: half h of register r of lane (groupID g, threadID t) is
-  // row k = 2 t + h + 8 r, column n = g (of its 8-column subtile).
+  ASSERT_EQ(p.layout.tileK, 32);
+  // A tile is 64 x 32 codes, 1024 bytes: the warp's load of k16 step j
+  // (j = 0, 1) is bytes [512 j, 512 j + 512), lane l's 16 bytes at 16 l.
+  // Decoded value v sits in register v / 2 (half v % 2); registers 2 s and
+  // 2 s + 1 are subtile s's b0b1 and b2b3. PTX m16n8k16 B fragment: half h of
+  // register r of lane (groupID g, threadID t) is slot 2 t + h + 8 r of the
+  // step, column n = g (of its 8-column subtile). The paired K order puts
+  // weight column k0 + 8 t + 4 j + 2 r + h in that slot, so lane t's A values
+  // of both steps are the 8 consecutive activations at k0 + 8 t.
   for (int64_t n0 = 0; n0 < n; n0 += 64)
-    for (int64_t k0 = 0; k0 < k; k0 += 16)
-      for (int lane = 0; lane < 32; ++lane) {
-        int g = lane / 4, t = lane % 4;
-        const uint8_t *load =
-            &p.bytes[static_cast<size_t>(((n0 / 64) * (k / 16) + k0 / 16) * 512 + 16 * lane)];
-        for (int word = 0; word < 4; ++word) {
-          std::array<int, 8> values = decodeWord(load + 4 * word);
-          for (int e = 0; e < 8; ++e) {
-            int v = 8 * word + e, reg = v / 2, half = v % 2;
-            int subtile = reg / 2, r = reg % 2;
-            int64_t row = n0 + 8 * subtile + g, col = k0 + 2 * t + half + 8 * r;
-            ASSERT_EQ(values[e], p.codes[static_cast<size_t>(row * k + col)])
-                << "tile (" << n0 << ", " << k0 << ") lane " << lane << " value " << v;
+    for (int64_t k0 = 0; k0 < k; k0 += 32)
+      for (int j = 0; j < 2; ++j)
+        for (int lane = 0; lane < 32; ++lane) {
+          int g = lane / 4, t = lane % 4;
+          const uint8_t *load = &p.bytes[static_cast<size_t>(
+              ((n0 / 64) * (k / 32) + k0 / 32) * 1024 + 512 * j + 16 * lane)];
+          for (int word = 0; word < 4; ++word) {
+            std::array<int, 8> values = decodeWord(load + 4 * word);
+            for (int e = 0; e < 8; ++e) {
+              int v = 8 * word + e, reg = v / 2, half = v % 2;
+              int subtile = reg / 2, r = reg % 2;
+              int64_t row = n0 + 8 * subtile + g, col = k0 + 8 * t + 4 * j + 2 * r + half;
+              ASSERT_EQ(values[e], p.codes[static_cast<size_t>(row * k + col)])
+                  << "tile (" << n0 << ", " << k0 << ") step " << j << " lane " << lane
+                  << " value " << v;
+            }
           }
         }
-      }
 }
 
-// gemv_tiled multiplies the same B-fragment registers on CUDA cores, so it
-// must derive the very layout the mma family reads: one packed copy of the
+// gemv_tiled multiplies the same B-fragment registers on CUDA cores and the
+// split-K mma reads them straight from global memory, so both must derive
+// the very layout the staged mma family reads: one packed copy of the
 // weights then serves every M.
-TEST(FragmentSimulation, GemvTiledSharesTheMmaLayout) {
+TEST(FragmentSimulation, EveryFamilyButGemvSharesTheMmaLayout) {
   spec::ProblemSpec p = problem(256, 1024);
   std::string mma = derivedLayout(
       "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>", p);
@@ -158,8 +164,12 @@ TEST(FragmentSimulation, GemvTiledSharesTheMmaLayout) {
       "#lb.schedule<family = gemv_tiled, tile = [1, 64, 1024], warps = [1, 1], stages = 1, "
       "split_k = 8>",
       p);
+  std::string splitK = derivedLayout(
+      "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 2, split_k = 4>",
+      p);
   ASSERT_FALSE(mma.empty());
   EXPECT_EQ(gemv, mma);
+  EXPECT_EQ(splitK, mma);
 }
 
 } // namespace

@@ -26,13 +26,14 @@ bool mmaRulesHold(const ProblemShape &p, const Schedule &s) {
          (p.granularity != "group" || p.groupSize % s.tileK == 0);
 }
 
-// passes/SplitKLoops.cpp checkSplitKProblem: whole 16-wide steps in a chunk,
-// whole chunks in K, chunk and group dividing one another, 1..4 stages.
+// passes/SplitKLoops.cpp checkSplitKProblem: whole 32-wide blocks (two k16
+// steps of the paired K order) in a chunk, whole chunks in K, chunk and
+// group dividing one another, 1..4 stages.
 bool splitKRulesHold(const ProblemShape &p, const Schedule &s) {
   bool groupFits = p.granularity != "group" ||
-                   (p.groupSize % 16 == 0 && (s.tileK % p.groupSize == 0 || p.groupSize % s.tileK == 0));
+                   (p.groupSize % 32 == 0 && (s.tileK % p.groupSize == 0 || p.groupSize % s.tileK == 0));
   return s.warpsM == 1 && s.warpsN == 1 && s.splitK >= 1 && s.splitK <= 32 && s.stages >= 1 &&
-         s.stages <= 4 && p.n % 64 == 0 && s.tileK >= 16 && s.tileK % 16 == 0 &&
+         s.stages <= 4 && p.n % 64 == 0 && s.tileK >= 32 && s.tileK % 32 == 0 &&
          p.k % s.tileK == 0 && groupFits;
 }
 
