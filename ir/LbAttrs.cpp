@@ -73,11 +73,18 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (splitK < 1)
     return emitError() << "split_k must be at least 1, got " << splitK;
   if (family == KernelFamily::gemv_tiled &&
-      (tile[1] != 64 || warps[0] != 1 || warps[1] != 1 || tile[2] % 16))
-    return emitError() << "a 'gemv_tiled' schedule reads 64 x 16 weight tiles with split_k "
+      (tile[1] != 64 || warps[0] != 1 || warps[1] != 1 || tile[2] % 32))
+    return emitError() << "a 'gemv_tiled' schedule reads 64 x 32 weight tiles with split_k "
                           "warps along K, each taking tile K values at a time: need tile N "
-                          "= 64, warps = [1, 1] and tile K a multiple of 16";
-  if (family == KernelFamily::mma || family == KernelFamily::wgmma) {
+                          "= 64, warps = [1, 1] and tile K a multiple of 32";
+  if (family == KernelFamily::mma && splitK > 1) {
+    // Split-K mma computes W·xᵀ: W's columns are the m16 side, x's rows the
+    // n8 side, and K goes in 32-wide blocks of the paired K order.
+    if (tile[0] % 8 || tile[1] % 16 || tile[2] % 32)
+      return emitError() << "an 'mma' tile with split_k > 1 needs M a multiple of 8, N of 16 "
+                            "and K of 32, got tile ["
+                         << tile[0] << ", " << tile[1] << ", " << tile[2] << "]";
+  } else if (family == KernelFamily::mma || family == KernelFamily::wgmma) {
     // Each warp covers a whole number of m16n8k16 instructions.
     int64_t warpM = tile[0] / warps[0], warpN = tile[1] / warps[1];
     if (tile[0] % warps[0] || tile[1] % warps[1] || warpM % 16 || warpN % 8 ||

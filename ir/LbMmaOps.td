@@ -76,8 +76,10 @@ def Lb_LoadAFragmentOp : Lb_Op<"load_a_fragment", [MemoryEffects<[MemRead]>]> {
   let description = [{
     `vector<8>`: ldmatrix.x4 of the m16 x k16 A fragment, registers a0..a3.
     `vector<16>`: the A fragments of both k16 steps of the 32-wide block at
-    k0 in the mma_b_paired K order (see lb.load_activation_fragment), read
-    as one 16-byte shared load per row; step j is registers [4 j, 4 j + 4).
+    k0 in the mma_b_paired K order, where step j's slot k = 2t + h + 8r holds
+    column k0 + 8t + 4j + 2r + h: lane (groupID g, thread-in-group t) reads
+    the 8 activations at k0 + 8t of rows g and g + 8, one 16-byte shared
+    load each, and step j is registers [4 j, 4 j + 4).
   }];
   let arguments = (ins AnyMemRef:$buffer, Index:$stage, Index:$row0, Index:$k0);
   let results = (outs VectorOfLengthAndType<[8, 16], [F16, BF16]>:$fragment);
@@ -117,30 +119,32 @@ def Lb_MmaOp : Lb_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
 
 def Lb_StoreAccumulatorOp : Lb_Op<"store_accumulator", [MemoryEffects<[MemWrite]>]> {
   let summary = "write an m16n8 accumulator at (m0, n0) of y, rows below M only";
+  let description = [{
+    Without `transposed` the accumulator is a 16 x 8 block of y at (m0, n0).
+    With it, it is a 16 x 8 block of yᵀ (the mma computed W·xᵀ, weights as
+    the A operand): its 16 rows are columns n0 .. n0 + 16 of y and its 8
+    columns are rows m0 .. m0 + 8.
+  }];
   let arguments = (ins VectorOfLengthAndType<[4], [F32]>:$acc, AnyMemRef:$y, Index:$m0,
-                       Index:$n0, Index:$rows);
-  let assemblyFormat = "$acc `,` $y `[` $m0 `,` $n0 `]` `rows` $rows attr-dict `:` type($acc) `,` type($y)";
+                       Index:$n0, Index:$rows, UnitAttr:$transposed);
+  let assemblyFormat = [{
+    $acc `,` $y `[` $m0 `,` $n0 `]` `rows` $rows (`transposed` $transposed^)? attr-dict `:`
+    type($acc) `,` type($y)
+  }];
 }
 
-def Lb_LoadActivationFragmentOp : Lb_Op<"load_activation_fragment", [MemoryEffects<[MemRead]>]> {
-  let summary = "A fragment(s) of x at (m0, k0), straight from global memory";
+def Lb_PackAFragmentOp : Lb_Op<"pack_a_fragment", [Pure, AllTypesMatch<["low", "high"]>]> {
+  let summary = "an m16 x k16 A fragment from the k16 x n8 B fragments of its two row halves";
   let description = [{
-    `vector<8>`: lane (groupID g, thread-in-group t) loads x[m0 + g][k0 + 2t ..+2],
-    x[m0 + g + 8][k0 + 2t ..], x[m0 + g][k0 + 2t + 8 ..] and
-    x[m0 + g + 8][k0 + 2t + 8 ..]: registers a0..a3 of mma.m16n8k16's A
-    operand.
-    `vector<16>`: the A fragments of both k16 steps of the 32-wide block at
-    k0 in the mma_b_paired K order, where step j's slot k = 2t + h + 8r holds
-    x[.][k0 + 8t + 4j + 2r + h]: lane loads x[m0 + g][k0 + 8t .. + 8) and
-    x[m0 + g + 8][k0 + 8t .. + 8) with one 16-byte load each, and step j is
-    registers [4 j, 4 j + 4).
-    Rows at or past `rows` (M) read as zeros.
+    With the weights as the mma's A operand, the decoded B-fragment
+    registers of columns g (`low`) and g + 8 (`high`) hold exactly the A
+    registers of rows g and g + 8: a0..a3 = low.r0, high.r0, low.r1,
+    high.r1. No data moves; the emitted CUDA only names registers.
   }];
-  let arguments = (ins AnyMemRef:$x, Index:$m0, Index:$k0, Index:$rows);
-  let results = (outs VectorOfLengthAndType<[8, 16], [F16, BF16]>:$fragment);
-  let assemblyFormat = [{
-    $x `[` $m0 `,` $k0 `]` `rows` $rows attr-dict `:` type($x) `->` type($fragment)
-  }];
+  let arguments = (ins VectorOfLengthAndType<[4], [F16, BF16]>:$low,
+                       VectorOfLengthAndType<[4], [F16, BF16]>:$high);
+  let results = (outs VectorOfLengthAndType<[8], [F16, BF16]>:$fragment);
+  let assemblyFormat = "$low `,` $high attr-dict `:` type($low) `->` type($fragment)";
 }
 
 def Lb_StorePartialFragmentOp : Lb_Op<"store_partial_fragment", [MemoryEffects<[MemWrite]>]> {

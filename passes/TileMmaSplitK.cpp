@@ -1,23 +1,30 @@
 // The mma family with split_k > 1 (M up to a few tens, where one block per
 // 64 columns would leave most SMs idle and too few bytes in flight).
 //
-// A block owns tile N (64 or 128) columns of Y and tile M rows (m16
-// fragments), and `split_k` warps that each take whole chunks of K
-// (SplitKLoops.h). Nothing is staged in shared memory: the derived weight
-// layout (mma_b_paired) gives every lane the 16 bytes that decode into its B
-// fragments of a 64 x 16 step, so the codes go straight from global memory
-// into registers, and a scale period's loads are all independent and in
-// flight together. The A fragments come straight from global memory too (x
-// is small and shared by every block, so it stays in L1/L2). The paired K
-// order makes a lane's A values of a 32-wide block 8 consecutive activations
-// per row: rows g and g + 8 are two 16-byte loads per 32 K, where the PTX
-// order needs eight 4-byte loads, each touching eight 128-byte lines - at
-// M = 16 x is the larger share of the L1 traffic, re-read by every block
-// along N. A 128-column tile reads each A fragment once for two 64-column
-// code loads. Scales (and zero points) multiply the decoded B registers once
-// per step, but are loaded once per group. At the end each warp leaves its
-// accumulators in shared memory, and warp w adds up and stores subtiles
-// w, w + split_k, ... of the block's output.
+// Operands are swapped: the mma computes W·xᵀ, with the weights as the A
+// operand (16 rows of W, 16 K) and the activations as the B operand (16 K,
+// 8 rows of x). Two reasons:
+//  * The paired K order (mma_b_paired) makes a lane's activations of a
+//    32-wide block 8 consecutive values of one row of x, one 16-byte load;
+//    as a B operand, step j's registers are words 2 j and 2 j + 1 of that
+//    load, already adjacent, so they feed the mma with no register moves.
+//    As an A operand they would interleave two rows' loads, and every mma
+//    would need four moves to assemble its fragment.
+//  * M is the mma's n8 side, so M <= 8 wastes no half of the tensor core.
+// The decoded weights need no reshuffle either: the B-fragment registers of
+// columns g and g + 8 of a 16-column slice are the A registers of rows g and
+// g + 8 (lb.pack_a_fragment only names them).
+//
+// A block owns tile N (64 or 128) columns of Y and tile M (8, 16 or 32) rows,
+// and `split_k` warps that each take whole chunks of K (SplitKLoops.h).
+// Nothing is staged in shared memory: the derived weight layout gives every
+// lane the 16 bytes that decode into its fragments of a 64 x 16 step, so the
+// codes go straight from global memory into registers, and a scale period's
+// loads are all independent and in flight together. x is small and shared
+// by every block, so it stays in L1/L2. Scales (and zero points) multiply the
+// decoded registers once per step, but are loaded once per group. At the end
+// each warp leaves its accumulators in shared memory, and warp w adds up and
+// stores accumulators w, w + split_k, ... of the block's output.
 #include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
 
@@ -30,16 +37,20 @@ namespace lowbit::passes {
 namespace {
 
 constexpr int64_t kColumnsPerLoad = 64; // one layout tile's n extent
-constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
-constexpr int64_t kStepsPerBlock = 2; // k16 steps per mma_b_paired block
-constexpr int64_t kSubtilesPerLoad = kColumnsPerLoad / kMmaN;
+constexpr int64_t kWeightRows = 16, kTokens = 8, kMmaK = 16; // W·xᵀ: m16 x n8 x k16
+constexpr int64_t kSubtileColumns = 8; // a decoded B-fragment slice: columns g
+constexpr int64_t kSubtilesPerLoad = kColumnsPerLoad / kSubtileColumns;
+constexpr int64_t kStepsPerBlock = 2;   // k16 steps per mma_b_paired block
 constexpr int64_t kPartialFloats = 32 * 4; // a warp's accumulator fragment
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
+// Accumulators of a block: 16-column slices of W times 8-row slices of x.
+int64_t accumulators(const KernelProblem &p) {
+  return (p.schedule.getTile()[1] / kWeightRows) * (p.schedule.getTile()[0] / kTokens);
+}
+
 int64_t partialBytes(const KernelProblem &p) {
-  int64_t fragmentsM = p.schedule.getTile()[0] / kMmaM;
-  int64_t subtiles = p.schedule.getTile()[1] / kMmaN;
-  return p.schedule.getSplitK() * fragmentsM * subtiles * kPartialFloats * 4;
+  return p.schedule.getSplitK() * accumulators(p) * kPartialFloats * 4;
 }
 
 struct MmaSplitKBuilder {
@@ -54,12 +65,13 @@ struct MmaSplitKBuilder {
     return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
   }
 
-  // The lane's scale of each subtile at K offset k, then their zero-point
-  // biases (null without zero points).
+  // The lane's scale of each 8-column subtile at K offset k (column
+  // 8 s + groupID), then their zero-point biases (null without zero points).
   SmallVector<Value> loadQuant(Value n0, Value group, Value k) {
     SmallVector<Value> scales, biases;
     for (int64_t s = 0; s < subtiles(); ++s) {
-      ScaleAndBias q = loadScaleAndBias(b, loc, p, add(n0, add(index(kMmaN * s), group)), k);
+      ScaleAndBias q =
+          loadScaleAndBias(b, loc, p, add(n0, add(index(kSubtileColumns * s), group)), k);
       scales.push_back(q.scale);
       biases.push_back(q.bias);
     }
@@ -68,14 +80,17 @@ struct MmaSplitKBuilder {
   }
 
   int64_t loadsN() const { return p.schedule.getTile()[1] / kColumnsPerLoad; }
-  int64_t subtiles() const { return p.schedule.getTile()[1] / kMmaN; }
+  int64_t subtiles() const { return p.schedule.getTile()[1] / kSubtileColumns; }
+  int64_t tokenTiles() const { return p.schedule.getTile()[0] / kTokens; }
+  int64_t stagesOfCodes() const { return p.schedule.getStages(); }
 
   void build() {
-    int64_t fragmentsM = p.schedule.getTile()[0] / kMmaM, warps = p.schedule.getSplitK();
-    int64_t subtiles = this->subtiles(), slots = fragmentsM * subtiles;
+    int64_t warps = p.schedule.getSplitK(), tokenTiles = this->tokenTiles();
+    int64_t subtiles = this->subtiles(), slots = accumulators(p);
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
     Value group = b.create<arith::DivUIOp>(loc, lane, index(4)); // PTX groupID
+    Value inGroup = b.create<arith::RemUIOp>(loc, lane, index(4));
     Value n0 = mul(coord(lb::ThreadCoord::block_x), index(p.schedule.getTile()[1]));
     Value m0 = mul(coord(lb::ThreadCoord::block_y), index(p.schedule.getTile()[0]));
     auto partialsType = MemRefType::get({warps, slots, kPartialFloats}, b.getF32Type(),
@@ -85,12 +100,13 @@ struct MmaSplitKBuilder {
 
     auto accType = VectorType::get({4}, b.getF32Type());
     auto aType = VectorType::get({8}, p.activation);
-    auto bType = VectorType::get({4}, p.activation);
+    auto pairsType = VectorType::get({4}, p.activation);
+    auto runType = VectorType::get({8}, p.activation);
     auto valuesType = VectorType::get({32}, p.activation);
-    auto pairedType = VectorType::get({16}, p.activation);
     // One 32-wide block of the mma_b_paired layout: two k16 steps, whose
-    // codes are two 16-byte loads per 64 columns and whose A fragments are
-    // one 16-byte load per row.
+    // codes are two 16-byte loads per 64 columns, and whose activations are
+    // one 16-byte load per 8 rows of x: lane (g, t) reads row g of the slice
+    // at k0 + 8 t, and step j's B registers are its pairs 2 j and 2 j + 1.
     auto step = [&](Value k0, ArrayRef<Value> quant, ValueRange carried) {
       ArrayRef<Value> scales = quant.take_front(subtiles), biases = quant.drop_front(subtiles);
       SmallVector<Value> acc(carried.begin(), carried.end());
@@ -101,28 +117,34 @@ struct MmaSplitKBuilder {
               loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(),
               add(n0, index(kColumnsPerLoad * j)), add(k0, index(kMmaK * half)),
               lb::Fragment::mma_b_paired, DenseI64ArrayAttr()));
-      SmallVector<Value> paired;
-      for (int64_t f = 0; f < fragmentsM; ++f)
-        paired.push_back(b.create<lb::LoadActivationFragmentOp>(
-            loc, pairedType, p.x, add(m0, index(kMmaM * f)), k0, p.rows));
+      SmallVector<Value> runs;
+      for (int64_t c = 0; c < tokenTiles; ++c)
+        runs.push_back(b.create<lb::LoadActivationsOp>(
+            loc, runType, p.x, add(m0, add(index(kTokens * c), group)),
+            add(k0, mul(inGroup, index(8))), p.rows));
       for (int64_t half = 0; half < kStepsPerBlock; ++half) {
-        SmallVector<Value> a;
-        for (int64_t f = 0; f < fragmentsM; ++f)
-          a.push_back(b.create<lb::SlicePairsOp>(loc, aType, paired[f],
-                                                 b.getI64IntegerAttr(4 * half)));
+        SmallVector<Value> xT;
+        for (int64_t c = 0; c < tokenTiles; ++c)
+          xT.push_back(b.create<lb::SlicePairsOp>(loc, pairsType, runs[c],
+                                                  b.getI64IntegerAttr(2 * half)));
         for (int64_t j = 0; j < loadsN(); ++j) {
           Value values = b.create<lb::DecodeOp>(loc, valuesType, words[half * loadsN() + j],
                                                 TypeAttr::get(p.code));
+          SmallVector<Value> scaled;
           for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.
             int64_t subtile = j * kSubtilesPerLoad + s;
-            Value fragment =
-                b.create<lb::SlicePairsOp>(loc, bType, values, b.getI64IntegerAttr(2 * s));
-            fragment = b.create<lb::ScaleFragmentOp>(loc, bType, fragment, scales[subtile],
-                                                     biases[subtile]);
-            for (int64_t f = 0; f < fragmentsM; ++f) {
-              Value &c = acc[f * subtiles + subtile];
-              c = b.create<lb::MmaOp>(loc, accType, a[f], fragment, c);
+            Value pairs =
+                b.create<lb::SlicePairsOp>(loc, pairsType, values, b.getI64IntegerAttr(2 * s));
+            scaled.push_back(b.create<lb::ScaleFragmentOp>(loc, pairsType, pairs,
+                                                           scales[subtile], biases[subtile]));
+          }
+          for (int64_t w = 0; w < kColumnsPerLoad / kWeightRows; ++w) {
+            Value a = b.create<lb::PackAFragmentOp>(loc, aType, scaled[2 * w], scaled[2 * w + 1]);
+            int64_t rows = j * (kColumnsPerLoad / kWeightRows) + w;
+            for (int64_t c = 0; c < tokenTiles; ++c) {
+              Value &sum = acc[rows * tokenTiles + c];
+              sum = b.create<lb::MmaOp>(loc, accType, a, xT[c], sum);
             }
           }
         }
@@ -149,9 +171,10 @@ struct MmaSplitKBuilder {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(owner.thenBlock());
       Value total = b.create<lb::SumPartialFragmentsOp>(loc, accType, partials, index(slot));
-      int64_t f = slot / subtiles, s = slot % subtiles;
-      b.create<lb::StoreAccumulatorOp>(loc, total, p.y, add(m0, index(kMmaM * f)),
-                                       add(n0, index(kMmaN * s)), p.rows);
+      int64_t rows = slot / tokenTiles, c = slot % tokenTiles;
+      auto store = b.create<lb::StoreAccumulatorOp>(loc, total, p.y, add(m0, index(kTokens * c)),
+                                                    add(n0, index(kWeightRows * rows)), p.rows);
+      store.setTransposed(true);
     }
     b.create<func::ReturnOp>(loc);
 
@@ -159,9 +182,12 @@ struct MmaSplitKBuilder {
     p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
     p.kernel->setAttr(kGridTileAttr,
                       b.getDenseI64ArrayAttr({p.schedule.getTile()[1], p.schedule.getTile()[0], 1}));
-    // Accumulators, a period's loaded codes and A fragments are live at once:
-    // give each thread up to 255 registers unless the block is large.
-    int64_t registers = std::min<int64_t>(255, 65536 / threads);
+    // Accumulators, a period's loaded codes and activations are live at once.
+    // One chunk in flight with at most 8 accumulators and no zero points
+    // fits in 128 registers, which keeps two 8-warp blocks on an SM;
+    // otherwise give each thread up to 255 unless the block is large.
+    int64_t registers = stagesOfCodes() == 1 && slots <= 8 && !p.zeros ? 128 : 255;
+    registers = std::min<int64_t>(registers, 65536 / threads);
     p.kernel->setAttr(kMinBlocksAttr,
                       b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
   }
@@ -173,8 +199,8 @@ LogicalResult checkMmaSplitK(const KernelProblem &p) {
   lb::QMatmulOp source = p.source;
   auto fail = [&]() { return source.emitOpError("mma schedule with split_k > 1: "); };
   ArrayRef<int64_t> tile = p.schedule.getTile(), warps = p.schedule.getWarps();
-  if (tile[0] != kMmaM && tile[0] != 2 * kMmaM)
-    return fail() << "tile M must be 16 or 32 (more accumulators spill), got " << tile[0];
+  if (tile[0] != kTokens && tile[0] != 2 * kTokens && tile[0] != 4 * kTokens)
+    return fail() << "tile M must be 8, 16 or 32 (more accumulators spill), got " << tile[0];
   if (tile[1] != kColumnsPerLoad && tile[1] != 2 * kColumnsPerLoad)
     return fail() << "tile N must be 64 or 128 (one or two weight-layout tiles), got "
                   << tile[1];

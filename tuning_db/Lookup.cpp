@@ -1,6 +1,7 @@
 #include "tuning_db/Lookup.h"
 
 #include <algorithm>
+#include <cctype>
 #include <tuple>
 
 namespace lowbit::db {
@@ -206,12 +207,43 @@ struct Band {
   int64_t lo;
   std::optional<int64_t> hi;
   const char *families[3];
+  // The block tile M that suits the band: a kernel pads M to its tile, and
+  // one tile per row block re-reads the weights M / tile times.
+  int64_t tileM;
 };
 constexpr Band kBands[] = {
-    {1, 9, {"gemv", "mma", "wgmma"}},
-    {9, 257, {"mma", "wgmma", "gemv"}},
-    {257, std::nullopt, {"wgmma", "mma", "gemv"}},
+    {1, 9, {"gemv", "mma", "wgmma"}, 8},
+    {9, 257, {"mma", "wgmma", "gemv"}, 16},
+    {257, std::nullopt, {"wgmma", "mma", "gemv"}, 128},
 };
+
+// The launch's block tile M ("m_tile=16" in the grid rule), 0 if not given.
+int64_t tileMOf(const KernelRecord &kernel) {
+  const std::string key = "m_tile=";
+  size_t at = kernel.launch.gridRule.find(key);
+  if (at == std::string::npos)
+    return 0;
+  int64_t value = 0;
+  for (size_t i = at + key.size();
+       i < kernel.launch.gridRule.size() && std::isdigit(static_cast<unsigned char>(kernel.launch.gridRule[i]));
+       ++i)
+    value = value * 10 + (kernel.launch.gridRule[i] - '0');
+  return value;
+}
+
+// How far a kernel's tile M is from the band's, in factors of two (unknown
+// tiles last).
+int tileMisfit(const KernelRecord &kernel, const Band &band) {
+  int64_t tile = tileMOf(kernel);
+  if (tile <= 0)
+    return 64;
+  int misfit = 0;
+  for (int64_t t = tile; t < band.tileM; t *= 2)
+    ++misfit;
+  for (int64_t t = tile; t > band.tileM; t /= 2)
+    ++misfit;
+  return misfit;
+}
 
 Expected<Resolution> heuristicTier(Context &ctx) {
   auto candidates = heuristicCandidates(ctx);
@@ -223,13 +255,13 @@ Expected<Resolution> heuristicTier(Context &ctx) {
                      std::to_string(ctx.device.ccMajor) + "." +
                      std::to_string(ctx.device.ccMinor) +
                      ") and no database has a dispatch table for this compute capability");
-  auto rank = [](const Candidate &c) {
-    return std::make_tuple(-c.arch.number, c.runnable == Runnable::Cubin ? 0 : 1,
-                           c.measuredPass ? 0 : 1, c.kernel.id);
-  };
   Resolution resolution;
   resolution.tier = Tier::Heuristic;
   for (const Band &band : kBands) {
+    auto rank = [&band](const Candidate &c) {
+      return std::make_tuple(-c.arch.number, c.runnable == Runnable::Cubin ? 0 : 1,
+                             c.measuredPass ? 0 : 1, tileMisfit(c.kernel, band), c.kernel.id);
+    };
     const Candidate *best = nullptr;
     for (const char *family : band.families) {
       for (const Candidate &c : *candidates)

@@ -188,9 +188,35 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                << ");\n";
         return success();
       })
+      .Case<lb::PackAFragmentOp>([&](lb::PackAFragmentOp pack) {
+        std::string var = bind(pack.getFragment());
+        std::string low = name(pack.getLow()), high = name(pack.getHigh());
+        line() << valueType(pack.getFragment().getType()) << " " << var << ";\n";
+        line() << var << ".r[0] = " << low << ".r[0]; " << var << ".r[1] = " << high << ".r[0]; "
+               << var << ".r[2] = " << low << ".r[1]; " << var << ".r[3] = " << high
+               << ".r[1];\n";
+        return success();
+      })
       .Case<lb::StoreAccumulatorOp>([&](lb::StoreAccumulatorOp store) {
         auto y = cast<MemRefType>(store.getY().getType());
         std::string suffix = pairSuffix(y.getElementType());
+        if (store.getTransposed()) {
+          // C of W·xᵀ: lane (g, t) holds columns n0 + g (c0, c1) and
+          // n0 + g + 8 (c2, c3) of rows m0 + 2t and m0 + 2t + 1 of y.
+          std::string acc = name(store.getAcc());
+          line() << "{\n";
+          line() << "  const long long row = " << name(store.getM0())
+                 << " + 2 * (threadIdx.x & 3);\n";
+          line() << "  const long long col = " << name(store.getN0())
+                 << " + (threadIdx.x & 31) / 4;\n";
+          for (int i = 0; i < 4; ++i)
+            line() << "  if (row + " << i % 2 << " < " << name(store.getRows()) << ") "
+                   << name(store.getY()) << "[(row + " << i % 2 << ") * " << y.getDimSize(1)
+                   << "LL + col + " << 8 * (i / 2) << "] = (u16)f32x2_to_" << suffix << "("
+                   << acc << ".r[" << i << "], 0.f);\n";
+          line() << "}\n";
+          return success();
+        }
         // C fragment: lane (groupID g, thread-in-group t) holds rows g and
         // g + 8, columns 2 t and 2 t + 1: one packed pair per row.
         line() << "{\n";
@@ -239,43 +265,6 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                << " += reinterpret_cast<const float *>(" << name(sum.getBuffer()) << ")[(w * "
                << buffer.getDimSize(1) << " + " << name(sum.getSlot())
                << ") * 8 + ((threadIdx.x & 31) >> 2)];\n";
-        return success();
-      })
-      .Case<lb::LoadActivationFragmentOp>([&](lb::LoadActivationFragmentOp load) {
-        auto x = cast<MemRefType>(load.getX().getType());
-        std::string var = bind(load.getFragment());
-        if (cast<VectorType>(load.getFragment().getType()).getNumElements() == 16) {
-          line() << "u32 " << var << "[8];\n";
-          line() << "{\n";
-          line() << "  const long long row = " << name(load.getM0()) << " + (threadIdx.x & 31) / 4;\n";
-          line() << "  const u16 *p = " << name(load.getX()) << " + row * " << x.getDimSize(1)
-                 << "LL + " << name(load.getK0()) << " + 8 * (threadIdx.x & 3);\n";
-          line() << "  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);\n";
-          line() << "  const uint4 lo = row < " << name(load.getRows())
-                 << " ? *reinterpret_cast<const uint4 *>(p) : zero;\n";
-          line() << "  const uint4 hi = row + 8 < " << name(load.getRows())
-                 << " ? *reinterpret_cast<const uint4 *>(p + 8 * " << x.getDimSize(1)
-                 << "LL) : zero;\n";
-          emitPairedFragment(var);
-          line() << "}\n";
-          return success();
-        }
-        // Registers: (row g, k 2t), (row g + 8, k 2t), (row g, k 2t + 8),
-        // (row g + 8, k 2t + 8), each a packed pair along k.
-        line() << valueType(load.getFragment().getType()) << " " << var << ";\n";
-        line() << "{\n";
-        line() << "  const long long row = " << name(load.getM0()) << " + (threadIdx.x & 31) / 4;\n";
-        line() << "  const u16 *p = " << name(load.getX()) << " + row * " << x.getDimSize(1)
-               << "LL + " << name(load.getK0()) << " + 2 * (threadIdx.x & 3);\n";
-        line() << "  const bool low = row < " << name(load.getRows()) << ", high = row + 8 < "
-               << name(load.getRows()) << ";\n";
-        line() << "  " << var << ".r[0] = low ? *reinterpret_cast<const u32 *>(p) : 0u;\n";
-        line() << "  " << var << ".r[1] = high ? *reinterpret_cast<const u32 *>(p + 8 * "
-               << x.getDimSize(1) << "LL) : 0u;\n";
-        line() << "  " << var << ".r[2] = low ? *reinterpret_cast<const u32 *>(p + 8) : 0u;\n";
-        line() << "  " << var << ".r[3] = high ? *reinterpret_cast<const u32 *>(p + 8 * "
-               << x.getDimSize(1) << "LL + 8) : 0u;\n";
-        line() << "}\n";
         return success();
       })
       .Case<lb::StorePartialFragmentOp>([&](lb::StorePartialFragmentOp store) {

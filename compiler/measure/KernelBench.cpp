@@ -7,19 +7,12 @@
 #include <map>
 
 namespace lowbit::measure {
-namespace {
-
-// The families' M ranges (DESIGN.md): gemv re-reads the weights for every
-// tile M rows and mma pads M to its tile, so kernels far outside their range
-// are not worth timing.
-bool worthTrying(const kernels::KernelEntry &entry, int64_t m) {
+bool worthBenchmarking(const kernels::KernelEntry &entry, int64_t m) {
   int64_t tileM = entry.gridTile.size() == 3 ? entry.gridTile[1] : 1;
   if (entry.family == "gemv")
     return m <= 8;
-  return m > 8 && tileM <= 4 * m;
+  return tileM <= std::max<int64_t>(8, 4 * m);
 }
-
-} // namespace
 
 Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
                                                const std::vector<kernels::KernelEntry> &kernels,
@@ -65,7 +58,7 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       row.k = p.k;
       row.m = m;
       for (const std::unique_ptr<LoadedKernel> &kernel : loaded) {
-        if (!kernels::launchShape(kernel->entry(), m).ok() || !worthTrying(kernel->entry(), m))
+        if (!kernels::launchShape(kernel->entry(), m).ok() || !worthBenchmarking(kernel->entry(), m))
           continue;
         Expected<KernelTiming> measured = (*fixture)->measure(*kernel, m);
         if (!measured.ok())

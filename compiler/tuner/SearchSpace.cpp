@@ -162,7 +162,7 @@ int64_t estimatedRegisters(const Schedule &s) {
   if (s.splitK > 1) {
     // A lane's accumulators, a chunk's codes in flight per stage, and ~64
     // for addresses, A fragments and decode (ptxas on sm_90a: 107 to 219).
-    int64_t accumulators = (s.tileM / kMmaFragmentM) * (s.tileN / 8) * 4;
+    int64_t accumulators = (s.tileN / 16) * (s.tileM / 8) * 4; // W·xᵀ fragments
     return std::min<int64_t>(255, 64 + accumulators + 16 * s.stages * (s.tileN / kMmaColumnsPerLoad));
   }
   // Per lane: the warp's (tile M / warps M) x (tile N / warps N) f32

@@ -109,7 +109,7 @@ struct SearchSpaceOptions {
   std::vector<int64_t> gemvTiledSplitK = {4, 8, 16};
   std::vector<int64_t> splitKTileK = {128, 256};
   std::vector<int64_t> splitKStages = {1, 2};
-  std::vector<int64_t> mmaSplitKTileM = {16, 32};
+  std::vector<int64_t> mmaSplitKTileM = {8, 16, 32};
   std::vector<int64_t> mmaSplitKTileN = {64, 128};
   std::vector<int64_t> mmaSplitK = {2, 4, 8};
 };

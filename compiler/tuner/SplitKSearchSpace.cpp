@@ -41,7 +41,8 @@ Status checkSplitKProblem(const char *f, const ProblemShape &p, const Schedule &
 int64_t gemvTiledPartialBytes(const Schedule &s) { return s.splitK * s.tileM * 8 * 8 * 4; }
 
 int64_t mmaSplitKPartialBytes(const Schedule &s) {
-  return s.splitK * (s.tileM / kMmaFragmentM) * (s.tileN / 8) * 32 * 4 * 4;
+  // W·xᵀ accumulators: 16-column slices of W times 8-row slices of x.
+  return s.splitK * (s.tileN / 16) * (s.tileM / 8) * 32 * 4 * 4;
 }
 
 // TileGemvTiled.cpp `checkGemvTiled` (and the dialect's verifier before it).
@@ -65,8 +66,8 @@ Status checkMmaSplitKSchedule(const ProblemShape &p, const Schedule &s) {
   const char *f = "mma schedule with split_k > 1";
   if (s.family != Family::Mma || s.splitK <= 1)
     return reject(f, "not a split-K mma schedule");
-  if (s.tileM != kMmaFragmentM && s.tileM != 2 * kMmaFragmentM)
-    return reject(f, "tile M must be 16 or 32 (more accumulators spill), got " + str(s.tileM));
+  if (s.tileM != 8 && s.tileM != 16 && s.tileM != 32)
+    return reject(f, "tile M must be 8, 16 or 32 (more accumulators spill), got " + str(s.tileM));
   if (s.tileN != kMmaColumnsPerLoad && s.tileN != 2 * kMmaColumnsPerLoad)
     return reject(f, "tile N must be 64 or 128 (one or two weight-layout tiles), got " +
                          str(s.tileN));

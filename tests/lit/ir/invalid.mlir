@@ -45,6 +45,17 @@ func.func @mma_bad_tile() attributes {s = #lb.schedule<family = mma, tile = [48,
 
 // -----
 
+// Split-K mma computes W·xᵀ: M is the n8 side, so 8 rows are fine, 12 are not.
+// expected-error @+1 {{an 'mma' tile with split_k > 1 needs M a multiple of 8, N of 16 and K of 32, got tile [12, 64, 128]}}
+func.func @split_k_bad_tile() attributes {s = #lb.schedule<family = mma, tile = [12, 64, 128], warps = [1, 1], stages = 1, split_k = 4>} { return }
+
+// -----
+
+// expected-error @+1 {{a 'gemv_tiled' schedule reads 64 x 32 weight tiles with split_k warps along K, each taking tile K values at a time: need tile N = 64, warps = [1, 1] and tile K a multiple of 32}}
+func.func @gemv_tiled_bad_chunk() attributes {s = #lb.schedule<family = gemv_tiled, tile = [1, 64, 48], warps = [1, 1], stages = 1, split_k = 4>} { return }
+
+// -----
+
 // expected-error @+1 {{split_k must be at least 1, got 0}}
 func.func @zero_split() attributes {s = #lb.schedule<family = gemv, tile = [1, 256, 512], warps = [1, 4], stages = 1, split_k = 0>} { return }
 

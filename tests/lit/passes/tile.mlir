@@ -154,11 +154,12 @@ func.func @tiled_chunk_vs_group(%x: tensor<?x768xf16>, %w: tensor<256x768xui4>, 
 // -----
 
 // mma with split_k > 1: no staging; each of 4 warps takes 256-wide K chunks
-// (two group-128 periods of four 32-wide blocks), loads codes and A
-// fragments straight from global memory - per block two code loads and one
-// paired A load, sliced into the two k16 steps' fragments - then the warps'
-// accumulators meet in shared memory and warp (slot mod 4) adds and stores
-// each of the 8 subtiles.
+// (two group-128 periods of four 32-wide blocks) and computes W·xᵀ: per
+// block two code loads and, per 8 rows of x, one 16-byte activation load
+// whose pairs are the two k16 steps' B fragments; the decoded, scaled
+// columns g and g + 8 make each A fragment. The warps' accumulators (4
+// slices of 16 columns x 2 of 8 rows) meet in shared memory and warp
+// (slot mod 4) adds and stores each, transposed.
 // CHECK-LABEL: func.func @split__mma_t16x64x256_w1x1_s1_k4(
 // CHECK-SAME: lb.block_threads = 128
 // CHECK-SAME: lb.grid_tile = array<i64: 64, 16, 1>
@@ -169,19 +170,21 @@ func.func @tiled_chunk_vs_group(%x: tensor<?x768xf16>, %w: tensor<256x768xui4>, 
 // CHECK: scf.for {{.*}} -> (vector<4xf32>
 // CHECK: lb.load_codes {{.*}} mma_b_paired
 // CHECK: lb.load_codes {{.*}} mma_b_paired
-// CHECK: lb.load_activation_fragment {{.*}} -> vector<16xf16>
-// CHECK: lb.slice_pairs {{.*}}[0] : vector<16xf16> -> vector<8xf16>
+// CHECK: lb.load_activations {{.*}} -> vector<8xf16>
+// CHECK: lb.load_activations {{.*}} -> vector<8xf16>
+// CHECK: lb.slice_pairs {{.*}}[0] : vector<8xf16> -> vector<4xf16>
 // CHECK: lb.decode
 // CHECK: lb.scale_fragment
-// CHECK: lb.mma
-// CHECK: lb.slice_pairs {{.*}}[4] : vector<16xf16> -> vector<8xf16>
+// CHECK: lb.pack_a_fragment
+// CHECK: lb.mma {{.*}} : vector<8xf16>, vector<4xf16>, vector<4xf32>
+// CHECK: lb.slice_pairs {{.*}}[2] : vector<8xf16> -> vector<4xf16>
 // CHECK: } {lb.unroll = 4 : i64}
 // CHECK: } {lb.unroll = 2 : i64}
 // CHECK-COUNT-8: lb.store_partial_fragment
 // CHECK: lb.barrier
 // CHECK: scf.if
 // CHECK: lb.sum_partial_fragments
-// CHECK: lb.store_accumulator
+// CHECK: lb.store_accumulator {{.*}} transposed
 func.func @split(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
       schedule <family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 4>

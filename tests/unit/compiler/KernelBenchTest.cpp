@@ -29,6 +29,26 @@ TEST(KernelBench, KernelsWithDifferentWeightLayoutsNeverShareWeights) {
   EXPECT_EQ(groups[mma.weightLayout][0]->name, "mma");
 }
 
+// The first split-K mma with 8-row tiles was never timed at M <= 8, where
+// it is meant to beat gemv_tiled: the bench skipped every mma there.
+TEST(KernelBench, EightRowMmaTilesAreTimedAtSmallM) {
+  kernels::KernelEntry gemv = entry("gemv", "a"), mma8 = entry("mma8", "b"),
+                       mma16 = entry("mma16", "b"), mma128 = entry("mma128", "b");
+  gemv.family = "gemv";
+  gemv.gridTile = {64, 4, 1};
+  mma8.family = mma16.family = mma128.family = "mma";
+  mma8.gridTile = {64, 8, 1};
+  mma16.gridTile = {64, 16, 1};
+  mma128.gridTile = {128, 128, 1};
+  EXPECT_TRUE(worthBenchmarking(gemv, 1));
+  EXPECT_FALSE(worthBenchmarking(gemv, 16));
+  EXPECT_TRUE(worthBenchmarking(mma8, 1));
+  EXPECT_FALSE(worthBenchmarking(mma16, 1));
+  EXPECT_TRUE(worthBenchmarking(mma16, 4));
+  EXPECT_FALSE(worthBenchmarking(mma128, 16));
+  EXPECT_TRUE(worthBenchmarking(mma128, 32));
+}
+
 TEST(KernelBench, CsvHasOneRowPerProblemAndM) {
   BenchRow row;
   row.problem = "p";

@@ -120,6 +120,28 @@ TEST_F(LookupTest, HeuristicPicksFamilyByMAndClosestArch) {
   EXPECT_EQ(ada->mLo, 9);
 }
 
+// Within a family the heuristic prefers the block tile M that suits the
+// band: a 16-row split-K mma for M 9..256 over an 8-row one, and the largest
+// tile from M = 257 on, whatever their ids.
+TEST_F(LookupTest, HeuristicPrefersTheTileMThatSuitsEachBand) {
+  auto added = db->putProblem("int4 g128 f16 N=8192 K=8192");
+  ASSERT_TRUE(added.ok());
+  std::string problem2 = *added;
+  auto withTile = [&](const std::string &tag, int tileM) {
+    KernelRecord k = makeKernel(problem2, tag, "sm_90a", "mma");
+    k.launch.gridRule = "n_tile=64;m_tile=" + std::to_string(tileM) + ";split_k=1";
+    return put(k);
+  };
+  std::vector<std::string> ids = {withTile("t8", 8), withTile("t16", 16), withTile("t128", 128),
+                                  withTile("t32", 32)};
+  auto resolution = resolve({db.get()}, problem2, h100());
+  ASSERT_TRUE(resolution.ok()) << resolution.error();
+  ASSERT_EQ(resolution->ranges.size(), 3u);
+  EXPECT_EQ(resolution->ranges[0].kernelId, ids[0]); // M 1..8: no gemv, the 8-row mma
+  EXPECT_EQ(resolution->ranges[1].kernelId, ids[1]);
+  EXPECT_EQ(resolution->ranges[2].kernelId, ids[2]);
+}
+
 TEST_F(LookupTest, HeuristicSkipsKernelsThatFailedEveryCheck) {
   ASSERT_TRUE(db->putDevice(rtx4090()).ok());
   ASSERT_TRUE(db->addResult(makeResult(mma86, rtx4090().id(), 64, 3.0, /*passed=*/false)).ok());

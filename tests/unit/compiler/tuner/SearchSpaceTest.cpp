@@ -44,12 +44,12 @@ bool gemvTiledRulesHold(const ProblemShape &p, const Schedule &s) {
          s.splitK * s.tileM * 8 * 8 * 4 <= 48 * 1024 && splitKRulesHold(p, s);
 }
 
-// passes/TileMmaSplitK.cpp checkMmaSplitK: m16 or m32, 64 or 128 columns,
+// passes/TileMmaSplitK.cpp checkMmaSplitK: 8, 16 or 32 rows, 64 or 128 columns,
 // partial sums [split_k, fragments x subtiles, 32 lanes x 4] of f32 in 48 KB.
 bool mmaSplitKRulesHold(const ProblemShape &p, const Schedule &s) {
-  return s.family == Family::Mma && s.splitK > 1 && (s.tileM == 16 || s.tileM == 32) &&
+  return s.family == Family::Mma && s.splitK > 1 && (s.tileM == 8 || s.tileM == 16 || s.tileM == 32) &&
          (s.tileN == 64 || s.tileN == 128) && p.n % s.tileN == 0 &&
-         s.splitK * (s.tileM / 16) * (s.tileN / 8) * 512 <= 48 * 1024 && splitKRulesHold(p, s);
+         s.splitK * (s.tileN / 16) * (s.tileM / 8) * 512 <= 48 * 1024 && splitKRulesHold(p, s);
 }
 
 bool compilerRulesHold(const ProblemShape &p, const Schedule &s) {
