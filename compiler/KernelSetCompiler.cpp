@@ -135,10 +135,11 @@ std::string dispatchFamily(const std::string &scheduleText) {
 
 } // namespace
 
-// Within a family, the runtime's built-in heuristic (no tuned table) prefers
-// the kernel compiled first, so each family's most generally useful schedule
-// comes first: gemv_tiled and the split-K mma share the mma weight layout, so
-// a plan built from them serves every M from one packed copy.
+// The runtime's built-in heuristic (no tuned table) takes, per M band, the
+// kernel whose tile M suits the band (tuning_db/Lookup.cpp): the 8-row
+// split-K mma for M <= 8, the 16-row one up to 256. gemv_tiled, the split-K
+// mma and the staged mma share one weight layout, so a plan built from them
+// serves every M from one packed copy.
 std::vector<std::string> defaultSchedules() {
   return {
       "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
@@ -150,8 +151,8 @@ std::vector<std::string> defaultSchedules() {
       "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
       "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>",
       "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 2, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 2, split_k = 8>",
       "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 2, split_k = 4>",
       "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",

@@ -133,6 +133,20 @@ def Lb_StoreAccumulatorOp : Lb_Op<"store_accumulator", [MemoryEffects<[MemWrite]
   }];
 }
 
+def Lb_ScaleAccumulateOp : Lb_Op<"scale_accumulate", [Pure, AllTypesMatch<["acc", "partial", "result"]>]> {
+  let summary = "acc + scales ⊙ partial for a W·xᵀ accumulator, in f32";
+  let description = [{
+    `partial` holds a scale period's unscaled products: registers 0, 1 are
+    row g of the m16 tile (W column n0 + g, scale `low`), registers 2, 3 row
+    g + 8 (scale `high`). Scaling the f32 sums once per period replaces a
+    packed multiply per decoded register per k16 step.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4], [F32]>:$acc,
+                       VectorOfLengthAndType<[4], [F32]>:$partial, F32:$low, F32:$high);
+  let results = (outs VectorOfLengthAndType<[4], [F32]>:$result);
+  let assemblyFormat = "$acc `,` $partial `,` $low `,` $high attr-dict `:` type($acc)";
+}
+
 def Lb_PackAFragmentOp : Lb_Op<"pack_a_fragment", [Pure, AllTypesMatch<["low", "high"]>]> {
   let summary = "an m16 x k16 A fragment from the k16 x n8 B fragments of its two row halves";
   let description = [{

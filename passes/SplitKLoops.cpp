@@ -83,7 +83,7 @@ SplitKShape splitKShape(const KernelProblem &p) {
 
 SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShape &shape,
                                     Value warp, ValueRange init, QuantLoader loadQuant,
-                                    StepBuilder step) {
+                                    StepBuilder step, PeriodFinisher finishPeriod) {
   SmallVector<Value> fixedQuant;
   if (!shape.scalesAlongK)
     fixedQuant = loadQuant(index(b, loc, 0));
@@ -98,8 +98,10 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
       b, loc, chunks.getInductionVar(), shape.chunk, shape.period, chunks.getRegionIterArgs(),
       [&](Value period0, ValueRange carried) {
         SmallVector<Value> quant = shape.scalesAlongK ? loadQuant(period0) : fixedQuant;
-        return unrolledLoop(b, loc, period0, shape.period, kStepK, carried,
-                            [&](Value k0, ValueRange acc) { return step(k0, quant, acc); });
+        SmallVector<Value> sums =
+            unrolledLoop(b, loc, period0, shape.period, kStepK, finishPeriod ? init : carried,
+                         [&](Value k0, ValueRange acc) { return step(k0, quant, acc); });
+        return finishPeriod ? finishPeriod(quant, carried, sums) : sums;
       });
   b.create<scf::YieldOp>(loc, next);
   return SmallVector<Value>(chunks.getResults().begin(), chunks.getResults().end());

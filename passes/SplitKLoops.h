@@ -47,12 +47,19 @@ using QuantLoader = llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Valu
 // their new values.
 using StepBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
     mlir::Value k0, llvm::ArrayRef<mlir::Value> quant, mlir::ValueRange acc)>;
+// Folds a scale period's sums into the accumulators (with the period's
+// `quant`); returns the new accumulators.
+using PeriodFinisher = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    llvm::ArrayRef<mlir::Value> quant, mlir::ValueRange acc, mlir::ValueRange periodSums)>;
 // The whole nest with the accumulators `init` carried through: `loadQuant`
 // runs once per period (or once before the loops when scales do not change
-// along K), `step` once per 32-wide block. Returns the final accumulators.
+// along K), `step` once per 32-wide block. With `finishPeriod`, each period's
+// steps start again from `init` and finishPeriod folds their sums into the
+// carried accumulators. Returns the final accumulators.
 llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Location loc,
                                                 const SplitKShape &shape, mlir::Value warp,
                                                 mlir::ValueRange init, QuantLoader loadQuant,
-                                                StepBuilder step);
+                                                StepBuilder step,
+                                                PeriodFinisher finishPeriod = nullptr);
 
 } // namespace lowbit::passes

@@ -86,6 +86,15 @@ struct MmaSplitKBuilder {
 
   void build() {
     int64_t warps = p.schedule.getSplitK(), tokenTiles = this->tokenTiles();
+    // Without zero points the scales factor out of a period's sums: the mma
+    // multiplies raw codes (exact small integers) and each accumulator is
+    // scaled once per period in f32, instead of a packed multiply per decoded
+    // register per step. Zero points keep the per-register (q - z)·s.
+    // The period's sums need a second set of accumulators: only for blocks of
+    // at most 4 (8 x 64 tiles). With 8, ptxas needed 196 registers, and on
+    // the H200 the 16 x 64 x 256 / split_k 8 kernel took 54 us at M = 16
+    // instead of 45 with scaled registers.
+    bool scalePeriodSums = p.quant.getZero() == lb::ZeroMode::none && accumulators(p) <= 4;
     int64_t subtiles = this->subtiles(), slots = accumulators(p);
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
@@ -136,8 +145,10 @@ struct MmaSplitKBuilder {
             int64_t subtile = j * kSubtilesPerLoad + s;
             Value pairs =
                 b.create<lb::SlicePairsOp>(loc, pairsType, values, b.getI64IntegerAttr(2 * s));
-            scaled.push_back(b.create<lb::ScaleFragmentOp>(loc, pairsType, pairs,
-                                                           scales[subtile], biases[subtile]));
+            if (!scalePeriodSums)
+              pairs = b.create<lb::ScaleFragmentOp>(loc, pairsType, pairs, scales[subtile],
+                                                    biases[subtile]);
+            scaled.push_back(pairs);
           }
           for (int64_t w = 0; w < kColumnsPerLoad / kWeightRows; ++w) {
             Value a = b.create<lb::PackAFragmentOp>(loc, aType, scaled[2 * w], scaled[2 * w + 1]);
@@ -152,12 +163,23 @@ struct MmaSplitKBuilder {
       return acc;
     };
 
+    // A period's products of raw codes, scaled once in f32 (slot r's rows g
+    // and g + 8 are subtiles 2 r and 2 r + 1).
+    auto finishPeriod = [&](ArrayRef<Value> quant, ValueRange acc, ValueRange periodSums) {
+      SmallVector<Value> next;
+      for (int64_t slot = 0; slot < slots; ++slot) {
+        int64_t rows = slot / tokenTiles;
+        next.push_back(b.create<lb::ScaleAccumulateOp>(loc, accType, acc[slot], periodSums[slot],
+                                                       quant[2 * rows], quant[2 * rows + 1]));
+      }
+      return next;
+    };
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
     SmallVector<Value> init(slots, zero);
     SmallVector<Value> sums = buildSplitKLoops(
-        b, loc, splitKShape(p), warp, init,
-        [&](Value k) { return loadQuant(n0, group, k); }, step);
+        b, loc, splitKShape(p), warp, init, [&](Value k) { return loadQuant(n0, group, k); },
+        step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher());
 
     for (int64_t slot = 0; slot < slots; ++slot)
       b.create<lb::StorePartialFragmentOp>(loc, sums[slot], partials, warp, index(slot));
@@ -183,10 +205,14 @@ struct MmaSplitKBuilder {
     p.kernel->setAttr(kGridTileAttr,
                       b.getDenseI64ArrayAttr({p.schedule.getTile()[1], p.schedule.getTile()[0], 1}));
     // Accumulators, a period's loaded codes and activations are live at once.
-    // One chunk in flight with at most 8 accumulators and no zero points
-    // fits in 128 registers, which keeps two 8-warp blocks on an SM;
+    // One chunk in flight with at most 8 accumulator fragments (counting a
+    // period's sums), scale periods of 128 or more and no zero points fits
+    // in 128 registers, which keeps two 8-warp blocks on an SM;
     // otherwise give each thread up to 255 unless the block is large.
-    int64_t registers = stagesOfCodes() == 1 && slots <= 8 && !p.zeros ? 128 : 255;
+    int64_t carried = scalePeriodSums ? 2 * slots : slots;
+    bool fitsIn128 = stagesOfCodes() == 1 && carried <= 8 && !p.zeros &&
+                     splitKShape(p).period >= 128; // shorter periods unroll more scale loads
+    int64_t registers = fitsIn128 ? 128 : 255;
     registers = std::min<int64_t>(registers, 65536 / threads);
     p.kernel->setAttr(kMinBlocksAttr,
                       b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));

@@ -212,7 +212,10 @@ struct Band {
   int64_t tileM;
 };
 constexpr Band kBands[] = {
-    {1, 9, {"gemv", "mma", "wgmma"}, 8},
+    // Split-K mma with 8-row tiles (W·xᵀ) streams weights faster than the
+    // CUDA-core gemv families even at M = 1 on the H200; gemv remains the
+    // fallback where a set has no mma kernel.
+    {1, 9, {"mma", "gemv", "wgmma"}, 8},
     {9, 257, {"mma", "wgmma", "gemv"}, 16},
     {257, std::nullopt, {"wgmma", "mma", "gemv"}, 128},
 };

@@ -188,6 +188,15 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                << ");\n";
         return success();
       })
+      .Case<lb::ScaleAccumulateOp>([&](lb::ScaleAccumulateOp scale) {
+        std::string var = bind(scale.getResult());
+        std::string acc = name(scale.getAcc()), partial = name(scale.getPartial());
+        line() << "FragC_f32 " << var << ";\n";
+        for (int i = 0; i < 4; ++i)
+          line() << var << ".r[" << i << "] = fmaf(" << name(i < 2 ? scale.getLow() : scale.getHigh())
+                 << ", " << partial << ".r[" << i << "], " << acc << ".r[" << i << "]);\n";
+        return success();
+      })
       .Case<lb::PackAFragmentOp>([&](lb::PackAFragmentOp pack) {
         std::string var = bind(pack.getFragment());
         std::string low = name(pack.getLow()), high = name(pack.getHigh());

@@ -90,10 +90,11 @@ TEST_F(DispatchBenchTest, EachMIsServedByTheTunedTablesKernel) {
   }
 }
 
-// No table for this device: the built-in heuristic picks gemv for small M
-// and mma above, and the plan (like the runtime's) then serves every M with
-// kernels of one layout, saying so in its notes. The bench measures what the
-// plan would run, in that plan's layout.
+// No table for this device: the built-in heuristic prefers the mma family at
+// every M (an 8-row split-K mma beats gemv even at M = 1), so the plan, like
+// the runtime's, serves every M with the one mma kernel in its layout, and
+// the gemv kernel (another layout) is never run. The bench measures what the
+// plan would run.
 TEST_F(DispatchBenchTest, WithoutATableTheHeuristicPlanIsMeasuredAsTheRuntimeWouldRunIt) {
   putKernel("lb_gemv1", "gemv", 1, 4, kGemvLayout);
   putKernel("lb_mma16", "mma", 16, 64, kMmaLayout);
@@ -104,13 +105,8 @@ TEST_F(DispatchBenchTest, WithoutATableTheHeuristicPlanIsMeasuredAsTheRuntimeWou
     EXPECT_EQ(row.tier, "built-in heuristic");
     EXPECT_FALSE(row.failed) << "M = " << row.m << ": " << row.kernel;
     EXPECT_GT(row.medianUs, 0) << "M = " << row.m << ": " << row.note;
+    EXPECT_EQ(row.kernel, "lb_mma16") << "M = " << row.m;
   }
-  // One layout for every M: the gemv range was served by the mma kernel.
-  EXPECT_EQ(result->rows.front().kernel, "lb_mma16");
-  bool replaced = false;
-  for (const std::string &note : result->notes)
-    replaced = replaced || note.find("replaced by") != std::string::npos;
-  EXPECT_TRUE(replaced) << progress_.str();
 }
 
 // A dispatched kernel that computes wrong values is a finding the bench

@@ -105,19 +105,18 @@ TEST_F(LookupTest, HeuristicPicksFamilyByMAndClosestArch) {
   auto resolution = resolve({db.get()}, problem, a100());
   ASSERT_TRUE(resolution.ok()) << resolution.error();
   EXPECT_EQ(resolution->tier, Tier::Heuristic);
-  ASSERT_EQ(resolution->ranges.size(), 2u);
-  EXPECT_EQ(resolution->ranges[0].kernelId, gemv80);
-  EXPECT_EQ(resolution->ranges[0].mHi, 9);
-  EXPECT_EQ(resolution->ranges[1].kernelId, mma80); // [9, 257) and [257, inf) merged
-  EXPECT_EQ(resolution->ranges[1].mLo, 9);
-  EXPECT_FALSE(resolution->ranges[1].mHi.has_value());
+  // The mma family is preferred at every M, so the three bands merge.
+  ASSERT_EQ(resolution->ranges.size(), 1u);
+  EXPECT_EQ(resolution->ranges[0].kernelId, mma80);
+  EXPECT_EQ(resolution->ranges[0].mLo, 1);
+  EXPECT_FALSE(resolution->ranges[0].mHi.has_value());
 
   // RTX 4090 (8.9): the sm_86 mma is the closest arch <= 8.9.
   auto ada = lookupIn(rtx4090(), 64);
   ASSERT_TRUE(ada.ok()) << ada.error();
   EXPECT_EQ(ada->tier, Tier::Heuristic);
   EXPECT_EQ(ada->kernelId, mma86);
-  EXPECT_EQ(ada->mLo, 9);
+  EXPECT_EQ(ada->mLo, 1);
 }
 
 // Within a family the heuristic prefers the block tile M that suits the
@@ -163,7 +162,8 @@ TEST_F(LookupTest, HeuristicUsesPtxForANewerMajorAndFailsWhenNothingRuns) {
   auto choice = lookupIn(blackwell, 4);
   ASSERT_TRUE(choice.ok()) << choice.error();
   EXPECT_EQ(choice->tier, Tier::Heuristic);
-  EXPECT_EQ(choice->kernelId, gemv80); // PTX of sm_80; sm_90a code is not portable
+  // PTX of the newest portable arch, sm_86; sm_90a code is not portable.
+  EXPECT_EQ(choice->kernelId, mma86);
 
   DeviceFingerprint turing = a100();
   turing.ccMajor = 7;
