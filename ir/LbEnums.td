@@ -52,7 +52,9 @@ def Lb_ThreadCoord : I32EnumAttr<"ThreadCoord", "a thread's position", [
   I32EnumAttrCase<"lane", 0>,
   I32EnumAttrCase<"warp", 1>,
   I32EnumAttrCase<"block_x", 2>,
-  I32EnumAttrCase<"block_y", 3>
+  I32EnumAttrCase<"block_y", 3>,
+  I32EnumAttrCase<"grid_x", 4>, // blocks in the grid along x
+  I32EnumAttrCase<"grid_y", 5>
 ]> {
   let cppNamespace = "::lowbit::lb";
   let genSpecializedAttr = 0;

@@ -100,8 +100,14 @@ struct MmaSplitKBuilder {
     Value warp = coord(lb::ThreadCoord::warp);
     Value group = b.create<arith::DivUIOp>(loc, lane, index(4)); // PTX groupID
     Value inGroup = b.create<arith::RemUIOp>(loc, lane, index(4));
-    Value n0 = mul(coord(lb::ThreadCoord::block_x), index(p.schedule.getTile()[1]));
-    Value m0 = mul(coord(lb::ThreadCoord::block_y), index(p.schedule.getTile()[0]));
+    // Blocks are numbered with the row tile fastest: the row tiles of one
+    // column tile run side by side, so all but the first find its weights in
+    // L2 and DRAM streams them about once whatever M is.
+    Value linear = add(coord(lb::ThreadCoord::block_x),
+                       mul(coord(lb::ThreadCoord::grid_x), coord(lb::ThreadCoord::block_y)));
+    Value rowTiles = coord(lb::ThreadCoord::grid_y);
+    Value n0 = mul(b.create<arith::DivUIOp>(loc, linear, rowTiles), index(p.schedule.getTile()[1]));
+    Value m0 = mul(b.create<arith::RemUIOp>(loc, linear, rowTiles), index(p.schedule.getTile()[0]));
     auto partialsType = MemRefType::get({warps, slots, kPartialFloats}, b.getF32Type(),
                                         MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
     Value partials =

@@ -212,6 +212,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
         case lb::ThreadCoord::warp: expression = "threadIdx.x >> 5"; break;
         case lb::ThreadCoord::block_x: expression = "blockIdx.x"; break;
         case lb::ThreadCoord::block_y: expression = "blockIdx.y"; break;
+        case lb::ThreadCoord::grid_x: expression = "gridDim.x"; break;
+        case lb::ThreadCoord::grid_y: expression = "gridDim.y"; break;
         }
         line() << "const long long " << bind(coord.getResult()) << " = (long long)("
                << expression << ");\n";

@@ -4,6 +4,11 @@
 // (8 warps x 8 accumulators x 32 lanes x 4 floats). One chunk in flight and
 // 8 accumulators fit in 128 registers: two blocks per SM.
 // CHECK: extern "C" __global__ void __launch_bounds__(256, 2)
+// Blocks are numbered row tile fastest (blockIdx.x + gridDim.x * blockIdx.y,
+// split by gridDim.y), so the row tiles of a column tile share its weights
+// in L2.
+// CHECK-DAG: = (long long)(gridDim.x);
+// CHECK-DAG: = (long long)(gridDim.y);
 // CHECK: __shared__ __align__(128) unsigned char [[P:smem[0-9]+]][32768];
 // The codes of a period: 16-byte loads straight into registers, all
 // unrolled, four 32-wide blocks of two k16 steps; step 1 of a block reads the
