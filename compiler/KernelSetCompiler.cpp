@@ -153,6 +153,7 @@ std::vector<std::string> defaultSchedules() {
       "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 2, split_k = 8>",
       "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 2, split_k = 16>",
       "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 2, split_k = 4>",
       "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",

@@ -94,7 +94,10 @@ struct MmaSplitKBuilder {
     // at most 4 (8 x 64 tiles). With 8, ptxas needed 196 registers, and on
     // the H200 the 16 x 64 x 256 / split_k 8 kernel took 54 us at M = 16
     // instead of 45 with scaled registers.
-    bool scalePeriodSums = p.quant.getZero() == lb::ZeroMode::none && accumulators(p) <= 4;
+    // Short periods (groups of 32 or 64) unroll more scale loads and fmas;
+    // with 16 or more warps a thread has only 128 registers, and those spill.
+    bool scalePeriodSums = p.quant.getZero() == lb::ZeroMode::none && accumulators(p) <= 4 &&
+                           (splitKShape(p).period >= 128 || warps <= 8);
     int64_t subtiles = this->subtiles(), slots = accumulators(p);
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
