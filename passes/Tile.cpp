@@ -114,4 +114,12 @@ struct LbTilePass : impl::LbTileBase<LbTilePass> {
 };
 
 } // namespace
+
+void setRegisterBudget(const KernelProblem &problem, int64_t threads, int64_t registers) {
+  int64_t blocks = std::max<int64_t>(1, 65536 / (threads * registers));
+  problem.kernel->setAttr(kMinBlocksAttr,
+                          IntegerAttr::get(IntegerType::get(problem.kernel->getContext(), 64),
+                                           blocks));
+}
+
 } // namespace lowbit::passes

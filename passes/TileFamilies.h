@@ -57,6 +57,9 @@ constexpr const char *kGridTileAttr = "lb.grid_tile";
 // __launch_bounds__' second argument: blocks an SM must fit, which sets the
 // register budget.
 constexpr const char *kMinBlocksAttr = "lb.min_blocks_per_sm";
+// Sets kMinBlocksAttr so that ptxas may give each of `threads` threads up to
+// `registers` registers (of an SM's 65536; at least one block).
+void setRegisterBudget(const KernelProblem &problem, int64_t threads, int64_t registers);
 constexpr const char *kKernelAttr = "lb.kernel";
 constexpr const char *kWeightLayoutAttr = "lb.weight_layout";
 

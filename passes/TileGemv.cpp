@@ -133,8 +133,7 @@ struct GemvBuilder {
     // vectors alone take 128. Without a budget ptxas picks its own and may
     // spill.
     int64_t registers = rowsPerBlock == 1 ? 64 : rowsPerBlock <= 4 ? 128 : 255;
-    p.kernel->setAttr(kMinBlocksAttr,
-                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
+    setRegisterBudget(p, threads, registers);
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({rowsPerGrid, rowsPerBlock, 1}));
   }
 };

@@ -168,8 +168,7 @@ struct GemvTiledBuilder {
     // tile's decoded values; 8 rows, or zero points (16 more scale and zero
     // registers), spill at 128 on some shapes, so they get up to 255.
     int64_t registers = rowsM >= 8 || p.zeros ? 255 : 128;
-    p.kernel->setAttr(kMinBlocksAttr,
-                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
+    setRegisterBudget(p, threads, registers);
   }
 };
 

@@ -179,8 +179,7 @@ struct MmaBuilder {
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({shape.tn, shape.tm, 1}));
     // Up to 255 registers a thread: accumulators and decoded fragments of a
     // whole K tile are live at once.
-    p.kernel->setAttr(kMinBlocksAttr,
-                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (shape.threads() * 255))));
+    setRegisterBudget(p, shape.threads(), 255);
   }
 };
 

@@ -82,7 +82,6 @@ struct MmaSplitKBuilder {
   int64_t loadsN() const { return p.schedule.getTile()[1] / kColumnsPerLoad; }
   int64_t subtiles() const { return p.schedule.getTile()[1] / kSubtileColumns; }
   int64_t tokenTiles() const { return p.schedule.getTile()[0] / kTokens; }
-  int64_t stagesOfCodes() const { return p.schedule.getStages(); }
 
   void build() {
     int64_t warps = p.schedule.getSplitK(), tokenTiles = this->tokenTiles();
@@ -217,14 +216,11 @@ struct MmaSplitKBuilder {
     // One chunk in flight with at most 8 accumulator fragments (counting a
     // period's sums), scale periods of 128 or more and no zero points fits
     // in 128 registers, which keeps two 8-warp blocks on an SM;
-    // otherwise give each thread up to 255 unless the block is large.
+    // otherwise give each thread up to 255 (a large block gets what fits).
     int64_t carried = scalePeriodSums ? 2 * slots : slots;
-    bool fitsIn128 = stagesOfCodes() == 1 && carried <= 8 && !p.zeros &&
+    bool fitsIn128 = p.schedule.getStages() == 1 && carried <= 8 && !p.zeros &&
                      splitKShape(p).period >= 128; // shorter periods unroll more scale loads
-    int64_t registers = fitsIn128 ? 128 : 255;
-    registers = std::min<int64_t>(registers, 65536 / threads);
-    p.kernel->setAttr(kMinBlocksAttr,
-                      b.getI64IntegerAttr(std::max<int64_t>(1, 65536 / (threads * registers))));
+    setRegisterBudget(p, threads, fitsIn128 ? 128 : 255);
   }
 };
 

@@ -1,7 +1,7 @@
 #include "tuning_db/Lookup.h"
 
 #include <algorithm>
-#include <cctype>
+#include <cstdlib>
 #include <tuple>
 
 namespace lowbit::db {
@@ -222,16 +222,9 @@ constexpr Band kBands[] = {
 
 // The launch's block tile M ("m_tile=16" in the grid rule), 0 if not given.
 int64_t tileMOf(const KernelRecord &kernel) {
-  const std::string key = "m_tile=";
-  size_t at = kernel.launch.gridRule.find(key);
-  if (at == std::string::npos)
-    return 0;
-  int64_t value = 0;
-  for (size_t i = at + key.size();
-       i < kernel.launch.gridRule.size() && std::isdigit(static_cast<unsigned char>(kernel.launch.gridRule[i]));
-       ++i)
-    value = value * 10 + (kernel.launch.gridRule[i] - '0');
-  return value;
+  const std::string &rule = kernel.launch.gridRule;
+  size_t at = rule.find("m_tile=");
+  return at == std::string::npos ? 0 : std::strtoll(rule.c_str() + at + 7, nullptr, 10);
 }
 
 // How far a kernel's tile M is from the band's, in factors of two (unknown
