@@ -460,6 +460,8 @@ FailureOr<std::vector<KernelLaunchInfo>> kernelLaunchInfo(ModuleOp module) {
     info.blockThreads = threads.getInt();
     info.gridTile.assign(grid.asArrayRef().begin(), grid.asArrayRef().end());
     info.weightLayout = layout.getValue().str();
+    if (auto dynamicShared = func->getAttrOfType<IntegerAttr>("lb.dynamic_shared_bytes"))
+      info.dynamicSharedBytes = dynamicShared.getInt();
     if (auto schedule = func->getAttr("lb.schedule")) {
       llvm::raw_string_ostream text(info.scheduleText);
       text << schedule;

@@ -21,6 +21,10 @@ struct KernelLaunchInfo {
   std::vector<int64_t> gridTile;
   std::string weightLayout; // serialized layout::WeightLayout
   std::string scheduleText; // the #lb.schedule, printed
+  // Bytes of dynamic shared memory the launch must pass (and, above 48 KiB,
+  // opt the function in to with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  // the kernel's `lb.dynamic_shared_bytes`, 0 when it has none.
+  int64_t dynamicSharedBytes = 0;
 };
 
 mlir::LogicalResult emitCuda(mlir::ModuleOp module, llvm::raw_ostream &os);
