@@ -18,10 +18,15 @@ def Lb_SharedBufferOp : Lb_Op<"shared_buffer", [MemoryEffects<[MemAlloc]>]> {
     are stored with their 16-byte chunks XOR-swizzled by the row index
     (chunk c of row r at c ^ (r mod 8)), so the eight rows one ldmatrix phase
     reads fall in eight different bank groups.
+    With `dynamic` the buffer lives in the kernel's dynamic shared memory
+    (the kernel's `lb.dynamic_shared_bytes`, passed at launch), which may
+    exceed the 48 KiB a static allocation is limited to.
   }];
-  let arguments = (ins I64Attr:$stages, I64Attr:$rows, I64Attr:$cols);
+  let arguments = (ins I64Attr:$stages, I64Attr:$rows, I64Attr:$cols, UnitAttr:$dynamic);
   let results = (outs AnyMemRef:$buffer);
-  let assemblyFormat = "$stages `x` $rows `x` $cols attr-dict `:` type($buffer)";
+  let assemblyFormat = [{
+    $stages `x` $rows `x` $cols (`dynamic` $dynamic^)? attr-dict `:` type($buffer)
+  }];
 }
 
 def Lb_CopyTileAsyncOp : Lb_Op<"copy_tile_async", [MemoryEffects<[MemRead, MemWrite]>]> {
@@ -45,13 +50,45 @@ def Lb_CopyCodesAsyncOp : Lb_Op<"copy_codes_async", [MemoryEffects<[MemRead, Mem
     Copies the packed codes of the block's [N tile, K tile] region, whole
     layout tiles at a time (`tile`, set by lb-propagate-layouts), so the
     staging buffer keeps the weight layout and lb.load_codes reads it the
-    same way it would read global memory.
+    same way it would read global memory. Thread t of the `threads` that
+    share the copy is threadIdx.x mod `threads`: with 32, each warp copies
+    into its own stage on its own (a per-warp ring), and lane l copies
+    16-byte chunks l, l + 32, ..., which are the chunks lane l later reads
+    with a warp-wide lb.load_codes.
   }];
   let arguments = (ins AnyMemRef:$weights, AnyMemRef:$buffer, Index:$stage, Index:$n0,
                        Index:$k0, I64Attr:$threads, OptionalAttr<DenseI64ArrayAttr>:$tile);
   let assemblyFormat = [{
     $weights `[` $n0 `,` $k0 `]` `to` $buffer `[` $stage `]` `threads` $threads
     (`tile` $tile^)? attr-dict `:` type($weights) `,` type($buffer)
+  }];
+}
+
+def Lb_CopyActivationsAsyncOp : Lb_Op<"copy_activations_async", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a warp copies x[m0 .. m0 + rows, k0 .. k0 + 32) into its own stage";
+  let description = [{
+    The buffer is [stages, tile rows, 32] 16-bit values, unswizzled: a row
+    is four 16-byte chunks. Lane l copies chunks l, l + 32, ... (row c / 4,
+    chunk c mod 4), which are exactly the 16 bytes lb.load_staged_activations
+    gives lane (groupID g, thread-in-group t) for rows g + 8 i at k0 + 8 t:
+    no lane reads another lane's copy, and a quarter warp's reads are 128
+    consecutive bytes (no bank conflicts). Rows at or past `rows` (M) are
+    zero-filled. Completion is tracked by lb.async_commit / lb.async_wait.
+  }];
+  let arguments = (ins AnyMemRef:$x, AnyMemRef:$buffer, Index:$stage, Index:$m0, Index:$k0,
+                       Index:$rows);
+  let assemblyFormat = [{
+    $x `[` $m0 `,` $k0 `]` `to` $buffer `[` $stage `]` `rows` $rows attr-dict `:` type($x) `,`
+    type($buffer)
+  }];
+}
+
+def Lb_LoadStagedActivationsOp : Lb_Op<"load_staged_activations", [MemoryEffects<[MemRead]>]> {
+  let summary = "8 activations at (row, k) of a stage that lb.copy_activations_async filled";
+  let arguments = (ins AnyMemRef:$buffer, Index:$stage, Index:$row, Index:$k);
+  let results = (outs VectorOfLengthAndType<[8], [F16, BF16]>:$values);
+  let assemblyFormat = [{
+    $buffer `[` $stage `,` $row `,` $k `]` attr-dict `:` type($buffer) `->` type($values)
   }];
 }
 
@@ -67,8 +104,9 @@ def Lb_AsyncWaitOp : Lb_Op<"async_wait"> {
 }
 
 def Lb_BarrierOp : Lb_Op<"barrier"> {
-  let summary = "block-wide barrier";
-  let assemblyFormat = "attr-dict";
+  let summary = "block-wide barrier, or with `warp` the calling warp's (__syncwarp)";
+  let arguments = (ins UnitAttr:$warp);
+  let assemblyFormat = "(`warp` $warp^)? attr-dict";
 }
 
 def Lb_LoadAFragmentOp : Lb_Op<"load_a_fragment", [MemoryEffects<[MemRead]>]> {

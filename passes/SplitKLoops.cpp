@@ -100,7 +100,9 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
         SmallVector<Value> quant = shape.scalesAlongK ? loadQuant(period0) : fixedQuant;
         SmallVector<Value> sums =
             unrolledLoop(b, loc, period0, shape.period, kStepK, finishPeriod ? init : carried,
-                         [&](Value k0, ValueRange acc) { return step(k0, quant, acc); });
+                         [&](Value k0, ValueRange acc) {
+                           return step(k0, chunks.getInductionVar(), quant, acc);
+                         });
         return finishPeriod ? finishPeriod(quant, carried, sums) : sums;
       });
   b.create<scf::YieldOp>(loc, next);

@@ -43,10 +43,12 @@ mlir::LogicalResult checkSplitKProblem(const KernelProblem &problem, llvm::Strin
 // Loads what a scale period needs (scales, zeros) for K offset `k0`.
 using QuantLoader = llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value k0)>;
 // Builds one 32-wide K block at `k0` (two k16 steps of the mma_b_paired
-// layout) with the period's loaded `quant` and the accumulators; returns
-// their new values.
+// layout) of the chunk that starts at `chunk0`, with the period's loaded
+// `quant` and the accumulators; returns their new values. (k0 - chunk0 is a
+// constant once nvcc unrolls the inner loops, so a step's place in its chunk
+// costs no instructions.)
 using StepBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
-    mlir::Value k0, llvm::ArrayRef<mlir::Value> quant, mlir::ValueRange acc)>;
+    mlir::Value k0, mlir::Value chunk0, llvm::ArrayRef<mlir::Value> quant, mlir::ValueRange acc)>;
 // Folds a scale period's sums into the accumulators (with the period's
 // `quant`); returns the new accumulators.
 using PeriodFinisher = llvm::function_ref<llvm::SmallVector<mlir::Value>(

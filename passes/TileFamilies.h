@@ -54,6 +54,8 @@ void buildMmaSplitKBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 // ceil(M / lb.grid_tile[1]), lb.grid_tile[2]).
 constexpr const char *kBlockThreadsAttr = "lb.block_threads";
 constexpr const char *kGridTileAttr = "lb.grid_tile";
+// Bytes of dynamic shared memory the kernel's launch must pass (absent: 0).
+constexpr const char *kDynamicSharedBytesAttr = "lb.dynamic_shared_bytes";
 // __launch_bounds__' second argument: blocks an SM must fit, which sets the
 // register budget.
 constexpr const char *kMinBlocksAttr = "lb.min_blocks_per_sm";

@@ -74,7 +74,7 @@ struct GemvTiledBuilder {
     // and per row one 16-byte activation load x[m][k0 + 8 tig .. + 8), whose
     // halves [4 j, 4 j + 4) pair with step j's B registers (slot k = 2 tig +
     // h + 8 r holds k0 + 8 tig + 4 j + 2 r + h).
-    auto step = [&](Value k0, ArrayRef<Value> quant, ValueRange carried) {
+    auto step = [&](Value k0, Value, ArrayRef<Value> quant, ValueRange carried) {
       ArrayRef<Value> scales = quant.take_front(kSubtiles), zeros = quant.drop_front(kSubtiles);
       auto pairType = VectorType::get({4}, p.activation);
       SmallVector<SmallVector<Value>> fragments(kStepsPerBlock);

@@ -53,6 +53,28 @@ int64_t partialBytes(const KernelProblem &p) {
   return p.schedule.getSplitK() * accumulators(p) * kPartialFloats * 4;
 }
 
+// With stages > 1 each warp streams its codes and activations through its
+// own ring of `stages` chunks in dynamic shared memory (see build()).
+constexpr int64_t kStepK = kStepsPerBlock * kMmaK; // one mma_b_paired block
+constexpr int64_t kMaxSharedBytesPerBlock = 232448; // sm_90's opt-in limit
+constexpr int64_t kMaxRingSlots = 16;
+
+bool streamsThroughRing(const KernelProblem &p) { return p.schedule.getStages() > 1; }
+
+int64_t ringSlots(const KernelProblem &p) {
+  return p.schedule.getStages() * (p.schedule.getTile()[2] / kStepK);
+}
+
+// A slot holds one 32-wide block: tile N x 32 4-bit codes and tile M x 32
+// 16-bit activations.
+int64_t ringBytes(const KernelProblem &p) {
+  if (!streamsThroughRing(p))
+    return 0;
+  ArrayRef<int64_t> tile = p.schedule.getTile();
+  int64_t slotBytes = tile[1] * kStepK * lb::getCodeBits(p.code) / 8 + tile[0] * kStepK * 2;
+  return p.schedule.getSplitK() * ringSlots(p) * slotBytes;
+}
+
 struct MmaSplitKBuilder {
   OpBuilder &b;
   const KernelProblem &p;
@@ -95,7 +117,11 @@ struct MmaSplitKBuilder {
     // instead of 45 with scaled registers.
     // Short periods (groups of 32 or 64) unroll more scale loads and fmas;
     // with 16 or more warps a thread has only 128 registers, and those spill.
-    bool scalePeriodSums = p.quant.getZero() == lb::ZeroMode::none && accumulators(p) <= 4 &&
+    // Streaming through the ring frees the registers that held a period's
+    // loads, so 16 x 64 tiles (8 accumulators) can keep a period's sums too.
+    int64_t sumsUpTo = streamsThroughRing(p) ? 8 : 4;
+    bool scalePeriodSums = p.quant.getZero() == lb::ZeroMode::none &&
+                           accumulators(p) <= sumsUpTo &&
                            (splitKShape(p).period >= 128 || warps <= 8);
     int64_t subtiles = this->subtiles(), slots = accumulators(p);
     Value lane = coord(lb::ThreadCoord::lane);
@@ -124,21 +150,109 @@ struct MmaSplitKBuilder {
     // codes are two 16-byte loads per 64 columns, and whose activations are
     // one 16-byte load per 8 rows of x: lane (g, t) reads row g of the slice
     // at k0 + 8 t, and step j's B registers are its pairs 2 j and 2 j + 1.
-    auto step = [&](Value k0, ArrayRef<Value> quant, ValueRange carried) {
+    auto wordsType = VectorType::get({4}, b.getI32Type());
+    // The ring (stages > 1): warp w's slots are stages w S .. w S + S - 1 of
+    // two dynamic buffers, S = stages x (tile K / 32) blocks. A warp's
+    // blocks are numbered in the order it computes them; block i lives in
+    // slot i mod S. While it computes block i, the copies of blocks
+    // i + 1 .. i + S - 1 are in flight, in shared memory rather than in
+    // registers, so the depth costs no registers (the register-only kernel
+    // could keep only a scale period of 16-row loads in flight at 128
+    // registers, and ncu showed it waiting on them). Every lane copies
+    // exactly the bytes it reads later, so a warp needs no block barrier.
+    int64_t slotsPerWarp = streamsThroughRing(p) ? ringSlots(p) : 0;
+    int64_t blocksPerChunk = p.schedule.getTile()[2] / kStepK;
+    Value codesRing, xRing;
+    if (slotsPerWarp) {
+      int64_t stagesTotal = warps * slotsPerWarp;
+      auto codesType = MemRefType::get({stagesTotal, p.schedule.getTile()[1], kStepK}, p.code,
+                                       MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+      auto xType = MemRefType::get({stagesTotal, p.schedule.getTile()[0], kStepK}, p.activation,
+                                   MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+      codesRing = b.create<lb::SharedBufferOp>(loc, codesType, stagesTotal,
+                                               p.schedule.getTile()[1], kStepK, true);
+      xRing = b.create<lb::SharedBufferOp>(loc, xType, stagesTotal, p.schedule.getTile()[0],
+                                           kStepK, true);
+      p.kernel->setAttr(kDynamicSharedBytesAttr, b.getI64IntegerAttr(ringBytes(p)));
+    }
+    // Issue the copies of the block at k into `slot` (none past K), and
+    // close their group: one group per block, empty or not, keeps
+    // "at most S - 2 pending" meaning "block i has landed".
+    auto copyBlock = [&](Value k, Value slot) {
+      Value inside = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, k, index(p.k));
+      auto guarded = b.create<scf::IfOp>(loc, inside, false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(guarded.thenBlock());
+        Value stage = add(mul(warp, index(slotsPerWarp)), slot);
+        b.create<lb::CopyCodesAsyncOp>(loc, p.weights, codesRing, stage, n0, k,
+                                       b.getI64IntegerAttr(32), DenseI64ArrayAttr());
+        b.create<lb::CopyActivationsAsyncOp>(loc, p.x, xRing, stage, m0, k, p.rows);
+      }
+      b.create<lb::AsyncCommitOp>(loc);
+    };
+    // Block `ahead` places after the block at k0 of the chunk at chunk0, in
+    // this warp's order: chunks follow each other `split_k` chunks apart.
+    auto blockAhead = [&](Value k0, Value chunk0, int64_t ahead) {
+      Value place = add(b.create<arith::DivUIOp>(loc, b.create<arith::SubIOp>(loc, k0, chunk0),
+                                                 index(kStepK)),
+                        index(ahead));
+      Value chunks = b.create<arith::DivUIOp>(loc, place, index(blocksPerChunk));
+      Value within = b.create<arith::RemUIOp>(loc, place, index(blocksPerChunk));
+      return add(chunk0, add(mul(chunks, index(p.schedule.getTile()[2] * warps)),
+                             mul(within, index(kStepK))));
+    };
+    // The slot of the block at k0: (the warp's chunk number mod stages) x
+    // blocks per chunk + the block's place in its chunk.
+    auto slotOf = [&](Value k0, Value chunk0) {
+      Value chunkNumber = b.create<arith::DivUIOp>(
+          loc,
+          b.create<arith::SubIOp>(loc,
+                                  b.create<arith::DivUIOp>(loc, chunk0,
+                                                           index(p.schedule.getTile()[2])),
+                                  warp),
+          index(warps));
+      Value first = mul(b.create<arith::RemUIOp>(loc, chunkNumber,
+                                                 index(p.schedule.getStages())),
+                        index(blocksPerChunk));
+      return add(first, b.create<arith::DivUIOp>(loc, b.create<arith::SubIOp>(loc, k0, chunk0),
+                                                 index(kStepK)));
+    };
+    auto step = [&](Value k0, Value chunk0, ArrayRef<Value> quant, ValueRange carried) {
       ArrayRef<Value> scales = quant.take_front(subtiles), biases = quant.drop_front(subtiles);
       SmallVector<Value> acc(carried.begin(), carried.end());
-      SmallVector<Value> words;
-      for (int64_t half = 0; half < kStepsPerBlock; ++half)
-        for (int64_t j = 0; j < loadsN(); ++j)
-          words.push_back(b.create<lb::LoadCodesOp>(
-              loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(),
-              add(n0, index(kColumnsPerLoad * j)), add(k0, index(kMmaK * half)),
-              lb::Fragment::mma_b_paired, DenseI64ArrayAttr()));
-      SmallVector<Value> runs;
-      for (int64_t c = 0; c < tokenTiles; ++c)
-        runs.push_back(b.create<lb::LoadActivationsOp>(
-            loc, runType, p.x, add(m0, add(index(kTokens * c), group)),
-            add(k0, mul(inGroup, index(8))), p.rows));
+      SmallVector<Value> words, runs;
+      if (slotsPerWarp) {
+        Value slot = slotOf(k0, chunk0);
+        b.create<lb::AsyncWaitOp>(loc, b.getI64IntegerAttr(slotsPerWarp - 2));
+        b.create<lb::BarrierOp>(loc, /*warp=*/true);
+        Value stage = add(mul(warp, index(slotsPerWarp)), slot);
+        for (int64_t half = 0; half < kStepsPerBlock; ++half)
+          for (int64_t j = 0; j < loadsN(); ++j)
+            words.push_back(b.create<lb::LoadCodesOp>(
+                loc, wordsType, codesRing, stage, index(kColumnsPerLoad * j),
+                index(kMmaK * half), lb::Fragment::mma_b_paired, DenseI64ArrayAttr()));
+        for (int64_t c = 0; c < tokenTiles; ++c)
+          runs.push_back(b.create<lb::LoadStagedActivationsOp>(
+              loc, runType, xRing, stage, add(index(kTokens * c), group), mul(inGroup, index(8))));
+        // Refill the slot block i - 1 used (every lane is past it: the warp
+        // barrier above) with block i + S - 1.
+        Value wraps = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, slot, index(0));
+        Value refill = b.create<arith::SelectOp>(loc, wraps, index(slotsPerWarp - 1),
+                                                 b.create<arith::SubIOp>(loc, slot, index(1)));
+        copyBlock(blockAhead(k0, chunk0, slotsPerWarp - 1), refill);
+      } else {
+        for (int64_t half = 0; half < kStepsPerBlock; ++half)
+          for (int64_t j = 0; j < loadsN(); ++j)
+            words.push_back(b.create<lb::LoadCodesOp>(
+                loc, wordsType, p.weights, /*stage=*/Value(),
+                add(n0, index(kColumnsPerLoad * j)), add(k0, index(kMmaK * half)),
+                lb::Fragment::mma_b_paired, DenseI64ArrayAttr()));
+        for (int64_t c = 0; c < tokenTiles; ++c)
+          runs.push_back(b.create<lb::LoadActivationsOp>(
+              loc, runType, p.x, add(m0, add(index(kTokens * c), group)),
+              add(k0, mul(inGroup, index(8))), p.rows));
+      }
       for (int64_t half = 0; half < kStepsPerBlock; ++half) {
         SmallVector<Value> xT;
         for (int64_t c = 0; c < tokenTiles; ++c)
@@ -185,8 +299,18 @@ struct MmaSplitKBuilder {
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
     SmallVector<Value> init(slots, zero);
+    // The ring's prologue: the warp's first S - 1 blocks in flight.
+    if (slotsPerWarp) {
+      Value chunk0 = mul(warp, index(p.schedule.getTile()[2]));
+      for (int64_t i = 0; i + 1 < slotsPerWarp; ++i)
+        copyBlock(blockAhead(chunk0, chunk0, i), index(i));
+    }
+    // The ring keeps the chunks in flight; the chunk loop need not unroll.
+    SplitKShape shape = splitKShape(p);
+    if (slotsPerWarp)
+      shape.chunksInFlight = 1;
     SmallVector<Value> sums = buildSplitKLoops(
-        b, loc, splitKShape(p), warp, init, [&](Value k) { return loadQuant(n0, group, k); },
+        b, loc, shape, warp, init, [&](Value k) { return loadQuant(n0, group, k); },
         step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher());
 
     for (int64_t slot = 0; slot < slots; ++slot)
@@ -218,7 +342,7 @@ struct MmaSplitKBuilder {
     // in 128 registers, which keeps two 8-warp blocks on an SM;
     // otherwise give each thread up to 255 (a large block gets what fits).
     int64_t carried = scalePeriodSums ? 2 * slots : slots;
-    bool fitsIn128 = p.schedule.getStages() == 1 && carried <= 8 && !p.zeros &&
+    bool fitsIn128 = carried <= 8 && !p.zeros &&
                      splitKShape(p).period >= 128; // shorter periods unroll more scale loads
     setRegisterBudget(p, threads, fitsIn128 ? 128 : 255);
   }
@@ -243,7 +367,16 @@ LogicalResult checkMmaSplitK(const KernelProblem &p) {
     return fail() << "the warps' partial sums need " << partialBytes(p)
                   << " bytes of shared memory; at most " << kStaticSharedBytes
                   << " are supported";
-  return checkSplitKProblem(p, "mma schedule with split_k > 1");
+  if (failed(checkSplitKProblem(p, "mma schedule with split_k > 1")))
+    return failure();
+  if (streamsThroughRing(p) && ringSlots(p) > kMaxRingSlots)
+    return fail() << "stages x tile K / " << kStepK << " = " << ringSlots(p)
+                  << " ring slots per warp; at most " << kMaxRingSlots << " are supported";
+  if (partialBytes(p) + ringBytes(p) > kMaxSharedBytesPerBlock)
+    return fail() << "the warps' rings (" << ringBytes(p) << " bytes) and partial sums ("
+                  << partialBytes(p) << ") need more shared memory than any GPU gives a block ("
+                  << kMaxSharedBytesPerBlock << ")";
+  return success();
 }
 
 void buildMmaSplitKBody(OpBuilder &builder, const KernelProblem &problem) {

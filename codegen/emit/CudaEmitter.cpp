@@ -199,6 +199,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
         // the unsigned one too.
         return binary(symbol);
       })
+      .Case<arith::SelectOp>([&](arith::SelectOp select) {
+        line() << "const " << valueType(select.getType()) << " " << bind(select.getResult())
+               << " = " << name(select.getCondition()) << " ? " << name(select.getTrueValue())
+               << " : " << name(select.getFalseValue()) << ";\n";
+        return success();
+      })
       .Case<scf::ForOp>([&](scf::ForOp loop) { return emitFor(loop); })
       .Case<scf::IfOp>([&](scf::IfOp branch) { return emitIf(branch); })
       .Case<func::ReturnOp>([&](auto) {
@@ -380,6 +386,7 @@ LogicalResult Emitter::emitKernel(func::FuncOp func) {
   kernel = func;
   names.clear();
   nextId = 0;
+  dynamicSharedOffset = 0;
   auto threads = func->getAttrOfType<IntegerAttr>("lb.block_threads");
   if (!threads)
     return func.emitOpError("lb-to-cuda: kernel has no lb.block_threads");

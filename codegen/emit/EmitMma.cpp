@@ -31,14 +31,31 @@ void Emitter::emitPairedFragment(const std::string &var) {
 LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
   handled = true;
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-      .Case<lb::SharedBufferOp>([&](lb::SharedBufferOp buffer) {
+      .Case<lb::SharedBufferOp>([&](lb::SharedBufferOp buffer) -> LogicalResult {
         auto type = cast<MemRefType>(buffer.getBuffer().getType());
         int64_t bits = type.getElementType().isIntOrFloat()
                            ? type.getElementType().getIntOrFloatBitWidth()
                            : 16;
         int64_t bytes = type.getNumElements() * bits / 8;
-        line() << "__shared__ __align__(128) unsigned char " << bind(buffer.getBuffer(), "smem")
-               << "[" << bytes << "];\n";
+        if (!buffer.getDynamic()) {
+          line() << "__shared__ __align__(128) unsigned char " << bind(buffer.getBuffer(), "smem")
+                 << "[" << bytes << "];\n";
+          return success();
+        }
+        // Dynamic buffers are carved, 128-byte aligned, out of the one extern
+        // array, in op order; the kernel's attribute says how much to pass.
+        auto declared = kernel->getAttrOfType<IntegerAttr>("lb.dynamic_shared_bytes");
+        int64_t offset = (dynamicSharedOffset + 127) / 128 * 128;
+        if (!declared || offset + bytes > declared.getInt())
+          return buffer.emitOpError("lb-to-cuda: needs dynamic shared bytes [")
+                 << offset << ", " << offset + bytes
+                 << ") but the kernel's lb.dynamic_shared_bytes is "
+                 << (declared ? declared.getInt() : 0);
+        if (dynamicSharedOffset == 0)
+          line() << "extern __shared__ __align__(128) unsigned char lb_dynamic_smem[];\n";
+        dynamicSharedOffset = offset + bytes;
+        line() << "unsigned char *const " << bind(buffer.getBuffer(), "smem")
+               << " = lb_dynamic_smem + " << offset << ";\n";
         return success();
       })
       .Case<lb::CopyTileAsyncOp>([&](lb::CopyTileAsyncOp copy) {
@@ -84,7 +101,12 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         ++depth;
         line() << "const u32 base = shared_addr(" << name(copy.getBuffer()) << ") + (u32)("
                << name(copy.getStage()) << ") * " << stageBytes << "u;\n";
-        line() << "for (int c = threadIdx.x; c < " << groups * chunksPerGroup << "; c += "
+        // Fewer copying threads than the block has: each group of `threads`
+        // (a warp, for a per-warp ring) copies into its own stage.
+        std::string thread = static_cast<int64_t>(copy.getThreads()) < blockThreads
+                                 ? "(int)(threadIdx.x % " + std::to_string(copy.getThreads()) + ")"
+                                 : "threadIdx.x";
+        line() << "for (int c = " << thread << "; c < " << groups * chunksPerGroup << "; c += "
                << copy.getThreads() << ") {\n";
         line() << "  const int group = c / " << chunksPerGroup << ", chunk = c % "
                << chunksPerGroup << ";\n";
@@ -99,6 +121,46 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         line() << "}\n";
         return success();
       })
+      .Case<lb::CopyActivationsAsyncOp>([&](lb::CopyActivationsAsyncOp copy) {
+        auto buffer = cast<MemRefType>(copy.getBuffer().getType());
+        auto x = cast<MemRefType>(copy.getX().getType());
+        int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
+        int64_t chunksPerRow = cols / 8;
+        line() << "{\n";
+        ++depth;
+        line() << "const u32 base = shared_addr(" << name(copy.getBuffer()) << ") + (u32)("
+               << name(copy.getStage()) << ") * " << rows * cols * 2 << "u;\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int c = (int)(threadIdx.x & 31); c < " << rows * chunksPerRow
+               << "; c += 32) {\n";
+        line() << "  const long long row = " << name(copy.getM0()) << " + c / " << chunksPerRow
+               << ";\n";
+        // Rows past M are zero-filled; their source address stays in bounds.
+        line() << "  const bool inside = row < " << name(copy.getRows()) << ";\n";
+        line() << "  const u16 *source = " << name(copy.getX()) << " + (inside ? row : 0LL) * "
+               << x.getDimSize(1) << "LL + " << name(copy.getK0()) << " + (c % " << chunksPerRow
+               << ") * 8;\n";
+        line() << "  cp_async16_zfill(base + (u32)c * 16u, source, inside);\n";
+        line() << "}\n";
+        --depth;
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::LoadStagedActivationsOp>([&](lb::LoadStagedActivationsOp load) {
+        auto buffer = cast<MemRefType>(load.getBuffer().getType());
+        int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
+        line() << valueType(load.getValues().getType()) << " " << bind(load.getValues()) << ";\n";
+        line() << "{\n";
+        line() << "  const U32x4 w = *reinterpret_cast<const U32x4 *>(" << name(load.getBuffer())
+               << " + ((" << name(load.getStage()) << ") * " << rows << "LL + "
+               << name(load.getRow()) << ") * " << cols * 2 << "LL + (" << name(load.getK())
+               << ") * 2);\n";
+        line() << "  " << name(load.getValues()) << ".r[0] = w.r[0]; " << name(load.getValues())
+               << ".r[1] = w.r[1]; " << name(load.getValues()) << ".r[2] = w.r[2]; "
+               << name(load.getValues()) << ".r[3] = w.r[3];\n";
+        line() << "}\n";
+        return success();
+      })
       .Case<lb::AsyncCommitOp>([&](auto) {
         line() << "cp_async_commit();\n";
         return success();
@@ -107,8 +169,8 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         line() << "cp_async_wait<" << wait.getPending() << ">();\n";
         return success();
       })
-      .Case<lb::BarrierOp>([&](auto) {
-        line() << "__syncthreads();\n";
+      .Case<lb::BarrierOp>([&](lb::BarrierOp barrier) {
+        line() << (barrier.getWarp() ? "__syncwarp();\n" : "__syncthreads();\n");
         return success();
       })
       .Case<lb::LoadAFragmentOp>([&](lb::LoadAFragmentOp load) {

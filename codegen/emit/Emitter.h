@@ -37,6 +37,8 @@ private:
   mlir::func::FuncOp kernel;
   mlir::Value rowsArgument;
   int64_t blockThreads = 0;
+  // Bytes of dynamic shared memory handed out to `dynamic` buffers so far.
+  int64_t dynamicSharedOffset = 0;
 
   llvm::raw_ostream &line() { return os.indent(2 * depth); }
   std::string fresh(llvm::StringRef prefix = "v") {

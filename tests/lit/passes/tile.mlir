@@ -194,6 +194,50 @@ func.func @split(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<25
 
 // -----
 
+// mma with split_k > 1 and stages = 2: each of 4 warps streams its blocks
+// through its own ring of 2 x 128 / 32 = 8 slots in dynamic shared memory
+// (per slot 64 x 32 codes and 16 x 32 activations: 4 x 8 x 2048 bytes).
+// The prologue puts the warp's first 7 blocks in flight, one group each;
+// every block waits until at most 6 groups are pending, reads its slot,
+// refills the slot before it with the block 7 ahead (none past K), and
+// without zero points scales each period's f32 sums once.
+// CHECK-LABEL: func.func @ring__mma_t16x64x128_w1x1_s2_k4(
+// CHECK-SAME: lb.dynamic_shared_bytes = 65536 : i64
+// CHECK: lb.shared_buffer 32 x 64 x 32 dynamic : memref<32x64x32xui4, 3>
+// CHECK: lb.shared_buffer 32 x 16 x 32 dynamic : memref<32x16x32xf16, 3>
+// CHECK-COUNT-7: lb.async_commit
+// CHECK: scf.for
+// CHECK: lb.async_wait 6
+// CHECK-NEXT: lb.barrier warp
+// CHECK: lb.load_codes {{.*}} stage {{.*}} mma_b_paired
+// CHECK: lb.load_staged_activations {{.*}} -> vector<8xf16>
+// CHECK: arith.select
+// CHECK: scf.if
+// CHECK: lb.copy_codes_async {{.*}} threads 32
+// CHECK: lb.copy_activations_async
+// CHECK: lb.async_commit
+// CHECK-NOT: lb.scale_fragment
+// CHECK: lb.mma
+// CHECK: lb.scale_accumulate
+func.func @ring(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @ring_too_deep(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: stages x tile K / 32 = 24 ring slots per warp; at most 16 are supported}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 3, split_k = 2>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
 func.func @split_staged(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
   // expected-error @+1 {{mma schedule with split_k > 1: stages (K chunks a warp has in flight) must be 1..4, got 5}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>

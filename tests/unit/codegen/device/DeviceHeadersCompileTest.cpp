@@ -286,7 +286,7 @@ extern "C" __global__ void k(float *out) {
 TEST(DeviceHeaders, StaticAssertsCatchMisuse) {
   const char *const misuses[] = {
       "u32 x = lop3<0x100>(1u, 2u, 3u); (void)x;",               // lut is 8 bits
-      "cp_async_wait<8>();",                                       // immediate range
+      "cp_async_wait<31>();",                                      // immediate range
       "float v = warp_sum<3>(1.0f); (void)v;",                     // width not 2^k
       "FragA_s8 a; ldmatrix_frag_a(a, 0u);",                       // ldmatrix is b16
       "u32 o[4]; decode_int4<S8, IntCoding::kUnsigned>(0u, o);",   // no s8 target
