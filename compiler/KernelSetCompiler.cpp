@@ -6,20 +6,13 @@
 #include "ir/LbDialect.h"
 #include "ir/LbOps.h"
 #include "passes/Passes.h"
-#include "runtime/kernels/KernelRecordCodec.h"
-#include "tuning_db/Database.h"
-#include "tuning_db/Sha256.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <filesystem>
-#include <fstream>
-#include <iomanip>
 #include <memory>
 #include <thread>
 
@@ -34,92 +27,6 @@ void registerDialects(MLIRContext &context) {
                   memref::MemRefDialect, scf::SCFDialect>();
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
-}
-
-Status writeFile(const std::filesystem::path &path, const void *data, size_t size) {
-  std::ofstream file(path, std::ios::binary);
-  file.write(static_cast<const char *>(data), static_cast<std::streamsize>(size));
-  if (!file)
-    return makeError("cannot write " + path.string());
-  return Status::success();
-}
-
-Status writeManifest(const KernelSetReport &report, const std::filesystem::path &directory) {
-  nlohmann::json kernels = nlohmann::json::array();
-  for (const CompiledKernel &k : report.kernels)
-    kernels.push_back({{"problem", k.problem},
-                       {"n", k.spec.n},
-                       {"k", k.spec.k},
-                       {"activation", k.spec.activation},
-                       {"weight", k.spec.weight},
-                       {"scale", k.spec.scale},
-                       {"granularity", k.spec.granularity},
-                       {"group_size", k.spec.granularity == "group" ? k.spec.groupSize : 0},
-                       {"zero", k.spec.zero},
-                       {"name", k.name},
-                       {"arch", k.arch},
-                       {"family", k.family},
-                       {"schedule", k.schedule},
-                       {"weight_layout", k.weightLayout},
-                       {"block_threads", k.blockThreads},
-                       {"grid_tile", k.gridTile},
-                       {"registers", k.registers},
-                       {"shared_bytes", k.sharedBytes},
-                       {"spill_bytes", k.spillBytes},
-                       {"stack_bytes", k.stackBytes},
-                       {"cubin", k.name + "." + k.arch + ".cubin"},
-                       {"ptx", k.name + "." + k.arch + ".ptx"}});
-  std::string text = nlohmann::json{{"kernels", kernels}}.dump(2) + "\n";
-  return writeFile(directory / "kernels.json", text.data(), text.size());
-}
-
-kernels::KernelEntry entryOf(const CompiledKernel &k) {
-  kernels::KernelEntry e;
-  e.problem = {k.spec.name,   k.spec.n,           k.spec.k,
-               k.spec.activation, k.spec.weight,  k.spec.scale,
-               k.spec.granularity,
-               k.spec.granularity == "group" ? k.spec.groupSize : 0, k.spec.zero};
-  e.name = k.name;
-  e.arch = k.arch;
-  e.family = k.family;
-  e.schedule = k.schedule;
-  e.weightLayout = k.weightLayout;
-  e.blockThreads = k.blockThreads;
-  e.gridTile = k.gridTile;
-  e.registers = k.registers;
-  e.sharedBytes = k.sharedBytes;
-  e.spillBytes = k.spillBytes;
-  return e;
-}
-
-// Every problem and kernel in one transaction: a database never holds half a
-// kernel set. Kernels that spilled are not stored.
-Status writeDatabase(const KernelSetReport &report, const std::string &path,
-                     std::ostream &diagnostics) {
-  Expected<db::Database> database = db::Database::open(path);
-  if (!database.ok())
-    return makeError(path + ": " + database.error());
-  for (const std::string &note : database->notes())
-    diagnostics << path << ": " << note << "\n";
-  std::string version = "lowbit " LOWBIT_VERSION_STRING " nvrtc " + nvrtc::nvrtcVersion();
-  return database->transaction([&]() -> Status {
-    for (const CompiledKernel &k : report.kernels) {
-      if (k.spillBytes > 0)
-        continue;
-      kernels::KernelEntry entry = entryOf(k);
-      Expected<std::string> problem =
-          database->putProblem(kernels::problemSignature(entry.problem));
-      if (!problem.ok())
-        return makeError(problem.error());
-      db::KernelRecord record = kernels::kernelRecord(entry, k.cubin, k.ptx,
-                                                      db::sha256Hex(k.source), version);
-      record.stackBytes = k.stackBytes;
-      Expected<std::string> id = database->putKernel(record);
-      if (!id.ok())
-        return makeError(k.name + " (" + k.arch + "): " + id.error());
-    }
-    return Status::success();
-  });
 }
 
 // The family the runtime's M ranges know: both CUDA-core designs (gemv over
@@ -288,6 +195,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     kernel.weightLayout = info.weightLayout;
     kernel.blockThreads = info.blockThreads;
     kernel.gridTile = info.gridTile;
+    kernel.dynamicSharedBytes = info.dynamicSharedBytes;
     for (const nvrtc::KernelResources &r : compiled.resources)
       if (r.kernelName == info.name) {
         kernel.registers = r.registers;
@@ -295,6 +203,10 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
         kernel.spillBytes = r.spillStoreBytes + r.spillLoadBytes;
         kernel.stackBytes = r.stackFrameBytes;
       }
+    // Checked before spills: a kernel that cannot launch on this arch is
+    // not kept, so whether it spills there does not matter.
+    if (!launchableOn(kernel, job.arch, diagnostics))
+      continue;
     if (kernel.spillBytes > 0) {
       diagnostics << "error: " << kernel.name << " for " << kernel.arch << " spills "
                   << kernel.spillBytes << " bytes\n";
@@ -320,18 +232,6 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     return makeError(s.error());
   }
   return report;
-}
-
-void printKernelSetReport(const KernelSetReport &report, std::ostream &os) {
-  os << std::left << std::setw(58) << "kernel" << std::setw(8) << "arch" << std::right
-     << std::setw(6) << "regs" << std::setw(8) << "smem" << std::setw(7) << "spill"
-     << std::setw(9) << "cubin" << "\n";
-  for (const CompiledKernel &k : report.kernels)
-    os << std::left << std::setw(58) << k.name << std::setw(8) << k.arch << std::right
-       << std::setw(6) << k.registers << std::setw(8) << k.sharedBytes << std::setw(7)
-       << k.spillBytes << std::setw(9) << k.cubin.size() << "\n";
-  os << report.kernels.size() << " kernels for " << report.problems.size() << " problems, "
-     << report.failures << " failures\n";
 }
 
 } // namespace lowbit::compiler

@@ -65,6 +65,25 @@ int archComputeCapability(Arch arch) {
   return 0;
 }
 
+int64_t maxSharedBytesPerBlock(Arch arch) {
+  switch (arch) {
+  case Arch::Sm80: return 163 * 1024;
+  case Arch::Sm86: return 99 * 1024;
+  case Arch::Sm89: return 99 * 1024;
+  case Arch::Sm90a: return 227 * 1024;
+  }
+  return 48 * 1024; // what every arch allows without an opt-in
+}
+
+Status checkSharedBytesPerBlock(Arch arch, int64_t staticBytes, int64_t dynamicBytes) {
+  int64_t needed = staticBytes + dynamicBytes;
+  if (needed <= maxSharedBytesPerBlock(arch))
+    return Status::success();
+  return makeError("needs " + std::to_string(needed) + " bytes of shared memory per block; " +
+                   archName(arch) + " allows at most " +
+                   std::to_string(maxSharedBytesPerBlock(arch)));
+}
+
 std::string nvrtcVersion() {
   int major = 0, minor = 0;
   if (::nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)

@@ -21,6 +21,17 @@ Expected<Arch> parseArch(const std::string &name);
 // Compute capability times ten (80, 86, 89, 90).
 int archComputeCapability(Arch arch);
 
+// The most shared memory, static plus dynamic, one block may use on `arch`
+// once its function opts in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES):
+// the SM's shared memory less the 1 KiB the system reserves per block (CUDA C
+// Programming Guide, "Technical Specifications per Compute Capability").
+int64_t maxSharedBytesPerBlock(Arch arch);
+
+// Fails when a kernel needing `staticBytes` (ptxas) plus `dynamicBytes` (its
+// launch) of shared memory cannot launch on `arch`; the message says
+// "needs N bytes of shared memory per block; <arch> allows at most M".
+Status checkSharedBytesPerBlock(Arch arch, int64_t staticBytes, int64_t dynamicBytes);
+
 // What ptxas reported for one kernel (from --ptxas-options=-v).
 struct KernelResources {
   std::string kernelName;

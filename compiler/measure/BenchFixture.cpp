@@ -285,13 +285,23 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
   if (!fresh.ok())
     return makeError(fresh.error());
   const std::vector<uint16_t> &x = *fresh;
+  // Per call, not per module: KernelMeasurer's cached module may have been
+  // loaded for another entry, and this entry's launch is what must fit.
+  if (CUresult r = cuda::allowDynamicSharedBytes(api_, function, shape->dynamicSharedBytes);
+      r != CUDA_SUCCESS)
+    return driverError(api_,
+                       "opt " + entry.name + " in to " +
+                           std::to_string(shape->dynamicSharedBytes) +
+                           " bytes of dynamic shared memory",
+                       r);
   auto launch = [&](int copy, CUstream stream) {
     CUdeviceptr xp = x_.get(), wp = rot.weights[copy].get(), sp = rot.scales[copy].get(),
                 yp = y_.get();
     long long rows = m;
     void *args[] = {&xp, &wp, &sp, &yp, &rows};
     return api_.cuLaunchKernel(function, shape->grid[0], shape->grid[1], shape->grid[2],
-                               shape->block, 1, 1, 0, stream, args, nullptr);
+                               shape->block, 1, 1, shape->dynamicSharedBytes, stream, args,
+                               nullptr);
   };
   // Correctness first, on a poisoned y so unwritten outputs read as NaN.
   if (CUresult r = api_.cuMemsetD8(y_.get(), 0xFF, static_cast<size_t>(m * problem_.n * 2));

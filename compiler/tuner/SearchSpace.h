@@ -24,7 +24,9 @@ namespace lowbit::tuner {
 
 // Per-block and per-SM limits of one compute capability. Shared memory per
 // block is the 48 KiB of static shared memory every arch gives without an
-// opt-in, because the emitted kernels use static shared memory only.
+// opt-in. A kernel's dynamic shared memory (opted in at launch) is checked by
+// `lowbit compile` against nvrtc::maxSharedBytesPerBlock, which is
+// sharedPerSm less 1 KiB (a test holds the two tables together).
 struct ArchLimits {
   std::string arch;
   int64_t staticSharedPerBlock = 48 * 1024;

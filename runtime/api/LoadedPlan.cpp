@@ -93,18 +93,14 @@ Result<std::vector<CUmodule>> loadModules(const ContextState &context, const Pla
                           " threads per block, but this device allows it only " +
                           std::to_string(maxThreads));
     }
-    constexpr unsigned kDefaultDynamicSharedLimit = 48 * 1024;
-    if (kernel.geometry.dynamicSharedBytes > kDefaultDynamicSharedLimit) {
-      if (CUresult r = api.cuFuncSetAttribute(function,
-                                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                              static_cast<int>(kernel.geometry.dynamicSharedBytes));
-          r != CUDA_SUCCESS) {
-        unloadAll(api, modules);
-        return driverError(api, "opting kernel " + kernel.name + " in to " +
-                                    std::to_string(kernel.geometry.dynamicSharedBytes) +
-                                    " bytes of dynamic shared memory",
-                           r);
-      }
+    if (CUresult r =
+            cuda::allowDynamicSharedBytes(api, function, kernel.geometry.dynamicSharedBytes);
+        r != CUDA_SUCCESS) {
+      unloadAll(api, modules);
+      return driverError(api, "opting kernel " + kernel.name + " in to " +
+                                  std::to_string(kernel.geometry.dynamicSharedBytes) +
+                                  " bytes of dynamic shared memory",
+                         r);
     }
     functions->push_back(function);
   }

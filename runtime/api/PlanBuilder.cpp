@@ -85,7 +85,8 @@ Result<PlannedKernel> prepareKernel(const db::KernelRecord &record, const std::s
   } else {
     kernel.image = record.cubin;
   }
-  Result<LaunchGeometry> geometry = launchGeometry(*entry, record.launch.dynamicSharedBytes);
+  // The entry carries the row's launch.dynamicSharedBytes (kernelEntry).
+  Result<LaunchGeometry> geometry = launchGeometry(*entry);
   if (!geometry)
     return corrupt(geometry.error().message);
   kernel.geometry = *geometry;
@@ -240,24 +241,20 @@ void compact(PlanSpec &spec) {
 
 } // namespace
 
-Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry,
-                                      int64_t dynamicSharedBytes) {
-  // launchShape owns the rules (tile validity, N divisible by the N tile);
-  // asking it for M = 1 validates them once, here, off the hot path.
+Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry) {
+  // launchShape owns the rules (tile validity, N divisible by the N tile, a
+  // plausible dynamic shared size); asking it for M = 1 validates them once,
+  // here, off the hot path.
   Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, 1);
   if (!shape)
     return apiError(LOWBIT_STATUS_CORRUPT_KERNEL, shape.error());
-  if (dynamicSharedBytes < 0 || dynamicSharedBytes > (int64_t{1} << 30))
-    return apiError(LOWBIT_STATUS_CORRUPT_KERNEL,
-                    "dynamic shared memory of " + std::to_string(dynamicSharedBytes) +
-                        " bytes is not plausible");
   LaunchGeometry geometry;
   geometry.gridX = shape->grid[0];
   geometry.gridZ = shape->grid[2];
   geometry.blockThreads = shape->block;
   geometry.rowsPerBlock = entry.gridTile[1];
   geometry.maxM = geometry.rowsPerBlock * kMaxGridY;
-  geometry.dynamicSharedBytes = static_cast<unsigned>(dynamicSharedBytes);
+  geometry.dynamicSharedBytes = shape->dynamicSharedBytes;
   return geometry;
 }
 

@@ -36,8 +36,7 @@ struct LaunchGeometry {
 };
 
 // Derives the geometry and checks it against kernels::launchShape's rules.
-Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry,
-                                      int64_t dynamicSharedBytes);
+Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry);
 
 // True for a 64-bit little-endian ELF image for the CUDA machine (EM_CUDA),
 // which is what a cubin is; anything else would fail (or worse) in the driver.

@@ -73,6 +73,15 @@ std::string describe(const DriverApi &api, CUresult result) {
   return out;
 }
 
+CUresult allowDynamicSharedBytes(const DriverApi &api, CUfunction function, int64_t bytes) {
+  if (bytes <= kDynamicSharedWithoutOptIn)
+    return CUDA_SUCCESS;
+  if (bytes > INT32_MAX)
+    return CUDA_ERROR_INVALID_VALUE; // the attribute is an int
+  return api.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                static_cast<int>(bytes));
+}
+
 int deviceCount(std::string *whyNot) {
   const DriverApi *api = loadDriver(whyNot);
   if (!api)

@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <string>
 
 namespace lowbit::cuda {
@@ -78,6 +79,15 @@ const DriverApi *loadDriver(std::string *whyNot = nullptr);
 
 // "CUDA_ERROR_X: description" for a driver result code.
 std::string describe(const DriverApi &api, CUresult result);
+
+// Dynamic shared memory a launch may pass without the function opting in,
+// on every arch.
+constexpr int64_t kDynamicSharedWithoutOptIn = 48 * 1024;
+
+// Lets `function` be launched with `bytes` of dynamic shared memory: above
+// kDynamicSharedWithoutOptIn it sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+// (without it the launch fails); at or below, it calls nothing.
+CUresult allowDynamicSharedBytes(const DriverApi &api, CUfunction function, int64_t bytes);
 
 // The number of CUDA devices, 0 when there is no driver or no device; `whyNot`
 // says which.

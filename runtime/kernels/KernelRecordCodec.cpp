@@ -44,6 +44,7 @@ db::KernelRecord kernelRecord(const KernelEntry &entry, const std::vector<char> 
   record.sharedBytes = entry.sharedBytes;
   record.spillBytes = entry.spillBytes;
   record.launch.blockX = static_cast<int>(entry.blockThreads);
+  record.launch.dynamicSharedBytes = entry.dynamicSharedBytes;
   record.launch.gridRule = "n_tile=" + std::to_string(entry.gridTile.at(0)) +
                            ";m_tile=" + std::to_string(entry.gridTile.at(1)) +
                            ";split_k=" + std::to_string(entry.gridTile.at(2));
@@ -82,6 +83,7 @@ Expected<KernelEntry> kernelEntry(const db::KernelRecord &record) {
   e.registers = record.registers;
   e.sharedBytes = static_cast<int>(record.sharedBytes);
   e.spillBytes = static_cast<int>(record.spillBytes);
+  e.dynamicSharedBytes = record.launch.dynamicSharedBytes;
   if (e.name.empty() || e.blockThreads <= 0 || e.gridTile.size() != 3 || e.weightLayout.empty() ||
       e.problem.n <= 0 || e.problem.k <= 0)
     return bad("incomplete launch description");

@@ -41,6 +41,7 @@ Expected<std::vector<KernelEntry>> readKernelSet(const std::string &directory) {
     e.registers = static_cast<int>(number("registers"));
     e.sharedBytes = static_cast<int>(number("shared_bytes"));
     e.spillBytes = static_cast<int>(number("spill_bytes"));
+    e.dynamicSharedBytes = number("dynamic_shared_bytes"); // absent before dynamic smem: 0
     e.cubinPath = directory + "/" + text("cubin");
     if (e.name.empty() || e.problem.n <= 0 || e.problem.k <= 0 || e.blockThreads <= 0 ||
         e.gridTile.size() != 3 || e.weightLayout.empty())
@@ -69,6 +70,12 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m) {
   if (entry.problem.n % tile[0] != 0)
     return makeError("N = " + std::to_string(entry.problem.n) + " is not a multiple of " +
                      std::to_string(tile[0]));
+  // Far above any GPU's shared memory (227 KiB): a corrupt entry, caught
+  // here rather than as a launch failure (or a wrapped unsigned).
+  if (entry.dynamicSharedBytes < 0 || entry.dynamicSharedBytes > kMaxPlausibleDynamicSharedBytes)
+    return makeError("kernel " + entry.name + " asks for " +
+                     std::to_string(entry.dynamicSharedBytes) +
+                     " bytes of dynamic shared memory, which is not plausible");
   int64_t blocksM = (m + tile[1] - 1) / tile[1];
   if (blocksM > 65535)
     return makeError("M = " + std::to_string(m) + " needs " + std::to_string(blocksM) +
@@ -78,6 +85,7 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m) {
   shape.grid[1] = static_cast<unsigned>(blocksM);
   shape.grid[2] = static_cast<unsigned>(tile[2]);
   shape.block = static_cast<unsigned>(entry.blockThreads);
+  shape.dynamicSharedBytes = static_cast<unsigned>(entry.dynamicSharedBytes);
   return shape;
 }
 

@@ -34,19 +34,30 @@ struct KernelEntry {
   std::string weightLayout;
   int64_t blockThreads = 0;
   std::vector<int64_t> gridTile; // {N per block, M per block, split-K}
-  int registers = 0, sharedBytes = 0, spillBytes = 0;
+  int registers = 0, sharedBytes = 0, spillBytes = 0; // sharedBytes: static, from ptxas
+  // Dynamic shared memory every launch passes ("dynamic_shared_bytes" in
+  // kernels.json, launch.dynamicSharedBytes in the database; 0 when absent).
+  int64_t dynamicSharedBytes = 0;
   std::string cubinPath;
 };
 
 Expected<std::vector<KernelEntry>> readKernelSet(const std::string &directory);
 Expected<std::vector<char>> readCubin(const KernelEntry &entry);
 
+// More dynamic shared memory than this (no GPU has a tenth of it) marks a
+// corrupt kernel entry.
+constexpr int64_t kMaxPlausibleDynamicSharedBytes = int64_t{1} << 20;
+
 struct LaunchShape {
   unsigned grid[3] = {1, 1, 1};
   unsigned block = 0;
+  // cuLaunchKernel's sharedMemBytes; above 48 KiB the function must first
+  // opt in (cuda::allowDynamicSharedBytes).
+  unsigned dynamicSharedBytes = 0;
 };
 
-// The grid for M rows; M < 1, or more rows than a grid can cover, is an error.
+// The grid for M rows; M < 1, more rows than a grid can cover, or dynamic
+// shared memory no GPU has is an error.
 Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m);
 
 } // namespace lowbit::kernels

@@ -189,6 +189,9 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
       LOWBIT_CU_ASSERT(api, modules.back()->loadResult());
       functions.push_back(modules.back()->function(entry->name.c_str()));
       ASSERT_NE(functions.back(), nullptr) << entry->name;
+      // A split-K ring past 48 KiB of dynamic shared memory must opt in.
+      LOWBIT_CU_ASSERT(api, cuda::allowDynamicSharedBytes(*api, functions.back(),
+                                                          entry->dynamicSharedBytes));
     }
     const auto &values = table[p.activation == "bf16" ? 1 : 0];
 
@@ -256,7 +259,8 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
         args.push_back(&yPtr);
         args.push_back(&rows);
         LOWBIT_CU_ASSERT(api, api->cuLaunchKernel(functions[g], shape->grid[0], shape->grid[1],
-                                                  shape->grid[2], shape->block, 1, 1, 0, nullptr,
+                                                  shape->grid[2], shape->block, 1, 1,
+                                                  shape->dynamicSharedBytes, nullptr,
                                                   args.data(), nullptr));
         LOWBIT_CU_ASSERT(api, api->cuCtxSynchronize());
         LOWBIT_CU_ASSERT(api, yDevice.download(y.data(), y.size() * 2));

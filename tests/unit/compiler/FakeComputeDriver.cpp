@@ -15,6 +15,7 @@ struct FakeKernel {
   int64_t n = 0, k = 0, groupSize = 0;
   bool signedCodes = false;
   layout::WeightLayout layout;
+  int dynamicSharedOptIn = 0; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 };
 
 bool capturing = false;
@@ -116,10 +117,25 @@ CUresult unloadModule(CUmodule module) {
   return CUDA_SUCCESS;
 }
 
+CUresult setAttribute(CUfunction f, CUfunction_attribute attribute, int value) {
+  if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    reinterpret_cast<FakeKernel *>(f)->dynamicSharedOptIn = value;
+    ++fakeDriverCounters().dynamicSharedOptIns;
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult launch(CUfunction f, unsigned gridX, unsigned, unsigned, unsigned, unsigned, unsigned,
-                unsigned, CUstream, void **params, void **) {
+                unsigned sharedBytes, CUstream, void **params, void **) {
   FakeDriverCounters &counters = fakeDriverCounters();
+  // As on a GPU: past 48 KiB of dynamic shared memory only an opted-in
+  // function launches.
+  if (sharedBytes > 48 * 1024 &&
+      static_cast<unsigned>(reinterpret_cast<const FakeKernel *>(f)->dynamicSharedOptIn) <
+          sharedBytes)
+    return CUDA_ERROR_INVALID_VALUE;
   counters.lastGridX = gridX;
+  counters.lastSharedBytes = sharedBytes;
   if (capturing) {
     ++counters.capturedLaunches;
     return CUDA_SUCCESS;
@@ -159,6 +175,7 @@ cuda::DriverApi makeApi() {
     return CUDA_SUCCESS;
   };
   api.cuLaunchKernel = launch;
+  api.cuFuncSetAttribute = setAttribute;
   api.cuMemAlloc = [](CUdeviceptr *p, size_t bytes) {
     *p = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
     return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;

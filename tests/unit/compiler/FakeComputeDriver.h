@@ -9,7 +9,8 @@
 // embedded PTX loads too, and copies. Launches while a stream is being
 // captured are not computed (a graph is only timed); each graph replay takes
 // kFakeReplayMs by the events. The device has 4 SMs, 2048 threads per SM and
-// a 1 MiB L2.
+// a 1 MiB L2; a launch with more than 48 KiB of dynamic shared memory fails
+// unless its function opted in, as on a GPU.
 #pragma once
 
 #include "compiler/measure/GraphTimer.h"
@@ -49,6 +50,8 @@ struct FakeDriverCounters {
   int computedLaunches = 0; // launches outside capture, i.e. actually computed
   int capturedLaunches = 0;
   long long lastGridX = 0;
+  long long lastSharedBytes = 0; // the last launch's dynamic shared memory
+  int dynamicSharedOptIns = 0;   // cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) calls
   int ptxLoads = 0;             // images that were the copy kernel's PTX
   bool brokenCopy = false;      // set by a test: the copy kernel copies nothing
   long long corruptColumn = -1; // set by a test: matmuls write this column of Y wrong

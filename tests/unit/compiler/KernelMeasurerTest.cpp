@@ -157,5 +157,32 @@ TEST_F(KernelMeasurerTest, ACubinThatDoesNotLoadIsAFailedKernelNotAnError) {
   EXPECT_EQ(measurer.rejected(), 1);
 }
 
+// A split-K ring in dynamic shared memory: the entry's bytes reach the
+// launch, and past 48 KiB the function is opted in first (the fake driver,
+// like a GPU, fails the launch otherwise, which would make this an error).
+TEST_F(KernelMeasurerTest, AnEntryWithDynamicSharedMemoryOptsInAndLaunchesWithIt) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  kernels::KernelEntry ring = mma_;
+  ring.dynamicSharedBytes = 100000;
+  const int optInsBefore = fakeDriverCounters().dynamicSharedOptIns;
+  Expected<tuner::Measurement> measured = measurer.measure(ring, 16);
+  ASSERT_TRUE(measured.ok()) << measured.error();
+  EXPECT_TRUE(measured->passed) << "relative error " << measured->maxRelError;
+  EXPECT_EQ(fakeDriverCounters().lastSharedBytes, 100000);
+  EXPECT_GT(fakeDriverCounters().dynamicSharedOptIns, optInsBefore);
+
+  // Up to 48 KiB needs no opt-in; without dynamic shared memory none is passed.
+  kernels::KernelEntry small = gemv_;
+  small.dynamicSharedBytes = 48 * 1024;
+  const int optInsAfterRing = fakeDriverCounters().dynamicSharedOptIns;
+  Expected<tuner::Measurement> smallMeasured = measurer.measure(small, 1);
+  ASSERT_TRUE(smallMeasured.ok()) << smallMeasured.error();
+  EXPECT_EQ(fakeDriverCounters().lastSharedBytes, 48 * 1024);
+  EXPECT_EQ(fakeDriverCounters().dynamicSharedOptIns, optInsAfterRing);
+  Expected<tuner::Measurement> plain = measurer.measure(gemv_, 1);
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_EQ(fakeDriverCounters().lastSharedBytes, 0);
+}
+
 } // namespace
 } // namespace lowbit::testing

@@ -66,5 +66,29 @@ TEST(NvrtcCompiler, ParsesArchNames) {
   EXPECT_NE(bad.error().find("sm_90a"), std::string::npos);
 }
 
+// The opt-in maxima of the CUDA C Programming Guide's per-arch table.
+TEST(NvrtcCompiler, MaxSharedBytesPerBlockIsTheOptInMaximum) {
+  EXPECT_EQ(maxSharedBytesPerBlock(Arch::Sm80), 166912);
+  EXPECT_EQ(maxSharedBytesPerBlock(Arch::Sm86), 101376);
+  EXPECT_EQ(maxSharedBytesPerBlock(Arch::Sm89), 101376);
+  EXPECT_EQ(maxSharedBytesPerBlock(Arch::Sm90a), 232448);
+}
+
+TEST(NvrtcCompiler, SharedBytesCheckCountsStaticAndDynamic) {
+  // Exactly at the limit fits; one byte more, from either part, does not.
+  EXPECT_TRUE(checkSharedBytesPerBlock(Arch::Sm86, 1024, 101376 - 1024).ok());
+  EXPECT_TRUE(checkSharedBytesPerBlock(Arch::Sm90a, 0, 0).ok());
+  Status over = checkSharedBytesPerBlock(Arch::Sm86, 1025, 101376 - 1024);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error(),
+            "needs 101377 bytes of shared memory per block; sm_86 allows at most 101376");
+  // 150 KiB of ring fits an sm_80 or sm_90a block but no sm_86/sm_89 one.
+  const int64_t ring = 150 * 1024;
+  EXPECT_TRUE(checkSharedBytesPerBlock(Arch::Sm80, 512, ring).ok());
+  EXPECT_TRUE(checkSharedBytesPerBlock(Arch::Sm90a, 512, ring).ok());
+  EXPECT_FALSE(checkSharedBytesPerBlock(Arch::Sm89, 512, ring).ok());
+  EXPECT_FALSE(checkSharedBytesPerBlock(Arch::Sm80, 0, 200 * 1024).ok());
+}
+
 } // namespace
 } // namespace lowbit::nvrtc

@@ -1,5 +1,6 @@
 #include "compiler/tuner/SearchSpace.h"
 #include "TunerTestSupport.h"
+#include "codegen/nvrtc/NvrtcCompiler.h"
 
 #include <gtest/gtest.h>
 
@@ -65,6 +66,20 @@ ProblemShape shape(int64_t n, int64_t k, int64_t group = 128) {
   kernels::ProblemDesc d = w4a16(n, k);
   d.groupSize = group;
   return shapeOf(d);
+}
+
+// The tuner's per-SM table and the compiler's per-block opt-in maxima
+// (nvrtc::maxSharedBytesPerBlock, which decides what `lowbit compile` skips)
+// are one table: a block may use its SM's shared memory less the 1 KiB the
+// system reserves for it.
+TEST(SearchSpace, SharedMemoryPerSmAgreesWithTheCompilersPerBlockLimit) {
+  for (nvrtc::Arch arch :
+       {nvrtc::Arch::Sm80, nvrtc::Arch::Sm86, nvrtc::Arch::Sm89, nvrtc::Arch::Sm90a}) {
+    Expected<ArchLimits> limits = archLimits(nvrtc::archName(arch));
+    ASSERT_TRUE(limits.ok()) << limits.error();
+    EXPECT_EQ(limits->sharedPerSm - 1024, nvrtc::maxSharedBytesPerBlock(arch))
+        << nvrtc::archName(arch);
+  }
 }
 
 TEST(SearchSpace, EveryAcceptedScheduleSatisfiesTheCompilerRules) {

@@ -11,13 +11,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <string>
 
 namespace {
 CUcontext const kPrimary = reinterpret_cast<CUcontext>(0x1234);
 thread_local CUcontext current = nullptr;
 std::mutex mutex;
 int modulesLoaded = 0;
+std::map<std::string, int> optIns; // function name -> opted-in dynamic shared bytes
 } // namespace
 
 struct LowbitFakeLaunch {
@@ -30,6 +33,7 @@ struct LowbitFakeLaunch {
   int launches;
   int modulesLoaded;
   int ptxLoads;
+  int dynamicSharedOptIns; // cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) calls
 };
 static LowbitFakeLaunch lastLaunch;
 
@@ -91,10 +95,25 @@ LOWBIT_FAKE_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule, const char
   return CUDA_SUCCESS;
 }
 LOWBIT_FAKE_API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute, CUfunction) { *v = 1024; return CUDA_SUCCESS; }
+// As on a GPU, a launch with more than 48 KiB of dynamic shared memory fails
+// unless its function opted in to at least that much first.
+LOWBIT_FAKE_API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute, int value) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    optIns[reinterpret_cast<const char *>(f)] = value;
+    ++lastLaunch.dynamicSharedOptIns;
+  }
+  return CUDA_SUCCESS;
+}
 LOWBIT_FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                         unsigned by, unsigned bz, unsigned shared, CUstream stream,
                                         void **params, void **) {
   std::lock_guard<std::mutex> lock(mutex);
+  if (shared > 48 * 1024) {
+    auto optIn = optIns.find(reinterpret_cast<const char *>(f));
+    if (optIn == optIns.end() || static_cast<unsigned>(optIn->second) < shared)
+      return CUDA_ERROR_INVALID_VALUE;
+  }
   LowbitFakeLaunch &l = lastLaunch;
   std::snprintf(l.function, sizeof(l.function), "%s", reinterpret_cast<const char *>(f));
   l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = gz;

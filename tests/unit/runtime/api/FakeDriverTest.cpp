@@ -25,6 +25,7 @@ struct LowbitFakeLaunch { // as FakeDriver.cpp defines it
   int launches;
   int modulesLoaded;
   int ptxLoads;
+  int dynamicSharedOptIns;
 };
 
 namespace lowbit::api::testing {
@@ -38,6 +39,9 @@ const LowbitFakeLaunch *fake() {
       dlsym(handle, "lowbit_fake_cuda_last_launch"));
   return last ? last() : nullptr;
 }
+
+// Dynamic shared memory past the 48 KiB a launch gets without opting in.
+constexpr int64_t kRingBytes = 100000;
 
 class FakeDriverTest : public ::testing::Test {
 protected:
@@ -63,6 +67,9 @@ protected:
     withZeros.zero = "sub_code";
     addKernel(database, withZeros, {"with_zeros", "sm_90a", "gemv"});
     addKernel(database, w4a16Problem(2048, 2048), {"ampere_only", "sm_80", "gemv"});
+    FakeKernel ring{"ring", "sm_90a", "mma", kLayoutA, 16};
+    ring.dynamicSharedBytes = kRingBytes;
+    addKernel(database, w4a16Problem(4096, 1024), ring);
 
     lowbit_context_options options;
     std::memset(&options, 0, sizeof(options));
@@ -156,6 +163,39 @@ TEST_F(FakeDriverTest, LaunchesTheRangesKernelWithItsGridAndRestoresTheContext) 
   EXPECT_EQ(state->launches, launches) << "a refused call launches nothing";
   lowbit_plan_destroy(p);
   EXPECT_EQ(state->modulesLoaded, 0);
+}
+
+// The database row's launch.dynamicSharedBytes reaches cuLaunchKernel, and
+// the plan opts the function in when it loads (the fake fails the launch
+// otherwise, as a GPU would).
+TEST_F(FakeDriverTest, LaunchesWithTheRowsDynamicSharedMemory) {
+  int optInsBefore = state->dynamicSharedOptIns;
+  lowbit_plan *p = plan(4096, 1024);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + 1);
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 4096 * 1024 / 2, 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(lowbit_matmul(p, 3, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, "fake_ring");
+  EXPECT_EQ(state->sharedBytes, static_cast<unsigned>(kRingBytes));
+  lowbit_plan_destroy(p);
+
+  // A kernel without dynamic shared memory neither opts in nor passes any.
+  lowbit_plan *plain = plan(4096, 4096);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + 1);
+  ASSERT_EQ(lowbit_plan_layout_id(plain, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  w.bytes = 4096 * 4096 / 2;
+  ASSERT_EQ(lowbit_matmul(plain, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr,
+                          0, nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, "fake_small");
+  EXPECT_EQ(state->sharedBytes, 0u);
+  lowbit_plan_destroy(plain);
 }
 
 TEST_F(FakeDriverTest, PassesZerosInTheKernelAbiOrder) {

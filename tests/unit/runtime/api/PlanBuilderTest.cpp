@@ -300,8 +300,10 @@ TEST_F(PlanBuilderTest, LaunchGeometryMatchesLaunchShape) {
   entry.name = "k";
   entry.blockThreads = 128;
   entry.gridTile = {4, 8, 2};
-  Result<LaunchGeometry> geometry = launchGeometry(entry, 0);
+  entry.dynamicSharedBytes = 150 * 1024; // a split-K ring, past the 48 KiB default
+  Result<LaunchGeometry> geometry = launchGeometry(entry);
   ASSERT_TRUE(geometry.ok()) << geometry.error().message;
+  EXPECT_EQ(geometry->dynamicSharedBytes, 150u * 1024);
   for (int64_t m : {1, 7, 8, 9, 64, 300, 65535 * 8}) {
     Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m);
     ASSERT_TRUE(shape.ok()) << m;
@@ -309,11 +311,37 @@ TEST_F(PlanBuilderTest, LaunchGeometryMatchesLaunchShape) {
     EXPECT_EQ(geometry->gridY(m), shape->grid[1]) << m;
     EXPECT_EQ(geometry->gridZ, shape->grid[2]);
     EXPECT_EQ(geometry->blockThreads, shape->block);
+    EXPECT_EQ(geometry->dynamicSharedBytes, shape->dynamicSharedBytes);
     EXPECT_LE(m, geometry->maxM);
   }
   EXPECT_FALSE(kernels::launchShape(entry, geometry->maxM + 1).ok());
+  for (int64_t implausible : {int64_t{-1}, kernels::kMaxPlausibleDynamicSharedBytes + 1}) {
+    kernels::KernelEntry corrupt = entry;
+    corrupt.dynamicSharedBytes = implausible;
+    Result<LaunchGeometry> bad = launchGeometry(corrupt);
+    ASSERT_FALSE(bad.ok()) << implausible;
+    EXPECT_EQ(bad.error().status, LOWBIT_STATUS_CORRUPT_KERNEL);
+    EXPECT_NE(bad.error().message.find("not plausible"), std::string::npos)
+        << bad.error().message;
+  }
   entry.gridTile = {3, 1, 1}; // 4096 % 3 != 0
-  EXPECT_FALSE(launchGeometry(entry, 0).ok());
+  EXPECT_FALSE(launchGeometry(entry).ok());
+}
+
+// A row's launch.dynamicSharedBytes survives plan building (kernelEntry and
+// launchGeometry), so LoadedPlan opts in and Matmul passes it.
+TEST_F(PlanBuilderTest, PlannedKernelKeepsTheRowsDynamicSharedMemory) {
+  {
+    db::Database database = openOrDie(path);
+    FakeKernel ring{"ring", "sm_90a", "mma", kLayoutA, 16};
+    ring.dynamicSharedBytes = 100000;
+    addKernel(database, w4a16Problem(), ring);
+  }
+  Result<PlanSpec> spec = build(h100());
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_EQ(spec->kernels.size(), 1u);
+  EXPECT_EQ(spec->kernels[0].entry.dynamicSharedBytes, 100000);
+  EXPECT_EQ(spec->kernels[0].geometry.dynamicSharedBytes, 100000u);
 }
 
 // -- opening databases --

@@ -69,6 +69,7 @@ std::string addKernel(db::Database &database, const kernels::ProblemDesc &proble
   entry.weightLayout = kernel.layout;
   entry.blockThreads = 128;
   entry.gridTile = {4, kernel.rowsPerBlock, 1};
+  entry.dynamicSharedBytes = kernel.dynamicSharedBytes;
   std::vector<char> cubin = fakeCubin(kernel.tag);
   if (kernel.corruptCubin)
     cubin[18] = 0; // no longer EM_CUDA

@@ -40,6 +40,7 @@ struct FakeKernel {
   int64_t rowsPerBlock = 1;
   bool withPtx = true;
   bool corruptCubin = false;
+  int64_t dynamicSharedBytes = 0;
 };
 
 // A cubin-shaped image: an ELF64 little-endian header for EM_CUDA, then `tag`.

@@ -34,5 +34,51 @@ TEST(Driver, DeviceCountAgreesWithTheLoader) {
     EXPECT_NE(loadDriver(), nullptr);
 }
 
+// A table whose cuFuncSetAttribute records its call and answers `answer`.
+struct SetAttributeCall {
+  int calls = 0;
+  CUfunction_attribute attribute{};
+  int value = 0;
+  CUresult answer = CUDA_SUCCESS;
+};
+SetAttributeCall &lastSetAttribute() {
+  static SetAttributeCall call;
+  return call;
+}
+DriverApi recordingApi() {
+  DriverApi api;
+  api.cuFuncSetAttribute = [](CUfunction, CUfunction_attribute attribute, int value) {
+    SetAttributeCall &call = lastSetAttribute();
+    ++call.calls;
+    call.attribute = attribute;
+    call.value = value;
+    return call.answer;
+  };
+  return api;
+}
+
+TEST(Driver, DynamicSharedOptInOnlyAbove48KiB) {
+  DriverApi api = recordingApi();
+  lastSetAttribute() = {};
+  EXPECT_EQ(allowDynamicSharedBytes(api, nullptr, 0), CUDA_SUCCESS);
+  EXPECT_EQ(allowDynamicSharedBytes(api, nullptr, 48 * 1024), CUDA_SUCCESS);
+  EXPECT_EQ(lastSetAttribute().calls, 0);
+  EXPECT_EQ(allowDynamicSharedBytes(api, nullptr, 48 * 1024 + 16), CUDA_SUCCESS);
+  EXPECT_EQ(lastSetAttribute().calls, 1);
+  EXPECT_EQ(lastSetAttribute().attribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  EXPECT_EQ(lastSetAttribute().value, 48 * 1024 + 16);
+}
+
+TEST(Driver, DynamicSharedOptInFailureIsReturned) {
+  DriverApi api = recordingApi();
+  lastSetAttribute() = {};
+  lastSetAttribute().answer = CUDA_ERROR_INVALID_VALUE;
+  EXPECT_EQ(allowDynamicSharedBytes(api, nullptr, 200 * 1024), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(lastSetAttribute().calls, 1);
+  // More than the attribute's int can say never reaches the driver.
+  EXPECT_EQ(allowDynamicSharedBytes(api, nullptr, int64_t{1} << 32), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(lastSetAttribute().calls, 1);
+}
+
 } // namespace
 } // namespace lowbit::cuda

@@ -1,0 +1,143 @@
+// What `lowbit compile` writes, on hand-built kernels (the compiler cannot
+// yet make one with dynamic shared memory): kernels.json and the database
+// must carry a kernel's dynamic shared bytes to every reader, and a kernel
+// whose shared memory exceeds an arch's per-block maximum is skipped there.
+#include "compiler/KernelSetOutput.h"
+#include "runtime/kernels/KernelRecordCodec.h"
+#include "tests/unit/tuning_db/TestSupport.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace lowbit::compiler {
+namespace {
+
+using db::testing::TempDir;
+
+constexpr const char *kLayout = "lbwl1;bits=4;tile=1x32;basis=4,1,2,8,16";
+
+CompiledKernel kernel(const std::string &name, int64_t dynamicSharedBytes) {
+  CompiledKernel k;
+  k.spec.name = "p4096";
+  k.spec.n = 4096;
+  k.spec.k = 4096;
+  k.problem = k.spec.name;
+  k.name = name;
+  k.arch = "sm_90a";
+  k.family = "mma";
+  k.schedule = "#lb.schedule<family = mma>";
+  k.weightLayout = kLayout;
+  k.blockThreads = 256;
+  k.gridTile = {64, 8, 8};
+  k.registers = 96;
+  k.sharedBytes = 2048;
+  k.dynamicSharedBytes = dynamicSharedBytes;
+  std::string image = "\x7f" "ELF cubin of " + name; // distinct cubins, distinct ids
+  k.cubin.assign(image.begin(), image.end());
+  k.ptx = ".target sm_90a";
+  k.source = "// " + name;
+  return k;
+}
+
+KernelSetReport twoKernels() {
+  KernelSetReport report;
+  report.problems = {"p4096"};
+  report.kernels = {kernel("lb_ring", 100000), kernel("lb_plain", 0)};
+  return report;
+}
+
+TEST(KernelSetOutput, ManifestRoundTripsDynamicSharedBytes) {
+  TempDir dir;
+  ASSERT_TRUE(writeManifest(twoKernels(), dir.path()).ok());
+  std::ifstream file(dir.file("kernels.json"));
+  nlohmann::json manifest = nlohmann::json::parse(file);
+  EXPECT_EQ(manifest["kernels"][0]["dynamic_shared_bytes"], 100000);
+  EXPECT_EQ(manifest["kernels"][1]["dynamic_shared_bytes"], 0);
+
+  Expected<std::vector<kernels::KernelEntry>> read = kernels::readKernelSet(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  ASSERT_EQ(read->size(), 2u);
+  EXPECT_EQ((*read)[0].dynamicSharedBytes, 100000);
+  EXPECT_EQ((*read)[0].sharedBytes, 2048);
+  EXPECT_EQ((*read)[1].dynamicSharedBytes, 0);
+  // And on to the launch: what BenchFixture and the GPU tests pass.
+  Expected<kernels::LaunchShape> shape = kernels::launchShape((*read)[0], 5);
+  ASSERT_TRUE(shape.ok()) << shape.error();
+  EXPECT_EQ(shape->dynamicSharedBytes, 100000u);
+}
+
+// Kernel sets written before dynamic shared memory have no such field.
+TEST(KernelSetOutput, ManifestWithoutTheFieldReadsAsZero) {
+  TempDir dir;
+  ASSERT_TRUE(writeManifest(twoKernels(), dir.path()).ok());
+  nlohmann::json manifest;
+  {
+    std::ifstream file(dir.file("kernels.json"));
+    manifest = nlohmann::json::parse(file);
+  }
+  for (nlohmann::json &k : manifest["kernels"])
+    k.erase("dynamic_shared_bytes");
+  std::ofstream(dir.file("kernels.json")) << manifest.dump();
+  Expected<std::vector<kernels::KernelEntry>> read = kernels::readKernelSet(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ((*read)[0].dynamicSharedBytes, 0);
+  EXPECT_EQ(kernels::launchShape((*read)[0], 1)->dynamicSharedBytes, 0u);
+}
+
+TEST(KernelSetOutput, DatabaseRoundTripsDynamicSharedBytes) {
+  TempDir dir;
+  std::string path = dir.file("kernels.db");
+  std::ostringstream diagnostics;
+  ASSERT_TRUE(writeDatabase(twoKernels(), path, diagnostics).ok()) << diagnostics.str();
+  db::Database database = db::testing::openOrDie(path);
+  kernels::ProblemDesc problem = kernelEntryOf(kernel("lb_ring", 0)).problem;
+  auto rows = database.kernelsForProblem(
+      db::problemIdForSignature(kernels::problemSignature(problem)), /*withBlobs=*/false);
+  ASSERT_TRUE(rows.ok()) << rows.error();
+  ASSERT_EQ(rows->size(), 2u);
+  int seen = 0;
+  for (const db::KernelRecord &row : *rows) {
+    int64_t expected = row.entry == "lb_ring" ? 100000 : 0;
+    EXPECT_EQ(row.launch.dynamicSharedBytes, expected) << row.entry;
+    EXPECT_EQ(row.sharedBytes, 2048) << row.entry;
+    // What the runtime's plan builder, DispatchBench and the tuner read.
+    Expected<kernels::KernelEntry> entry = kernels::kernelEntry(row);
+    ASSERT_TRUE(entry.ok()) << entry.error();
+    EXPECT_EQ(entry->dynamicSharedBytes, expected) << row.entry;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 2);
+}
+
+TEST(KernelSetOutput, KernelsOverAnArchsSharedMemoryAreSkippedThere) {
+  CompiledKernel ring = kernel("lb_ring", 100000); // 102048 bytes in all
+  std::ostringstream diagnostics;
+  EXPECT_TRUE(launchableOn(ring, nvrtc::Arch::Sm90a, diagnostics));
+  EXPECT_TRUE(launchableOn(ring, nvrtc::Arch::Sm80, diagnostics));
+  EXPECT_EQ(diagnostics.str(), "");
+  EXPECT_FALSE(launchableOn(ring, nvrtc::Arch::Sm86, diagnostics));
+  EXPECT_EQ(diagnostics.str(), "skipped lb_ring for sm_86: needs 102048 bytes of shared memory "
+                               "per block; sm_86 allows at most 101376\n");
+  // Static shared memory counts too, though dynamic is what pushes past it.
+  CompiledKernel fits = kernel("lb_fits", 101376 - 2048);
+  EXPECT_TRUE(launchableOn(fits, nvrtc::Arch::Sm89, diagnostics));
+  fits.sharedBytes += 1;
+  EXPECT_FALSE(launchableOn(fits, nvrtc::Arch::Sm89, diagnostics));
+}
+
+TEST(KernelSetOutput, TableShowsStaticAndDynamicSharedMemory) {
+  std::ostringstream table;
+  printKernelSetReport(twoKernels(), table);
+  std::string text = table.str();
+  EXPECT_NE(text.find("smem   dsmem"), std::string::npos) << text;
+  std::string ringRow = text.substr(text.find("lb_ring"));
+  ringRow = ringRow.substr(0, ringRow.find('\n'));
+  EXPECT_NE(ringRow.find("    2048  100000"), std::string::npos) << ringRow;
+  EXPECT_NE(text.find("2 kernels for 1 problems, 0 failures"), std::string::npos) << text;
+}
+
+} // namespace
+} // namespace lowbit::compiler
