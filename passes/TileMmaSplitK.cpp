@@ -123,6 +123,12 @@ struct MmaSplitKBuilder {
     bool scalePeriodSums = p.quant.getZero() == lb::ZeroMode::none &&
                            accumulators(p) <= sumsUpTo &&
                            (splitKShape(p).period >= 128 || warps <= 8);
+    // Per-channel scales without zero points factor out of the whole sum:
+    // raw codes all the way, and each output scaled once, after the warps'
+    // sums meet (no per-register multiply and no second accumulator set).
+    bool scaleAtEnd = p.quant.getZero() == lb::ZeroMode::none && !splitKShape(p).scalesAlongK;
+    if (scaleAtEnd)
+      scalePeriodSums = false;
     int64_t subtiles = this->subtiles(), slots = accumulators(p);
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
@@ -267,7 +273,7 @@ struct MmaSplitKBuilder {
             int64_t subtile = j * kSubtilesPerLoad + s;
             Value pairs =
                 b.create<lb::SlicePairsOp>(loc, pairsType, values, b.getI64IntegerAttr(2 * s));
-            if (!scalePeriodSums)
+            if (!scalePeriodSums && !scaleAtEnd)
               pairs = b.create<lb::ScaleFragmentOp>(loc, pairsType, pairs, scales[subtile],
                                                     biases[subtile]);
             scaled.push_back(pairs);
@@ -313,6 +319,9 @@ struct MmaSplitKBuilder {
         b, loc, shape, warp, init, [&](Value k) { return loadQuant(n0, group, k); },
         step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher());
 
+    SmallVector<Value> channelQuant;
+    if (scaleAtEnd)
+      channelQuant = loadQuant(n0, group, index(0));
     for (int64_t slot = 0; slot < slots; ++slot)
       b.create<lb::StorePartialFragmentOp>(loc, sums[slot], partials, warp, index(slot));
     b.create<lb::BarrierOp>(loc);
@@ -326,6 +335,9 @@ struct MmaSplitKBuilder {
       b.setInsertionPointToStart(owner.thenBlock());
       Value total = b.create<lb::SumPartialFragmentsOp>(loc, accType, partials, index(slot));
       int64_t rows = slot / tokenTiles, c = slot % tokenTiles;
+      if (scaleAtEnd)
+        total = b.create<lb::ScaleAccumulateOp>(loc, accType, zero, total,
+                                                channelQuant[2 * rows], channelQuant[2 * rows + 1]);
       auto store = b.create<lb::StoreAccumulatorOp>(loc, total, p.y, add(m0, index(kTokens * c)),
                                                     add(n0, index(kWeightRows * rows)), p.rows);
       store.setTransposed(true);
@@ -344,6 +356,14 @@ struct MmaSplitKBuilder {
     int64_t carried = scalePeriodSums ? 2 * slots : slots;
     bool fitsIn128 = carried <= 8 && !p.zeros &&
                      splitKShape(p).period >= 128; // shorter periods unroll more scale loads
+    if (slotsPerWarp) {
+      // With a ring, shared memory decides how many blocks share an SM;
+      // registers need not allow more.
+      int64_t blocks = std::max<int64_t>(
+          1, kMaxSharedBytesPerBlock / (ringBytes(p) + partialBytes(p)));
+      setRegisterBudget(p, threads, std::min<int64_t>(255, 65536 / (threads * blocks)));
+      return;
+    }
     setRegisterBudget(p, threads, fitsIn128 ? 128 : 255);
   }
 };

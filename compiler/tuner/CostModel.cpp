@@ -83,7 +83,7 @@ int64_t blocksPerSm(const Schedule &s, int codeBits, const ArchLimits &l) {
   int64_t threads = s.threads();
   int64_t byThreads = threads > 0 ? l.maxThreadsPerSm / threads : 0;
   int64_t byRegisters = l.registersPerSm / std::max<int64_t>(1, threads * estimatedRegisters(s));
-  int64_t shared = estimatedSharedBytes(s, codeBits);
+  int64_t shared = estimatedSharedBytes(s, codeBits) + estimatedDynamicSharedBytes(s, codeBits);
   int64_t byShared = shared > 0 ? l.sharedPerSm / shared : l.maxBlocksPerSm;
   return std::max<int64_t>(0, std::min({l.maxBlocksPerSm, byThreads, byRegisters, byShared}));
 }

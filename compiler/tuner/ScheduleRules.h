@@ -20,5 +20,8 @@ void consider(SearchSpace &space, const ProblemShape &problem, const ArchLimits 
 // TileMmaSplitK.cpp).
 int64_t gemvTiledPartialBytes(const Schedule &schedule);
 int64_t mmaSplitKPartialBytes(const Schedule &schedule);
+// The per-warp cp.async rings of a split-K mma with stages > 1, in dynamic
+// shared memory (0 with one stage).
+int64_t mmaSplitKRingBytes(const Schedule &schedule, int codeBits);
 
 } // namespace lowbit::tuner

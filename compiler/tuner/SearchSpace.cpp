@@ -160,10 +160,13 @@ int64_t estimatedRegisters(const Schedule &s) {
   if (s.family == Family::GemvTiled) // as ptxas reported on sm_90a for g128
     return s.tileM <= 1 ? 96 : s.tileM <= 2 ? 122 : s.tileM <= 4 ? 128 : 255;
   if (s.splitK > 1) {
-    // A lane's accumulators, a chunk's codes in flight per stage, and ~64
-    // for addresses, A fragments and decode (ptxas on sm_90a: 107 to 219).
+    // A lane's accumulators, a chunk's codes in flight per stage (one block
+    // when a ring in shared memory holds the stages), and ~64 for addresses,
+    // A fragments and decode (ptxas on sm_90a: 94 to 219).
     int64_t accumulators = (s.tileN / 16) * (s.tileM / 8) * 4; // W·xᵀ fragments
-    return std::min<int64_t>(255, 64 + accumulators + 16 * s.stages * (s.tileN / kMmaColumnsPerLoad));
+    int64_t inRegisters = s.stages > 1 ? 1 : s.stages;
+    return std::min<int64_t>(255, 64 + accumulators +
+                                      16 * inRegisters * (s.tileN / kMmaColumnsPerLoad));
   }
   // Per lane: the warp's (tile M / warps M) x (tile N / warps N) f32
   // accumulators, 4 registers of A fragment per m16 fragment, 16 of decoded
@@ -182,6 +185,10 @@ int64_t estimatedSharedBytes(const Schedule &s, int codeBits) {
   if (s.family == Family::Mma)
     return s.splitK > 1 ? mmaSplitKPartialBytes(s) : mmaSharedBytes(s, codeBits);
   return 0;
+}
+
+int64_t estimatedDynamicSharedBytes(const Schedule &s, int codeBits) {
+  return s.family == Family::Mma && s.splitK > 1 ? mmaSplitKRingBytes(s, codeBits) : 0;
 }
 
 Status checkArchLimits(const ArchLimits &l, const Schedule &s, int codeBits) {
@@ -203,9 +210,11 @@ Status checkArchLimits(const ArchLimits &l, const Schedule &s, int codeBits) {
   if (shared > l.staticSharedPerBlock)
     return fail("needs " + str(shared) + " bytes of static shared memory; at most " +
                 str(l.staticSharedPerBlock));
-  if (shared > l.sharedPerSm)
-    return fail("needs " + str(shared) + " bytes of shared memory; an SM has " +
-                str(l.sharedPerSm));
+  // A block may use its SM's shared memory less the 1 KiB the system keeps.
+  int64_t total = shared + estimatedDynamicSharedBytes(s, codeBits);
+  if (total > l.sharedPerSm - 1024)
+    return fail("needs " + str(total) + " bytes of shared memory; a block may have " +
+                str(l.sharedPerSm - 1024));
   return Status::success();
 }
 

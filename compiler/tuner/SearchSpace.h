@@ -83,8 +83,10 @@ Status checkCompilerRules(const ProblemShape &problem, const Schedule &schedule)
 // TileGemv.cpp gives ptxas; mma counts the f32 accumulators a lane holds plus
 // a fixed allowance for addresses, fragments and decode temporaries.
 int64_t estimatedRegisters(const Schedule &schedule);
-// Shared memory a block of this schedule uses (0 for gemv).
+// Static shared memory a block of this schedule uses (0 for gemv).
 int64_t estimatedSharedBytes(const Schedule &schedule, int codeBits);
+// Dynamic shared memory it asks for at launch (the split-K mma's rings).
+int64_t estimatedDynamicSharedBytes(const Schedule &schedule, int codeBits);
 
 Status checkArchLimits(const ArchLimits &limits, const Schedule &schedule, int codeBits);
 

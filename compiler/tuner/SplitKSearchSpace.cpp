@@ -8,6 +8,9 @@ namespace {
 
 // One mma_b_paired block (passes/SplitKLoops.cpp): two k16 steps.
 constexpr int64_t kStepK = 32, kStaticSharedBytes = 48 * 1024;
+// TileMmaSplitK.cpp: a warp's ring has at most 16 slots, and rings plus
+// partial sums fit sm_90's opt-in maximum per block.
+constexpr int64_t kMaxRingSlots = 16, kMaxSharedBytesPerBlock = 232448;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
@@ -45,6 +48,15 @@ int64_t mmaSplitKPartialBytes(const Schedule &s) {
   return s.splitK * (s.tileN / 16) * (s.tileM / 8) * 32 * 4 * 4;
 }
 
+int64_t mmaSplitKRingBytes(const Schedule &s, int codeBits) {
+  if (s.stages <= 1)
+    return 0;
+  // Per warp, stages x (tile K / 32) slots of one 32-wide block: tile N x 32
+  // codes and tile M x 32 16-bit activations (TileMmaSplitK.cpp ringBytes).
+  int64_t slotBytes = s.tileN * kStepK * codeBits / 8 + s.tileM * kStepK * 2;
+  return s.splitK * s.stages * (s.tileK / kStepK) * slotBytes;
+}
+
 // TileGemvTiled.cpp `checkGemvTiled` (and the dialect's verifier before it).
 Status checkGemvTiledSchedule(const ProblemShape &p, const Schedule &s) {
   const char *f = "gemv_tiled";
@@ -79,7 +91,18 @@ Status checkMmaSplitKSchedule(const ProblemShape &p, const Schedule &s) {
     return reject(f, "the warps' partial sums need " + str(mmaSplitKPartialBytes(s)) +
                          " bytes of shared memory; at most " + str(kStaticSharedBytes) +
                          " are supported");
-  return checkSplitKProblem("mma schedule with split_k > 1", p, s);
+  if (Status c = checkSplitKProblem("mma schedule with split_k > 1", p, s); !c)
+    return c;
+  int64_t slots = s.stages * (s.tileK / kStepK), ring = mmaSplitKRingBytes(s, p.codeBits);
+  if (s.stages > 1 && slots > kMaxRingSlots)
+    return reject(f, "stages x tile K / " + str(kStepK) + " = " + str(slots) +
+                         " ring slots per warp; at most " + str(kMaxRingSlots) + " are supported");
+  if (mmaSplitKPartialBytes(s) + ring > kMaxSharedBytesPerBlock)
+    return reject(f, "the warps' rings (" + str(ring) + " bytes) and partial sums (" +
+                         str(mmaSplitKPartialBytes(s)) +
+                         ") need more shared memory than any GPU gives a block (" +
+                         str(kMaxSharedBytesPerBlock) + ")");
+  return Status::success();
 }
 
 SearchSpace enumerateGemvTiled(const ProblemShape &p, const ArchLimits &l,

@@ -228,6 +228,26 @@ func.func @ring(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256
 
 // -----
 
+// Per-channel scales without zero points factor out of the whole K sum:
+// the mma takes raw codes (no lb.scale_fragment, no period sums), and each
+// output is scaled once after the warps' partial sums meet.
+// CHECK-LABEL: func.func @channel__mma_t16x64x256_w1x1_s1_k8(
+// CHECK-NOT: lb.scale_fragment
+// CHECK: lb.mma
+// CHECK-NOT: lb.scale_accumulate
+// CHECK: lb.barrier
+// CHECK: lb.sum_partial_fragments
+// CHECK: lb.scale_accumulate
+// CHECK: lb.store_accumulator {{.*}} transposed
+func.func @channel(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 8>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
 func.func @ring_too_deep(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
   // expected-error @+1 {{mma schedule with split_k > 1: stages x tile K / 32 = 24 ring slots per warp; at most 16 are supported}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>

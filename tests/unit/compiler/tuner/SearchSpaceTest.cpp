@@ -47,10 +47,16 @@ bool gemvTiledRulesHold(const ProblemShape &p, const Schedule &s) {
 
 // passes/TileMmaSplitK.cpp checkMmaSplitK: 8, 16 or 32 rows, 64 or 128 columns,
 // partial sums [split_k, fragments x subtiles, 32 lanes x 4] of f32 in 48 KB.
+// With stages > 1 each warp has a ring of stages x tile K / 32 slots (at
+// most 16) of 64 x 32 codes per 64 columns and tile M x 32 activations, and
+// rings plus partial sums fit sm_90's 227 KiB.
 bool mmaSplitKRulesHold(const ProblemShape &p, const Schedule &s) {
+  int64_t partials = s.splitK * (s.tileN / 16) * (s.tileM / 8) * 512;
+  int64_t slots = s.stages * s.tileK / 32;
+  int64_t ring = s.stages > 1 ? s.splitK * slots * (s.tileN * 16 + s.tileM * 64) : 0;
   return s.family == Family::Mma && s.splitK > 1 && (s.tileM == 8 || s.tileM == 16 || s.tileM == 32) &&
-         (s.tileN == 64 || s.tileN == 128) && p.n % s.tileN == 0 &&
-         s.splitK * (s.tileN / 16) * (s.tileM / 8) * 512 <= 48 * 1024 && splitKRulesHold(p, s);
+         (s.tileN == 64 || s.tileN == 128) && p.n % s.tileN == 0 && partials <= 48 * 1024 &&
+         splitKRulesHold(p, s) && (s.stages == 1 || slots <= 16) && partials + ring <= 232448;
 }
 
 bool compilerRulesHold(const ProblemShape &p, const Schedule &s) {
@@ -131,6 +137,35 @@ TEST(SearchSpace, CompilerChecksMirrorTheRulesExactly) {
           EXPECT_FALSE(checkGemvSchedule(p, skewed).ok());
         }
   }
+}
+
+TEST(SearchSpace, SplitKMmaChecksMirrorTheRulesExactly) {
+  // Including rings too deep (stages 3 of 256-wide chunks: 24 slots) or too
+  // big for any GPU (8 warps x 16 slots of 16 x 128 blocks).
+  for (ProblemShape p : {shape(28672, 8192), shape(4096, 4096, 64), shape(192, 3072, 96)})
+    for (int64_t tm : {8, 16, 24, 32})
+      for (int64_t tn : {64, 128, 192})
+        for (int64_t tk : {32, 64, 96, 128, 256, 512})
+          for (int64_t splitK : {2, 4, 8, 16})
+            for (int64_t stages : {1, 2, 3, 4, 5}) {
+              Schedule s{Family::Mma, tm, tn, tk, 1, 1, stages, splitK};
+              EXPECT_EQ(checkMmaSplitKSchedule(p, s).ok(), mmaSplitKRulesHold(p, s)) << s.text();
+            }
+}
+
+TEST(SearchSpace, RingsCountAsDynamicSharedMemory) {
+  ArchLimits sm90 = *archLimits("sm_90a"), sm86 = *archLimits("sm_86");
+  // 16 x 64 x 128, stages 2, 8 warps: 8 warps x 8 slots x (1024 + 1024) bytes.
+  Schedule ring{Family::Mma, 16, 64, 128, 1, 1, 2, 8};
+  EXPECT_EQ(estimatedDynamicSharedBytes(ring, 4), 131072);
+  EXPECT_EQ(estimatedSharedBytes(ring, 4), 32768); // the partial sums, static
+  EXPECT_TRUE(checkArchLimits(sm90, ring, 4).ok());
+  Status onSm86 = checkArchLimits(sm86, ring, 4);
+  ASSERT_FALSE(onSm86.ok());
+  EXPECT_NE(onSm86.error().find("163840 bytes of shared memory"), std::string::npos)
+      << onSm86.error();
+  Schedule direct{Family::Mma, 16, 64, 128, 1, 1, 1, 8};
+  EXPECT_EQ(estimatedDynamicSharedBytes(direct, 4), 0);
 }
 
 TEST(SearchSpace, CompilerDefaultSchedulesAreAccepted) {
