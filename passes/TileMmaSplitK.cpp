@@ -17,11 +17,13 @@
 //
 // A block owns tile N (64 or 128) columns of Y and tile M (8, 16 or 32) rows,
 // and `split_k` warps that each take whole chunks of K (SplitKLoops.h).
-// Nothing is staged in shared memory: the derived weight layout gives every
-// lane the 16 bytes that decode into its fragments of a 64 x 16 step, so the
-// codes go straight from global memory into registers, and a scale period's
-// loads are all independent and in flight together. x is small and shared
-// by every block, so it stays in L1/L2. Scales (and zero points) multiply the
+// With stages = 1 nothing is staged in shared memory: the derived weight
+// layout gives every lane the 16 bytes that decode into its fragments of a
+// 64 x 16 step, so the codes go straight from global memory into registers,
+// and a scale period's loads are all independent and in flight together. x
+// is small and shared by every block, so it stays in L1/L2. With stages > 1
+// each warp streams the same 16-byte pieces, codes and activations, through
+// its own cp.async ring in dynamic shared memory (see build()). Scales (and zero points) multiply the
 // decoded registers once per step, but are loaded once per group. At the end
 // each warp leaves its accumulators in shared memory, and warp w adds up and
 // stores accumulators w, w + split_k, ... of the block's output.
