@@ -28,6 +28,38 @@ void Emitter::emitPairedFragment(const std::string &var) {
            << words[2 * j + 1] << ";\n";
 }
 
+void Emitter::emitActivationCopy(Value x, Value buffer, Value stage, Value m0, Value k0,
+                                 Value rows, int64_t threads, bool laneOwned) {
+  auto bufferType = cast<MemRefType>(buffer.getType());
+  auto xType = cast<MemRefType>(x.getType());
+  int64_t tileRows = bufferType.getDimSize(1), cols = bufferType.getDimSize(2);
+  int64_t chunksPerRow = cols / 8;
+  line() << "{\n";
+  ++depth;
+  line() << "const u32 base = shared_addr(" << name(buffer) << ") + (u32)(" << name(stage)
+         << ") * " << tileRows * cols * 2 << "u;\n";
+  if (laneOwned)
+    line() << "#pragma unroll\n";
+  line() << "for (int c = " << (laneOwned ? "(int)(threadIdx.x & 31)" : "threadIdx.x") << "; c < "
+         << tileRows * chunksPerRow << "; c += " << threads << ") {\n";
+  line() << "  const int r = c / " << chunksPerRow << ", chunk = c % " << chunksPerRow << ";\n";
+  line() << "  const long long row = " << name(m0) << " + r;\n";
+  // Rows past M are zero-filled; their source address stays in bounds.
+  line() << "  const bool inside = row < " << name(rows) << ";\n";
+  line() << "  const u16 *source = " << name(x) << " + (inside ? row : 0LL) * "
+         << xType.getDimSize(1) << "LL + " << name(k0) << " + chunk * 8;\n";
+  // A lane-owned stage is unswizzled: chunk c at 16 c, where its lane reads
+  // it back. A block's stage is swizzled for ldmatrix (SharedBufferOp).
+  if (laneOwned)
+    line() << "  cp_async16_zfill(base + (u32)c * 16u, source, inside);\n";
+  else
+    line() << "  cp_async16_zfill(base + (u32)(r * " << cols
+           << " + ((chunk ^ (r & 7) ^ ((r & 1) << 2)) * 8)) * 2u, source, inside);\n";
+  line() << "}\n";
+  --depth;
+  line() << "}\n";
+}
+
 LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
   handled = true;
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
@@ -59,28 +91,8 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         return success();
       })
       .Case<lb::CopyTileAsyncOp>([&](lb::CopyTileAsyncOp copy) {
-        auto buffer = cast<MemRefType>(copy.getBuffer().getType());
-        auto x = cast<MemRefType>(copy.getX().getType());
-        int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
-        int64_t chunksPerRow = cols / 8;
-        line() << "{\n";
-        ++depth;
-        line() << "const u32 base = shared_addr(" << name(copy.getBuffer()) << ") + (u32)("
-               << name(copy.getStage()) << ") * " << rows * cols * 2 << "u;\n";
-        line() << "for (int c = threadIdx.x; c < " << rows * chunksPerRow << "; c += "
-               << copy.getThreads() << ") {\n";
-        line() << "  const int r = c / " << chunksPerRow << ", chunk = c % " << chunksPerRow
-               << ";\n";
-        line() << "  const long long row = " << name(copy.getM0()) << " + r;\n";
-        // Rows past M are zero-filled; their source address stays in bounds.
-        line() << "  const bool inside = row < " << name(copy.getRows()) << ";\n";
-        line() << "  const u16 *source = " << name(copy.getX()) << " + (inside ? row : 0LL) * "
-               << x.getDimSize(1) << "LL + " << name(copy.getK0()) << " + chunk * 8;\n";
-        line() << "  cp_async16_zfill(base + (u32)(r * " << cols
-               << " + ((chunk ^ (r & 7) ^ ((r & 1) << 2)) * 8)) * 2u, source, inside);\n";
-        line() << "}\n";
-        --depth;
-        line() << "}\n";
+        emitActivationCopy(copy.getX(), copy.getBuffer(), copy.getStage(), copy.getM0(),
+                           copy.getK0(), copy.getRows(), copy.getThreads(), /*laneOwned=*/false);
         return success();
       })
       .Case<lb::CopyCodesAsyncOp>([&](lb::CopyCodesAsyncOp copy) -> LogicalResult {
@@ -122,28 +134,8 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         return success();
       })
       .Case<lb::CopyActivationsAsyncOp>([&](lb::CopyActivationsAsyncOp copy) {
-        auto buffer = cast<MemRefType>(copy.getBuffer().getType());
-        auto x = cast<MemRefType>(copy.getX().getType());
-        int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
-        int64_t chunksPerRow = cols / 8;
-        line() << "{\n";
-        ++depth;
-        line() << "const u32 base = shared_addr(" << name(copy.getBuffer()) << ") + (u32)("
-               << name(copy.getStage()) << ") * " << rows * cols * 2 << "u;\n";
-        line() << "#pragma unroll\n";
-        line() << "for (int c = (int)(threadIdx.x & 31); c < " << rows * chunksPerRow
-               << "; c += 32) {\n";
-        line() << "  const long long row = " << name(copy.getM0()) << " + c / " << chunksPerRow
-               << ";\n";
-        // Rows past M are zero-filled; their source address stays in bounds.
-        line() << "  const bool inside = row < " << name(copy.getRows()) << ";\n";
-        line() << "  const u16 *source = " << name(copy.getX()) << " + (inside ? row : 0LL) * "
-               << x.getDimSize(1) << "LL + " << name(copy.getK0()) << " + (c % " << chunksPerRow
-               << ") * 8;\n";
-        line() << "  cp_async16_zfill(base + (u32)c * 16u, source, inside);\n";
-        line() << "}\n";
-        --depth;
-        line() << "}\n";
+        emitActivationCopy(copy.getX(), copy.getBuffer(), copy.getStage(), copy.getM0(),
+                           copy.getK0(), copy.getRows(), 32, /*laneOwned=*/true);
         return success();
       })
       .Case<lb::LoadStagedActivationsOp>([&](lb::LoadStagedActivationsOp load) {

@@ -58,6 +58,11 @@ private:
   // From uint4 `lo` and `hi` (8 K-consecutive activations of rows g and
   // g + 8), the A registers of both k16 steps in the mma_b_paired K order.
   void emitPairedFragment(const std::string &var);
+  // cp.async of x[m0 .., k0 ..] into one stage of `buffer`, rows past `rows`
+  // zero-filled: by the block's `threads` into a swizzled stage, or
+  // (`laneOwned`) by a warp whose lanes each copy the chunks they read back.
+  void emitActivationCopy(mlir::Value x, mlir::Value buffer, mlir::Value stage, mlir::Value m0,
+                          mlir::Value k0, mlir::Value rows, int64_t threads, bool laneOwned);
 
   // Row-major linear index of `indices` into a memref.
   std::string linearIndex(mlir::MemRefType type, mlir::ValueRange indices);
