@@ -3,7 +3,7 @@
 
 #include "compiler/KernelSetOutput.h"
 #include "compiler/spec/KernelSetSpec.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <ostream>
 #include <string>

@@ -9,7 +9,7 @@
 #include "codegen/nvrtc/NvrtcCompiler.h"
 #include "compiler/spec/KernelSetSpec.h"
 #include "runtime/kernels/KernelSet.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <filesystem>
 #include <ostream>

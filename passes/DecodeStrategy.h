@@ -4,7 +4,7 @@
 // in-register interleave into the weight layout.
 #pragma once
 
-#include "runtime/layout/LinearLayout.h"
+#include "core/layout/LinearLayout.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"

@@ -11,7 +11,7 @@
 #include "passes/TileFamilies.h"
 
 #include "ir/LbOps.h"
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 
 using namespace mlir;
 using lowbit::layout::BitTarget;

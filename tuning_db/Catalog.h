@@ -2,7 +2,7 @@
 // database and an optional writable user database that takes precedence.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Lookup.h"
 

@@ -2,7 +2,7 @@
 // report) for the CLI to print; none prints, exits or throws.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 #include "tuning_db/Catalog.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Fingerprint.h"

@@ -2,7 +2,7 @@
 // quarantine of bad files), and typed reads and writes of its rows.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 #include "tuning_db/Records.h"
 #include "tuning_db/Sqlite.h"
 

@@ -1,7 +1,7 @@
 // Health checks on a database file, shared by Database::open and `doctor`.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,7 @@
 // names change with driver releases and board partners, attributes do not.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstdint>
 #include <string>

@@ -30,7 +30,7 @@
 //    is deterministic).
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Fingerprint.h"
 

@@ -1,7 +1,7 @@
 // Plain rows of the kernel database, as the library's callers see them.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 #include "tuning_db/Fingerprint.h"
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The kernel database's on-disk schema: identity, version and migrations.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstdint>
 #include <string>

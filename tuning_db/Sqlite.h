@@ -4,7 +4,7 @@
 // compile-time constants, so a signature or a path can never change a query.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <sqlite3.h>
 

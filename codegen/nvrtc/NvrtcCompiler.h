@@ -4,7 +4,7 @@
 // and the GPU tests can use it on hosts without LLVM.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstdint>
 #include <string>

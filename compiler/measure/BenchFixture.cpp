@@ -1,6 +1,6 @@
 #include "compiler/measure/BenchFixture.h"
 
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 
 #include <algorithm>
 #include <chrono>

@@ -7,7 +7,7 @@
 
 #include "compiler/measure/GraphTimer.h"
 #include "runtime/cuda/Driver.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstddef>
 #include <cstdint>

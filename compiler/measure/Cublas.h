@@ -6,7 +6,7 @@
 #pragma once
 
 #include "runtime/cuda/Driver.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <memory>
 #include <string>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "runtime/cuda/Driver.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <functional>
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "runtime/kernels/KernelSet.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 #include "tuning_db/Database.h"
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // which archs. Plain C++ (no MLIR), so tools on a GPU host can read specs too.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstdint>
 #include <string>

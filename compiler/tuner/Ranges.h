@@ -22,7 +22,7 @@
 //    db::validateRanges.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 #include "tuning_db/Records.h"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // hosts that have no LLVM.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstdint>
 #include <string>

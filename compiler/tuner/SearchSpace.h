@@ -14,7 +14,7 @@
 
 #include "compiler/tuner/Schedule.h"
 #include "runtime/kernels/KernelSet.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstdint>
 #include <string>

@@ -11,7 +11,7 @@
 #include "compiler/tuner/CostModel.h"
 #include "compiler/tuner/Ranges.h"
 #include "runtime/kernels/KernelSet.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 #include "tuning_db/Database.h"
 
 #include <algorithm>

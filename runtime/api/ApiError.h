@@ -7,7 +7,7 @@
 #pragma once
 
 #include "lowbit/lowbit.h"
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <exception>
 #include <new>

@@ -8,7 +8,7 @@
 
 #include "runtime/api/ApiError.h"
 #include "runtime/kernels/KernelSet.h"
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Fingerprint.h"
 #include "tuning_db/Lookup.h"

@@ -1,6 +1,6 @@
 #include "runtime/kernels/KernelRecordCodec.h"
 
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 
 #include <nlohmann/json.hpp>
 

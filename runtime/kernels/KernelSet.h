@@ -5,7 +5,7 @@
 // is what the compiler produces and the tests consume.
 #pragma once
 
-#include "runtime/support/Expected.h"
+#include "core/support/Expected.h"
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 #include "compiler/tools/lowbit/Command.h"
 
-#include "runtime/formats/Listing.h"
+#include "core/formats/Listing.h"
 
 #include <CLI/CLI.hpp>
 

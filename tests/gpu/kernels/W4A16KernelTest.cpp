@@ -4,7 +4,7 @@
 // Weights are packed with the layout the compiler derived; inputs are fresh
 // random values for every M; outputs are poisoned with NaN before each run.
 #include "runtime/kernels/KernelSet.h"
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 #include "tests/gpu/support/HostNumerics.h"
 #include "tests/gpu/support/GpuTest.h"
 

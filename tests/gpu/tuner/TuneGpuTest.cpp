@@ -7,7 +7,7 @@
 #include "compiler/measure/KernelMeasurer.h"
 #include "compiler/tuner/Schedule.h"
 #include "compiler/tuner/Sweep.h"
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 #include "tests/gpu/support/GpuTest.h"
 #include "tuning_db/Fingerprint.h"
 

@@ -1,6 +1,6 @@
 #include "FakeComputeDriver.h"
 
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 
 #include <cstdlib>
 #include <cstring>

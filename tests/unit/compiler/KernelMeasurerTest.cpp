@@ -10,7 +10,7 @@
 // passed. The layout must come from the entry being measured.
 #include "compiler/measure/KernelMeasurer.h"
 #include "FakeComputeDriver.h"
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 #include "tests/unit/compiler/tuner/TunerTestSupport.h"
 
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #include "ir/LbDialect.h"
 #include "ir/LbOps.h"
 #include "passes/Passes.h"
-#include "runtime/layout/WeightLayout.h"
+#include "core/layout/WeightLayout.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

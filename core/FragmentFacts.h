@@ -1,0 +1,54 @@
+// Fragment facts: what one lane's code load holds, asked of the code type
+// instead of written into the builders as constants.
+//
+// Every family decodes its weights in *units* of 32 values per lane: a
+// gemv_row unit is 32 consecutive K of one row, an mma_b_paired unit is the
+// lane's share of a 64 x 16 tile (8 subtiles of 8 columns, 2 f16x2/bf16x2
+// registers each). The unit is fixed by the consumer (the mma fragment or the
+// dot), so the schedule's tiles mean the same thing for every width; what
+// the width changes is how many bytes the lane loads for its unit:
+//   8 bits: 32 bytes (two 16-byte loads)   4 bits: 16 bytes (one)
+//   2 bits:  8 bytes                        1 bit:   4 bytes
+// and how many codes one 32-bit word decodes to (32 / bits). The bit order
+// inside each word and the order of the words are derived by
+// lb-propagate-layouts from the decode (passes/DecodeStrategy.h), and the
+// packer applies them offline, so every load is one contiguous access.
+#pragma once
+
+#include "core/formats/DataFormat.h"
+#include "core/support/Expected.h"
+
+namespace lowbit::core {
+
+// Decoded values per lane per unit.
+constexpr int kValuesPerUnit = 32;
+// mma_b_paired: a unit covers 64 columns x 16 K, two units make the 32-wide
+// K block whose A values are one 16-byte activation load; an 8-column subtile
+// is registers [2 s, 2 s + 2) of a unit.
+constexpr int kColumnsPerUnit = 64;
+constexpr int kUnitK = 16;
+constexpr int kBlockK = 2 * kUnitK;
+constexpr int kSubtileColumns = 8;
+constexpr int kSubtilesPerUnit = kColumnsPerUnit / kSubtileColumns;
+constexpr int kRegistersPerSubtile = 2;
+static_assert(kSubtilesPerUnit * kRegistersPerSubtile * 2 == kValuesPerUnit,
+              "a unit's registers are its subtiles' B fragments");
+
+struct CodeFragment {
+  int codeBits = 4;
+  int codesPerWord() const { return 32 / codeBits; }
+  // Registers of value pairs one word decodes to.
+  int registersPerWord() const { return codesPerWord() / 2; }
+  // 32-bit words (and bytes) a lane loads for one unit.
+  int wordsPerUnit() const { return kValuesPerUnit * codeBits / 32; }
+  int bytesPerUnit() const { return 4 * wordsPerUnit(); }
+  // Bytes of an N x K tile of codes.
+  int64_t tileBytes(int64_t n, int64_t k) const { return n * k * codeBits / 8; }
+};
+
+// The fragment of a code type the compiler can decode in registers: integer
+// codes of 1, 2, 4 or 8 bits (unsigned, two's complement, ternary, or with an
+// offset). Anything else gets the reason.
+Expected<CodeFragment> codeFragment(const formats::DataFormat &code);
+
+} // namespace lowbit::core

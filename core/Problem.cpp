@@ -1,0 +1,231 @@
+#include "core/Problem.h"
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+namespace lowbit::core {
+namespace {
+
+constexpr int64_t kLargestDimension = (int64_t{1} << 31) - 1;
+
+bool isScaleDtype(const formats::DataFormat &format) {
+  return format == formats::DataFormat::f16() || format == formats::DataFormat::bf16() ||
+         format == formats::DataFormat::f32();
+}
+
+// Strict decimal: digits only (a leading '-' allowed), no spaces, fits int64.
+Expected<int64_t> parseDecimal(const std::string &text, const std::string &what) {
+  if (text.empty() || text.size() > 19)
+    return makeError(what + " '" + text + "' is not a decimal integer");
+  size_t start = text[0] == '-' ? 1 : 0;
+  if (start == text.size())
+    return makeError(what + " '" + text + "' is not a decimal integer");
+  for (size_t i = start; i < text.size(); ++i)
+    if (text[i] < '0' || text[i] > '9')
+      return makeError(what + " '" + text + "' is not a decimal integer");
+  return static_cast<int64_t>(std::strtoll(text.c_str(), nullptr, 10));
+}
+
+} // namespace
+
+const char *activationName(Activation activation) {
+  return activation == Activation::BF16 ? "bf16" : "f16";
+}
+
+Expected<Activation> parseActivation(const std::string &text) {
+  if (text == "f16")
+    return Activation::F16;
+  if (text == "bf16")
+    return Activation::BF16;
+  return makeError("activation '" + text + "' is not f16 or bf16");
+}
+
+const char *granularitySpelling(formats::Granularity granularity) {
+  switch (granularity) {
+  case formats::Granularity::PerTensor: return "tensor";
+  case formats::Granularity::PerChannel: return "channel";
+  case formats::Granularity::PerGroup: return "group";
+  }
+  return "?";
+}
+
+Expected<formats::Granularity> parseGranularity(const std::string &text) {
+  if (text == "tensor")
+    return formats::Granularity::PerTensor;
+  if (text == "channel")
+    return formats::Granularity::PerChannel;
+  if (text == "group")
+    return formats::Granularity::PerGroup;
+  return makeError("granularity '" + text + "' is not tensor, channel or group");
+}
+
+const char *zeroSpelling(formats::ZeroMode mode, bool quantized) {
+  switch (mode) {
+  case formats::ZeroMode::None: return "none";
+  case formats::ZeroMode::SubtractCode: return quantized ? "quantized" : "sub_code";
+  case formats::ZeroMode::SubtractScaled: return "sub_value";
+  }
+  return "?";
+}
+
+Expected<ZeroSpelling> parseZero(const std::string &text) {
+  if (text == "none")
+    return ZeroSpelling{formats::ZeroMode::None, false};
+  if (text == "sub_code")
+    return ZeroSpelling{formats::ZeroMode::SubtractCode, false};
+  if (text == "sub_value")
+    return ZeroSpelling{formats::ZeroMode::SubtractScaled, false};
+  if (text == "quantized")
+    return ZeroSpelling{formats::ZeroMode::SubtractCode, true};
+  return makeError("zero '" + text + "' is not none, sub_code, sub_value or quantized");
+}
+
+Status validate(const Problem &p) {
+  if (p.n < 1 || p.k < 1 || p.n > kLargestDimension || p.k > kLargestDimension)
+    return makeError("N = " + std::to_string(p.n) + " and K = " + std::to_string(p.k) +
+                     " must be in [1, 2^31 - 1]");
+  if (p.code.kind() == formats::DataFormat::Kind::Int && p.code.bits() > 8)
+    return makeError("integer codes have at most 8 bits");
+  const Scheme &s = p.scheme;
+  if (s.granularity == formats::Granularity::PerGroup) {
+    if (s.groupSize <= 0 || p.k % s.groupSize)
+      return makeError("group size " + std::to_string(s.groupSize) +
+                       " must be positive and divide K = " + std::to_string(p.k));
+  } else if (s.groupSize != 0) {
+    return makeError("group size " + std::to_string(s.groupSize) + " is set but granularity is " +
+                     granularitySpelling(s.granularity) + "; it must be 0");
+  }
+  if (!isScaleDtype(s.scale))
+    return makeError("scale dtype '" + s.scale.name() + "' is not f16, bf16 or f32");
+  if (s.zeroCodes) {
+    if (s.zero != formats::ZeroMode::SubtractCode)
+      return makeError("zero codes are subtracted from the codes: they need zero mode quantized");
+    const formats::IntFormat *zeroInt = s.zeroCodes->asInt();
+    if (!zeroInt || zeroInt->isSigned || zeroInt->ternary || zeroInt->offset != 0 ||
+        (zeroInt->bits != 4 && zeroInt->bits != 8))
+      return makeError("zero codes must be uint4 or uint8, got " + s.zeroCodes->name());
+  }
+  if (s.actOrder && s.granularity != formats::Granularity::PerGroup)
+    return makeError("act-order permutes groups, so it needs granularity group");
+  return Status::success();
+}
+
+std::string signature(const Problem &p) {
+  const Scheme &s = p.scheme;
+  std::string out = "lowbit.qmatmul.v1;n=" + std::to_string(p.n) + ";k=" + std::to_string(p.k) +
+                    ";act=" + activationName(p.activation) + ";weight=" + p.code.name() +
+                    ";scale=" + s.scale.name() +
+                    ";granularity=" + granularitySpelling(s.granularity) +
+                    ";group=" + std::to_string(s.groupSize) +
+                    ";zero=" + zeroSpelling(s.zero, s.zeroCodes.has_value());
+  if (s.zeroCodes)
+    out += ";zero_codes=" + s.zeroCodes->name();
+  if (s.actOrder)
+    out += ";act_order=1";
+  return out;
+}
+
+Expected<Problem> parseSignature(const std::string &text) {
+  const std::string prefix = "lowbit.qmatmul.v1;";
+  auto bad = [&](const std::string &why) {
+    return makeError("problem signature '" + text + "': " + why);
+  };
+  if (text.compare(0, prefix.size(), prefix) != 0)
+    return bad("does not start with " + prefix);
+  // Fields in signature()'s order; the optional ones last.
+  const char *required[] = {"n", "k", "act", "weight", "scale", "granularity", "group", "zero"};
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::stringstream rest(text.substr(prefix.size()));
+  for (std::string field; std::getline(rest, field, ';');) {
+    size_t eq = field.find('=');
+    if (eq == std::string::npos)
+      return bad("field '" + field + "' has no '='");
+    fields.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+  }
+  size_t i = 0;
+  for (const char *key : required)
+    if (i >= fields.size() || fields[i++].first != key)
+      return bad(std::string("expected field '") + key + "' in position " + std::to_string(i));
+  Problem p;
+  std::map<std::string, std::string> value(fields.begin(), fields.begin() + 8);
+  Expected<int64_t> n = parseDecimal(value["n"], "n"), k = parseDecimal(value["k"], "k"),
+                    group = parseDecimal(value["group"], "group");
+  if (!n || !k || !group)
+    return bad(!n ? n.error() : !k ? k.error() : group.error());
+  p.n = *n, p.k = *k, p.scheme.groupSize = *group;
+  Expected<Activation> activation = parseActivation(value["act"]);
+  Expected<formats::DataFormat> code = formats::parseFormat(value["weight"]);
+  Expected<formats::DataFormat> scale = formats::parseFormat(value["scale"]);
+  Expected<formats::Granularity> granularity = parseGranularity(value["granularity"]);
+  Expected<ZeroSpelling> zero = parseZero(value["zero"]);
+  if (!activation)
+    return bad(activation.error());
+  if (!code)
+    return bad(code.error());
+  if (!scale)
+    return bad(scale.error());
+  if (!granularity)
+    return bad(granularity.error());
+  if (!zero)
+    return bad(zero.error());
+  p.activation = *activation, p.code = *code, p.scheme.scale = *scale;
+  p.scheme.granularity = *granularity, p.scheme.zero = zero->mode;
+  for (; i < fields.size(); ++i) {
+    const auto &[key, v] = fields[i];
+    if (key == "zero_codes" && !p.scheme.zeroCodes && !p.scheme.actOrder) {
+      Expected<formats::DataFormat> zeroCodes = formats::parseFormat(v);
+      if (!zeroCodes)
+        return bad(zeroCodes.error());
+      p.scheme.zeroCodes = *zeroCodes;
+    } else if (key == "act_order" && v == "1" && !p.scheme.actOrder) {
+      p.scheme.actOrder = true;
+    } else {
+      return bad("unexpected field '" + key + "=" + v + "'");
+    }
+  }
+  if (zero->quantized != p.scheme.zeroCodes.has_value())
+    return bad("zero=quantized and zero_codes go together");
+  if (signature(p) != text)
+    return bad("not in canonical form (expected '" + signature(p) + "')");
+  if (Status s = validate(p); !s)
+    return bad(s.error());
+  return p;
+}
+
+Expected<formats::QuantScheme> quantScheme(const Problem &p) {
+  formats::QuantScheme q;
+  q.name = p.name;
+  q.element = p.code;
+  q.granularity = p.scheme.granularity;
+  q.groupSize = p.scheme.granularity == formats::Granularity::PerGroup
+                    ? static_cast<int>(p.scheme.groupSize)
+                    : 0;
+  q.scaleFormat = p.scheme.scale;
+  q.zeroMode = p.scheme.zero;
+  if (p.scheme.hasZeros())
+    q.zeroFormat = p.scheme.zeroCodes ? *p.scheme.zeroCodes : p.scheme.scale;
+  q.actOrder = p.scheme.actOrder;
+  if (Status s = formats::validateScheme(q, p.n, p.k); !s)
+    return makeError(s.error());
+  return q;
+}
+
+int64_t scaleCount(const Problem &p) {
+  switch (p.scheme.granularity) {
+  case formats::Granularity::PerTensor: return 1;
+  case formats::Granularity::PerChannel: return p.n;
+  case formats::Granularity::PerGroup: return p.n * (p.k / p.scheme.groupSize);
+  }
+  return 0;
+}
+
+int scaleElementBytes(const Problem &p) { return p.scheme.scale.bits() / 8; }
+
+int zeroElementBytes(const Problem &p) {
+  if (!p.scheme.hasZeros())
+    return 0;
+  return p.scheme.zeroCodes ? 1 : scaleElementBytes(p);
+}
+
+} // namespace lowbit::core

@@ -1,0 +1,106 @@
+// The typed problem model: the one description of
+//   Y[M, N] = X[M, K] · dequant(W[N, K])ᵀ   (M chosen at run time)
+// that the spec parser, the C ABI, the kernel database's signature, the IR
+// builder, the tuner, the benchmark and the GPU tests convert to and from.
+// Plain C++17, no MLIR. Every field has one parse and one print here; no code
+// elsewhere reads a width or a family out of a string (docs/architecture.md).
+#pragma once
+
+#include "core/formats/DataFormat.h"
+#include "core/formats/Scheme.h"
+#include "core/support/Expected.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lowbit::core {
+
+// The activation (and output) element type.
+enum class Activation { F16, BF16 };
+
+// "f16" | "bf16".
+const char *activationName(Activation activation);
+Expected<Activation> parseActivation(const std::string &text);
+// f16 and bf16 are both 2 bytes; the function exists so no caller assumes it.
+inline int activationBytes(Activation) { return 2; }
+
+// "tensor" | "channel" | "group" (the spelling of specs and signatures).
+const char *granularitySpelling(formats::Granularity granularity);
+Expected<formats::Granularity> parseGranularity(const std::string &text);
+
+// How zero points apply, as a kernel reads them:
+//   None            w = q·s
+//   SubtractCode    w = (q − z)·s   z in the scale dtype ("sub_code")
+//   SubtractScaled  w = q·s − z     z in the scale dtype ("sub_value")
+// and with Scheme::zeroCodes set, SubtractCode with z stored as integer codes
+// ("quantized": GPTQ / AWQ store uint4 zeros).
+const char *zeroSpelling(formats::ZeroMode mode, bool quantized);
+struct ZeroSpelling {
+  formats::ZeroMode mode = formats::ZeroMode::None;
+  bool quantized = false;
+};
+Expected<ZeroSpelling> parseZero(const std::string &text);
+
+// The scheme a kernel reads: which weights share a scale, the scale's dtype,
+// and the zero points.
+struct Scheme {
+  formats::Granularity granularity = formats::Granularity::PerGroup;
+  int64_t groupSize = 128; // PerGroup only; 0 otherwise
+  formats::DataFormat scale = formats::DataFormat::f16();
+  formats::ZeroMode zero = formats::ZeroMode::None;
+  // Quantized zero points: the integer format they are stored in (one code
+  // per byte, uint4 or uint8). Unset: zeros have the scale's dtype.
+  std::optional<formats::DataFormat> zeroCodes;
+  bool actOrder = false;
+
+  bool hasZeros() const { return zero != formats::ZeroMode::None; }
+  bool operator==(const Scheme &o) const {
+    return granularity == o.granularity && groupSize == o.groupSize && scale == o.scale &&
+           zero == o.zero && zeroCodes == o.zeroCodes && actOrder == o.actOrder;
+  }
+  bool operator!=(const Scheme &o) const { return !(*this == o); }
+};
+
+struct Problem {
+  std::string name; // not part of the problem's identity
+  int64_t n = 0, k = 0;
+  Activation activation = Activation::F16;
+  formats::DataFormat code = formats::DataFormat::unsignedInt(4);
+  Scheme scheme;
+
+  int codeBits() const { return code.bits(); }
+  // Same problem, whatever the name.
+  bool sameAs(const Problem &o) const {
+    return n == o.n && k == o.k && activation == o.activation && code == o.code &&
+           scheme == o.scheme;
+  }
+};
+
+// Rejects what no kernel can mean (with a message naming the field): N and K
+// in [1, 2^31 - 1], a group size that is positive and divides K (and is 0 for
+// other granularities), a scale dtype of f16, bf16 or f32, zero codes only
+// with SubtractCode. Whether kernels exist for a valid problem is the
+// schedule rules' question (core/ScheduleRules.h), not this one's.
+Status validate(const Problem &problem);
+
+// The canonical signature, whose sha256 is the problem's id in the kernel
+// database. One line, the name left out, e.g.
+//   lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=f16;
+//   granularity=group;group=128;zero=none
+// Fields that are at their default and were added later (zero codes,
+// act-order) are printed only when set, so the ids of earlier databases stay.
+std::string signature(const Problem &problem);
+// The exact inverse of signature (then validate).
+Expected<Problem> parseSignature(const std::string &text);
+
+// The formats library's scheme for the same weights: its quantizers make the
+// benchmark's and the tests' inputs and its f64 dequantize is their reference.
+Expected<formats::QuantScheme> quantScheme(const Problem &problem);
+
+// How many scales (and zeros) the problem has, and the bytes of one.
+int64_t scaleCount(const Problem &problem);
+int scaleElementBytes(const Problem &problem);
+int zeroElementBytes(const Problem &problem);
+
+} // namespace lowbit::core

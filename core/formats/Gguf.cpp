@@ -1,0 +1,245 @@
+#include "core/formats/Gguf.h"
+
+#include <cmath>
+
+namespace lowbit::formats {
+
+namespace {
+
+constexpr int kSuperBlock = 256; // ggml's QK_K
+
+uint16_t readHalf(const uint8_t *p) { return uint16_t(p[0] | (p[1] << 8)); }
+
+float halfToFloat(uint16_t bits) { return float(DataFormat::f16().decode(bits)); }
+
+// Q4_K's 12 scale bytes hold eight 6-bit scales sc_j and eight 6-bit mins m_j:
+//   bytes 0..3:  bits 0-5 = sc_0..sc_3,  bits 6-7 = bits 4-5 of sc_4..sc_7
+//   bytes 4..7:  bits 0-5 = m_0..m_3,    bits 6-7 = bits 4-5 of m_4..m_7
+//   bytes 8..11: bits 0-3 = bits 0-3 of sc_4..sc_7, bits 4-7 = bits 0-3 of m_4..m_7
+void q4kScaleAndMin(const uint8_t *scales, int j, uint8_t &scale, uint8_t &min) {
+  if (j < 4) {
+    scale = scales[j] & 0x3F;
+    min = scales[j + 4] & 0x3F;
+  } else {
+    scale = uint8_t((scales[j + 4] & 0x0F) | ((scales[j - 4] >> 6) << 4));
+    min = uint8_t((scales[j + 4] >> 4) | ((scales[j] >> 6) << 4));
+  }
+}
+
+// Q4_K's 128 qs bytes: the super-block is four chunks of 64 weights; chunk c
+// uses bytes 32c..32c+31, whose low nibbles are weights 64c..64c+31 (sub-block
+// 2c) and high nibbles weights 64c+32..64c+63 (sub-block 2c+1).
+uint8_t q4kCode(const uint8_t *qs, int i) {
+  int chunk = i / 64, within = i % 64;
+  uint8_t byte = qs[32 * chunk + within % 32];
+  return within < 32 ? byte & 0x0F : byte >> 4;
+}
+
+// Q6_K: each weight is a 6-bit code q (the stored value minus 32 is the
+// signed weight). The super-block is two halves of 128; in half h, for
+// l = 0..31 and quarter t = 0..3 the weight 128h + 32t + l takes
+//   low 4 bits  from ql[64h + l + 32*(t & 1)], low nibble for t < 2, high for t >= 2
+//   high 2 bits from qh[32h + l] bits 2t..2t+1.
+uint8_t q6kCode(const uint8_t *ql, const uint8_t *qh, int i) {
+  int half = i / 128, quarter = (i % 128) / 32, l = i % 32;
+  uint8_t low = ql[64 * half + l + 32 * (quarter & 1)];
+  low = quarter < 2 ? low & 0x0F : low >> 4;
+  uint8_t high = (qh[32 * half + l] >> (2 * quarter)) & 3;
+  return uint8_t(low | (high << 4));
+}
+
+} // namespace
+
+const char *ggufTypeName(GgufType type) {
+  switch (type) {
+  case GgufType::Q4_0:
+    return "Q4_0";
+  case GgufType::Q8_0:
+    return "Q8_0";
+  case GgufType::Q4_K:
+    return "Q4_K";
+  case GgufType::Q6_K:
+    return "Q6_K";
+  }
+  return "?";
+}
+
+Expected<GgufBlockShape> ggufBlockShape(GgufType type) {
+  switch (type) {
+  case GgufType::Q4_0:
+    return GgufBlockShape{32, 2 + 16};
+  case GgufType::Q8_0:
+    return GgufBlockShape{32, 2 + 32};
+  case GgufType::Q4_K:
+    return GgufBlockShape{kSuperBlock, 2 + 2 + 12 + 128};
+  case GgufType::Q6_K:
+    return GgufBlockShape{kSuperBlock, 128 + 64 + 16 + 2};
+  }
+  return makeError("unknown GGUF type " + std::to_string(int(type)));
+}
+
+Expected<GgufType> ggufTypeFromId(int id) {
+  for (GgufType type : {GgufType::Q4_0, GgufType::Q8_0, GgufType::Q4_K, GgufType::Q6_K})
+    if (int(type) == id)
+      return type;
+  return makeError("GGUF tensor type " + std::to_string(id) +
+                   " is not supported (Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q6_K = 14 are)");
+}
+
+namespace {
+
+Status checkBuffer(GgufType type, size_t bytes, int64_t count, const GgufBlockShape &shape) {
+  if (count < 0 || count % shape.weights != 0)
+    return makeError(std::string(ggufTypeName(type)) + " holds blocks of " +
+                     std::to_string(shape.weights) + " weights; " + std::to_string(count) +
+                     " is not a multiple");
+  int64_t expected = count / shape.weights * shape.bytes;
+  if (int64_t(bytes) != expected)
+    return makeError(std::string(ggufTypeName(type)) + " data has " + std::to_string(bytes) +
+                     " bytes; " + std::to_string(count) + " weights need " +
+                     std::to_string(expected));
+  return Status::success();
+}
+
+} // namespace
+
+Expected<std::vector<float>> dequantizeGgufF32(GgufType type, const uint8_t *data, size_t bytes,
+                                               int64_t count) {
+  Expected<GgufBlockShape> shape = ggufBlockShape(type);
+  if (!shape)
+    return makeError(shape.error());
+  if (Status s = checkBuffer(type, bytes, count, *shape); !s)
+    return makeError(s.error());
+  std::vector<float> out(static_cast<size_t>(count));
+  // Each line below keeps llama.cpp's f32 operation order; -ffp-contract=off
+  // (set for this library) keeps the compiler from fusing them into FMAs.
+  for (int64_t b = 0; b < count / shape->weights; ++b) {
+    const uint8_t *block = data + b * shape->bytes;
+    float *y = out.data() + b * shape->weights;
+    switch (type) {
+    case GgufType::Q4_0: {
+      const float d = halfToFloat(readHalf(block));
+      const uint8_t *qs = block + 2;
+      for (int j = 0; j < 16; ++j) {
+        y[j] = float((qs[j] & 0x0F) - 8) * d;
+        y[j + 16] = float((qs[j] >> 4) - 8) * d;
+      }
+      break;
+    }
+    case GgufType::Q8_0: {
+      const float d = halfToFloat(readHalf(block));
+      for (int j = 0; j < 32; ++j)
+        y[j] = float(int8_t(block[2 + j])) * d;
+      break;
+    }
+    case GgufType::Q4_K: {
+      const float d = halfToFloat(readHalf(block));
+      const float dmin = halfToFloat(readHalf(block + 2));
+      const uint8_t *scales = block + 4, *qs = block + 16;
+      for (int i = 0; i < kSuperBlock; ++i) {
+        uint8_t scale, min;
+        q4kScaleAndMin(scales, i / 32, scale, min);
+        const float subScale = d * float(scale);
+        const float subMin = dmin * float(min);
+        const float product = subScale * float(q4kCode(qs, i));
+        y[i] = product - subMin;
+      }
+      break;
+    }
+    case GgufType::Q6_K: {
+      const uint8_t *ql = block, *qh = block + 128;
+      const int8_t *scales = reinterpret_cast<const int8_t *>(block + 192);
+      const float d = halfToFloat(readHalf(block + 208));
+      for (int i = 0; i < kSuperBlock; ++i) {
+        const float subScale = d * float(scales[i / 16]);
+        y[i] = subScale * float(int(q6kCode(ql, qh, i)) - 32);
+      }
+      break;
+    }
+    }
+  }
+  return out;
+}
+
+Expected<QuantizedMatrix> importGguf(GgufType type, const uint8_t *data, size_t bytes,
+                                     int64_t rows, int64_t cols) {
+  Expected<GgufBlockShape> shape = ggufBlockShape(type);
+  if (!shape)
+    return makeError(shape.error());
+  if (rows < 1 || cols < 1)
+    return makeError("GGUF tensor shape " + std::to_string(rows) + " x " + std::to_string(cols) +
+                     " is empty");
+  if (cols % shape->weights != 0)
+    return makeError(std::string(ggufTypeName(type)) + " rows hold whole blocks of " +
+                     std::to_string(shape->weights) + " weights; K = " + std::to_string(cols) +
+                     " is not a multiple");
+  if (Status s = checkBuffer(type, bytes, rows * cols, *shape); !s)
+    return makeError(s.error());
+  const char *name = type == GgufType::Q4_0   ? "gguf-q4_0"
+                     : type == GgufType::Q8_0 ? "gguf-q8_0"
+                     : type == GgufType::Q4_K ? "gguf-q4_k"
+                                              : "gguf-q6_k";
+  Expected<QuantScheme> scheme = findScheme(name);
+  if (!scheme)
+    return makeError(scheme.error());
+  QuantizedMatrix m;
+  m.scheme = *scheme;
+  m.rows = rows;
+  m.cols = cols;
+  m.codes.resize(size_t(rows * cols));
+  const int64_t blocks = rows * cols / shape->weights;
+  const int groupsPerBlock = shape->weights / m.scheme.groupSize;
+  m.scales.resize(size_t(blocks * groupsPerBlock));
+  if (type == GgufType::Q4_K) {
+    m.zeros.resize(m.scales.size());
+    m.superMins.resize(size_t(blocks));
+  }
+  if (type == GgufType::Q4_K || type == GgufType::Q6_K)
+    m.superScales.resize(size_t(blocks));
+  // Blocks follow each other along K and rows follow each other, so block b
+  // covers weights [b * weights, (b + 1) * weights) of the row-major matrix
+  // and its groups are slots b * groupsPerBlock + j.
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t *block = data + b * shape->bytes;
+    uint8_t *codes = m.codes.data() + b * shape->weights;
+    uint32_t *scales = m.scales.data() + b * groupsPerBlock;
+    switch (type) {
+    case GgufType::Q4_0:
+      scales[0] = readHalf(block);
+      for (int j = 0; j < 16; ++j) {
+        codes[j] = block[2 + j] & 0x0F;
+        codes[j + 16] = block[2 + j] >> 4;
+      }
+      break;
+    case GgufType::Q8_0:
+      scales[0] = readHalf(block);
+      for (int j = 0; j < 32; ++j)
+        codes[j] = block[2 + j];
+      break;
+    case GgufType::Q4_K:
+      m.superScales[size_t(b)] = readHalf(block);
+      m.superMins[size_t(b)] = readHalf(block + 2);
+      for (int j = 0; j < 8; ++j) {
+        uint8_t scale, min;
+        q4kScaleAndMin(block + 4, j, scale, min);
+        scales[j] = scale;
+        m.zeros[size_t(b * groupsPerBlock + j)] = min;
+      }
+      for (int i = 0; i < kSuperBlock; ++i)
+        codes[i] = q4kCode(block + 16, i);
+      break;
+    case GgufType::Q6_K:
+      m.superScales[size_t(b)] = readHalf(block + 208);
+      for (int j = 0; j < 16; ++j)
+        scales[j] = block[192 + j]; // int8 two's complement code
+      for (int i = 0; i < kSuperBlock; ++i)
+        codes[i] = q6kCode(block, block + 128, i);
+      break;
+    }
+  }
+  if (Status s = validateQuantizedMatrix(m); !s)
+    return makeError(std::string(ggufTypeName(type)) + ": " + s.error());
+  return m;
+}
+
+} // namespace lowbit::formats

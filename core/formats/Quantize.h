@@ -1,0 +1,80 @@
+// Reference quantize and dequantize. Everything is computed in double; a
+// stored scale, zero or code is always the code of its declared format, so
+// dequantize() is exactly what a kernel computes before its own rounding.
+#pragma once
+
+#include "core/formats/Scheme.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace lowbit::formats {
+
+// W[N][K] in a scheme. Codes are kept one per byte (unpacked); Pack.h packs
+// them. Scale and zero slots are laid out [scaleRows][scaleCols]:
+//   per-tensor 1 x 1, per-channel N x 1, per-group N x (K / groupSize).
+struct QuantizedMatrix {
+  QuantScheme scheme;
+  int64_t rows = 0; // N
+  int64_t cols = 0; // K
+  std::vector<uint8_t> codes;          // N * K element codes, row-major
+  std::vector<uint32_t> scales;        // scaleFormat codes, one per slot
+  std::vector<uint32_t> zeros;         // zeroFormat codes, one per slot (zero modes only)
+  std::vector<uint32_t> superScales;   // N x (K / superBlock.size) superScaleFormat codes
+  std::vector<uint32_t> superMins;     // same shape, superMinFormat codes (q·s - z only)
+  uint32_t tensorScale = 0;            // f32 bits (tensorScale schemes only)
+  std::vector<int32_t> groupIndex;     // g_idx: K entries, act-order only
+
+  int64_t scaleRows() const;
+  int64_t scaleCols() const;
+  // The slot (index into scales / zeros) of weight (n, k).
+  int64_t slotOf(int64_t n, int64_t k) const;
+};
+
+struct QuantizeOptions {
+  // Act-order: the group of column k (values in [0, K / groupSize)). Required
+  // when the scheme has actOrder, rejected otherwise.
+  std::vector<int32_t> groupIndex;
+};
+
+// Round-to-nearest reference quantization of W[N][K] (row-major).
+//
+// Generic schemes pick each slot's scale so that every weight is in range
+// and then round the scale *up* to its stored format, so no weight is ever
+// clamped: |w - dequant(w)| <= half the local step (s/2 for integers).
+//  - zero none: s = max(max(w)/maxValue, min(w)/minValue) over the slot
+//    (symmetric for signed elements);
+//  - (q - z)·s and q·s - z: the slot range is widened to include 0, then
+//    s = (hi - lo) / (maxValue - minValue) and z puts lo on the lowest code;
+//    if rounding z to its format pushes an extreme out of range the scale is
+//    bumped to its next representable value.
+//  - super-blocks (GGUF k-quants): super-scale = max sub-scale / max sub-code,
+//    each rounded up, mins first so the scales can cover them.
+// MX (OCP MX v1.0 section 6.3): X = 2^(floor(log2(amax)) - emax_elem), elements
+// = RNE(v / X) saturated to the element's max normal, as the spec says.
+// NVFP4: tensor scale = amax / (6 * 448) in f32, block scale =
+// e4m3(block amax / 6 / tensor scale), elements RNE with saturation.
+Expected<QuantizedMatrix> quantize(const double *weights, int64_t rows, int64_t cols,
+                                   const QuantScheme &scheme, const QuantizeOptions &options = {});
+
+// Checks every shape, code and slot, then decodes to f64 W[N][K]. A NaN code
+// or scale is an error (it names the position), never a silent NaN.
+Expected<std::vector<double>> dequantize(const QuantizedMatrix &matrix);
+// Structural checks only (sizes, code validity, g_idx range).
+Status validateQuantizedMatrix(const QuantizedMatrix &matrix);
+
+struct QualityReport {
+  double snrDb = 0;           // 10 log10(sum w^2 / sum (w - w')^2); +inf when exact
+  double maxRelativeError = 0; // max |w - w'| / |w| over weights with w != 0
+  double meanRelativeError = 0;
+  double maxAbsoluteError = 0;
+  double relativeFrobeniusError = 0; // ||W - W'|| / ||W||
+};
+
+QualityReport measureQuality(const double *reference, const double *approximation, size_t count);
+// quantize -> dequantize on the matrix, then measureQuality.
+Expected<QualityReport> quantizationQuality(const double *weights, int64_t rows, int64_t cols,
+                                            const QuantScheme &scheme,
+                                            const QuantizeOptions &options = {});
+
+} // namespace lowbit::formats

@@ -1,0 +1,88 @@
+// The weight layout as the runtime applies it, without MLIR: a tile grid with
+// an F2-linear code order inside each tile.
+//
+// The compiler derives the layout (tensor-core fragment ∘ decode interleave ∘
+// vector-load layout, see LinearLayout.h), records serialize(layout) and its
+// layoutId in the kernel metadata, and the runtime packer permutes the
+// weights once, offline, so that every thread's 16-byte load decodes straight
+// into mma operand registers.
+//
+// Storage. Codes [N, K] are cut into tileN x tileK tiles. Tiles are stored
+// one after another, k-tile fastest:
+//   tileIndex = (n / tileN) * (K / tileK) + k / tileK
+// and a tile is tileN * tileK * codeBits / 8 contiguous bytes. Inside a tile,
+// the code at (n_local, k_local) goes to code offset
+//   offset = XOR of basis[i] over the set bits i of (n_local | k_local << log2(tileN))
+// i.e. the first log2(tileN) basis entries belong to n_local's bits and the
+// rest to k_local's. Codes pack little-endian in 32-bit words: offset o sits
+// in word o / (32 / codeBits) at bits [(o % (32 / codeBits)) * codeBits, +codeBits).
+//
+// Supported code widths are 1, 2, 4 and 8 bits: those divide 32, so no code
+// straddles a word. (3, 5, 6 and 7 are rejected with a message; a straddling
+// variant would need a different word rule.) Because the width divides 8 as
+// well, the word rule is the same as an LSB-first bit stream over the bytes,
+// so a tile need only be a whole number of bytes, not of words.
+#pragma once
+
+#include "core/layout/LinearLayout.h"
+#include "core/support/Expected.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::layout {
+
+struct WeightLayout {
+  int codeBits = 4; // 1, 2, 4 or 8
+  int tileN = 1;    // powers of two; N and K must be multiples
+  int tileK = 1;
+  // log2(tileN) entries for n_local's bits, then log2(tileK) for k_local's.
+  std::vector<uint32_t> basis;
+
+  bool operator==(const WeightLayout &other) const {
+    return codeBits == other.codeBits && tileN == other.tileN && tileK == other.tileK &&
+           basis == other.basis;
+  }
+  bool operator!=(const WeightLayout &other) const { return !(*this == other); }
+};
+
+// Everything the packer relies on: a supported codeBits, power-of-two tiles of
+// at most 2^24 codes and whole bytes, a basis of the right length whose
+// entries are in range and form a bijection onto the tile's code offsets.
+Status validateWeightLayout(const WeightLayout &layout);
+
+// "lbwl1;bits=4;tile=64x16;basis=1,2,4,..." (decimal, no spaces). Does not
+// validate; serialize a layout that validateWeightLayout accepts.
+std::string serialize(const WeightLayout &layout);
+// Strict inverse of serialize: exactly that field order, canonical decimal
+// numbers, then validateWeightLayout. Every error names the problem.
+Expected<WeightLayout> parseWeightLayout(const std::string &text);
+// 16 lowercase hex digits: FNV-1a 64 of serialize(layout). Packed weights
+// carry it, so a kernel and its weights can be matched without MLIR.
+std::string layoutId(const WeightLayout &layout);
+
+// From a LinearLayout with in dims n and k (either order) and a single out
+// dim named "offset": the tile is 2^bits(n) x 2^bits(k). Must be a bijection.
+Expected<WeightLayout> weightLayoutFromLinear(const LinearLayout &codeOffsetOf, int codeBits);
+// The reverse: {n:log2(tileN), k:log2(tileK)} -> {offset}.
+Expected<LinearLayout> linearFromWeightLayout(const WeightLayout &layout);
+
+// Validates the layout, then N and K: non-negative multiples of the tile.
+Status checkShape(const WeightLayout &layout, int64_t n, int64_t k);
+// N * K * codeBits / 8, or -1 when checkShape fails or the size overflows.
+int64_t packedBytes(const WeightLayout &layout, int64_t n, int64_t k);
+
+// codes: row-major [N, K], one code per byte in its low codeBits bits. A code
+// with a higher bit set is an error, never silently masked. `packed` must
+// hold at least packedBytes(layout, n, k) bytes; exactly that many are
+// written (bytes past them are untouched). On error nothing is written.
+// O(N*K): offsets are precomputed per n_local and per k_local and XORed.
+Status packWeights(const WeightLayout &layout, int64_t n, int64_t k, const uint8_t *codes,
+                   uint8_t *packed, size_t packedBytes);
+// The exact inverse of packWeights: writes N*K codes, one per byte.
+Status unpackWeights(const WeightLayout &layout, int64_t n, int64_t k, const uint8_t *packed,
+                     size_t packedBytes, uint8_t *codes);
+
+} // namespace lowbit::layout

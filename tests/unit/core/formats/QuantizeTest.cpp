@@ -1,0 +1,262 @@
+#include "FormatTestUtil.h"
+#include "core/formats/Quantize.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace lowbit::formats {
+namespace {
+
+using test::gaussianMatrix;
+using test::halfStepAt;
+
+QuantScheme scheme(const std::string &name) { return std::move(findScheme(name)).value(); }
+
+// quantize -> dequantize: every weight within half a step of the code it got
+// (with a relative slack for the f64 division), and no clamping anywhere.
+void expectRoundTripWithinHalfStep(const QuantScheme &s, const std::vector<double> &w,
+                                   int64_t rows, int64_t cols, const QuantizeOptions &options = {}) {
+  Expected<QuantizedMatrix> q = quantize(w.data(), rows, cols, s, options);
+  ASSERT_TRUE(q.ok()) << s.name << ": " << q.error();
+  Expected<std::vector<double>> back = dequantize(*q);
+  ASSERT_TRUE(back.ok()) << back.error();
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t k = 0; k < cols; ++k) {
+      double bound = halfStepAt(*q, n, k) * (1 + 1e-12) + 1e-300;
+      double error = std::fabs((*back)[size_t(n * cols + k)] - w[size_t(n * cols + k)]);
+      ASSERT_LE(error, bound) << describeScheme(s) << " at (" << n << ", " << k << ")";
+    }
+}
+
+TEST(Quantize, IntegerGroupsWithinHalfStep) {
+  auto w = gaussianMatrix(8, 512, 1);
+  for (int g : {16, 32, 64, 128, 256})
+    for (const DataFormat &scale : {DataFormat::f16(), DataFormat::bf16(), DataFormat::f32()})
+      for (int bits : {2, 3, 4, 8}) {
+        QuantScheme s = *makeGroupScheme(DataFormat::signedInt(bits), g, scale);
+        expectRoundTripWithinHalfStep(s, w, 8, 512);
+      }
+}
+
+TEST(Quantize, TensorAndChannelWithinHalfStep) {
+  auto w = gaussianMatrix(16, 96, 2, 0.02);
+  for (const char *name : {"w8-channel", "ternary-tensor", "fp8-e4m3-tensor", "fp8-e4m3-channel",
+                           "fp8-e5m2-tensor"})
+    expectRoundTripWithinHalfStep(scheme(name), w, 16, 96);
+}
+
+TEST(Quantize, ZeroPointsWithinHalfStep) {
+  auto w = gaussianMatrix(8, 256, 3);
+  for (double &x : w)
+    x += 0.7; // off-centre, so the zero point matters
+  for (const char *name :
+       {"w4-g128-asym", "w4-g128-fzero", "w3-g128-asym", "w2-g64-asym", "w1-g64-asym", "awq-w4-g128"})
+    expectRoundTripWithinHalfStep(scheme(name), w, 8, 256);
+  // Quantized zero codes: (q - z)·s with an f16 zero, too.
+  QuantScheme floatZero = scheme("w4-g128-asym");
+  floatZero.zeroFormat = DataFormat::f16();
+  expectRoundTripWithinHalfStep(floatZero, w, 8, 256);
+}
+
+TEST(Quantize, MinifloatAndLookupElementsWithinHalfStep) {
+  auto w = gaussianMatrix(4, 256, 4);
+  for (const char *name : {"nf4-g64", "fp4lut-g32", "fp6-e3m2-g32"})
+    expectRoundTripWithinHalfStep(scheme(name), w, 4, 256);
+  QuantScheme e2m1 = *makeGroupScheme(DataFormat::e2m1(), 32, DataFormat::f16());
+  expectRoundTripWithinHalfStep(e2m1, w, 4, 256);
+  QuantScheme book = *makeGroupScheme(
+      *DataFormat::lut(3, {-1.5, -1, -0.5, -0.1, 0.1, 0.5, 1, 1.5}, "user"), 64, DataFormat::f32());
+  expectRoundTripWithinHalfStep(book, w, 4, 256);
+}
+
+TEST(Quantize, SuperBlocksWithinHalfStep) {
+  auto w = gaussianMatrix(6, 1024, 5);
+  for (double &x : w)
+    x += 0.3;
+  expectRoundTripWithinHalfStep(scheme("gguf-q4_k"), w, 6, 1024);
+  expectRoundTripWithinHalfStep(scheme("gguf-q6_k"), w, 6, 1024);
+  expectRoundTripWithinHalfStep(scheme("gguf-q4_0"), w, 6, 1024);
+  expectRoundTripWithinHalfStep(scheme("gguf-q8_0"), w, 6, 1024);
+  std::vector<double> zeros(256 * 2, 0.0);
+  expectRoundTripWithinHalfStep(scheme("gguf-q4_k"), zeros, 2, 256);
+}
+
+TEST(Quantize, ActOrderUsesGroupIndex) {
+  const int64_t rows = 4, cols = 256;
+  auto w = gaussianMatrix(rows, cols, 6);
+  QuantScheme s = scheme("gptq-w4-g128-actorder");
+  s.zeroFormat = DataFormat::unsignedInt(4); // v2 zeros, so z = 0 is representable
+  QuantizeOptions options;
+  options.groupIndex.resize(cols);
+  for (int64_t k = 0; k < cols; ++k)
+    options.groupIndex[size_t(k)] = int32_t(k % 2); // interleaved groups
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t k = 1; k < cols; k += 2)
+      w[size_t(n * cols + k)] *= 100; // group 1 only: odd columns
+  expectRoundTripWithinHalfStep(s, w, rows, cols, options);
+  QuantizedMatrix q = *quantize(w.data(), rows, cols, s, options);
+  for (int64_t n = 0; n < rows; ++n) {
+    double scale0 = DataFormat::f16().decode(q.scales[size_t(n * 2 + 0)]);
+    double scale1 = DataFormat::f16().decode(q.scales[size_t(n * 2 + 1)]);
+    EXPECT_GT(scale1, 30 * scale0) << "group 1 holds the large odd columns";
+  }
+  QuantizeOptions missing;
+  Expected<QuantizedMatrix> noIndex = quantize(w.data(), rows, cols, s, missing);
+  ASSERT_FALSE(noIndex.ok());
+  EXPECT_NE(noIndex.error().find("act-order needs g_idx with K = 256 entries; got 0"),
+            std::string::npos);
+  Expected<QuantizedMatrix> stray = quantize(w.data(), rows, cols, scheme("w4-g128"), options);
+  ASSERT_FALSE(stray.ok());
+  EXPECT_NE(stray.error().find("g_idx given but scheme 'w4-g128' has no act-order"),
+            std::string::npos);
+}
+
+TEST(Quantize, MxFollowsSpecScaleRule) {
+  // One MXFP4 block of 32; hand-computed per OCP MX 6.3:
+  //   amax 6   -> X = 2^(2 - 2) = 1, code 127; 6 -> 0x7, -3 -> 0xD, 0.5 -> 0x1
+  //   amax 7   -> X = 2^(2 - 2) = 1; 7 saturates to 6 (spec rule)
+  //   amax 0.1 -> X = 2^(-4 - 2) = 2^-6, code 121; 0.1 * 64 = 6.4 -> 6
+  QuantScheme mx = scheme("mxfp4");
+  auto block = [](double first, double second, double third) {
+    std::vector<double> w(32, 0.0);
+    w[0] = first, w[1] = second, w[2] = third;
+    return w;
+  };
+  QuantizedMatrix a = *quantize(block(6, -3, 0.5).data(), 1, 32, mx);
+  EXPECT_EQ(a.scales[0], 127u);
+  EXPECT_EQ(a.codes[0], 0x7);
+  EXPECT_EQ(a.codes[1], 0xD);
+  EXPECT_EQ(a.codes[2], 0x1);
+  QuantizedMatrix b = *quantize(block(7, 1, 0).data(), 1, 32, mx);
+  EXPECT_EQ(b.scales[0], 127u);
+  EXPECT_EQ(b.codes[0], 0x7);
+  QuantizedMatrix c = *quantize(block(0.1, 0.05, 0).data(), 1, 32, mx);
+  EXPECT_EQ(c.scales[0], 121u);
+  EXPECT_EQ(c.codes[0], 0x7);
+  EXPECT_EQ(c.codes[1], 0x5); // 0.05 * 64 = 3.2 -> 3
+  // MXINT8: the element is int8 * 2^-6 (emax 0), so amax 1 -> X = 1 (code
+  // 127, as any MX producer writes it) and 1.0 -> int8 64.
+  QuantizedMatrix d = *quantize(block(1.0, -0.5, 0).data(), 1, 32, scheme("mxint8"));
+  EXPECT_EQ(d.scales[0], 127u);
+  EXPECT_EQ(d.codes[0], 64);
+  EXPECT_EQ(d.codes[1], uint8_t(-32));
+  // Away from saturation an MX round trip is within half a step.
+  auto w = gaussianMatrix(4, 128, 7);
+  for (const char *name : {"mxfp6-e2m3", "mxfp6-e3m2", "mxfp8-e4m3", "mxfp8-e5m2"}) {
+    Expected<QualityReport> quality = quantizationQuality(w.data(), 4, 128, scheme(name));
+    ASSERT_TRUE(quality.ok()) << quality.error();
+    EXPECT_GT(quality->snrDb, 15) << name;
+  }
+}
+
+TEST(Quantize, Nvfp4TwoLevelScales) {
+  // Tensor amax 2688 = 6 * 448 makes the f32 tensor scale exactly 1, so the
+  // block scales are amax / 6 in e4m3: 448 (0x7E), 1 (0x38), 0.5 (0x30).
+  std::vector<double> w(48, 0.0);
+  w[0] = 2688;
+  w[16] = 6, w[17] = -1.5;
+  w[32] = 3, w[33] = 0.25;
+  QuantizedMatrix q = *quantize(w.data(), 1, 48, scheme("nvfp4"));
+  EXPECT_EQ(DataFormat::f32().decode(q.tensorScale), 1.0);
+  EXPECT_EQ(q.scales[0], 0x7Eu);
+  EXPECT_EQ(q.scales[1], 0x38u);
+  EXPECT_EQ(q.scales[2], 0x30u);
+  std::vector<double> back = *dequantize(q);
+  EXPECT_EQ(back[0], 2688.0);
+  EXPECT_EQ(back[16], 6.0);
+  EXPECT_EQ(back[17], -1.5);
+  EXPECT_EQ(back[32], 3.0);
+  EXPECT_EQ(back[33], 0.25);
+  auto g = gaussianMatrix(8, 256, 8);
+  Expected<QualityReport> quality = quantizationQuality(g.data(), 8, 256, scheme("nvfp4"));
+  ASSERT_TRUE(quality.ok());
+  EXPECT_GT(quality->snrDb, 15);
+}
+
+TEST(Quantize, QualityReport) {
+  const double ref[4] = {1, 2, 0, -4};
+  const double approx[4] = {1.1, 2, 0.5, -4};
+  QualityReport r = measureQuality(ref, approx, 4);
+  EXPECT_DOUBLE_EQ(r.maxAbsoluteError, 0.5);
+  EXPECT_NEAR(r.maxRelativeError, 0.1, 1e-12); // the zero weight has no relative error
+  EXPECT_NEAR(r.meanRelativeError, 0.1 / 3, 1e-12);
+  EXPECT_NEAR(r.snrDb, 10 * std::log10(21 / (0.01 + 0.25)), 1e-9);
+  EXPECT_TRUE(std::isinf(measureQuality(ref, ref, 4).snrDb));
+
+  auto w = gaussianMatrix(16, 1024, 9);
+  double int8 = quantizationQuality(w.data(), 16, 1024, scheme("w8-channel"))->snrDb;
+  double int4g32 = quantizationQuality(w.data(), 16, 1024, scheme("w4-g32"))->snrDb;
+  double int4g128 = quantizationQuality(w.data(), 16, 1024, scheme("w4-g128"))->snrDb;
+  EXPECT_GT(int8, 35);
+  EXPECT_GT(int8, int4g32);
+  EXPECT_GT(int4g32, int4g128);
+  EXPECT_GT(int4g128, 15);
+}
+
+TEST(Quantize, RejectsWhatItCannotRepresent) {
+  std::vector<double> w = {0.5, -0.25, 1.0, 0.0};
+  QuantScheme unsignedNoZero = *makeGroupScheme(DataFormat::unsignedInt(4), 4, DataFormat::f16());
+  Expected<QuantizedMatrix> negative = quantize(w.data(), 1, 4, unsignedNoZero);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().find("uint4 has no negative values"), std::string::npos)
+      << negative.error();
+
+  // GPTQ v1 stores zero - 1, so a zero point of 0 cannot be written: an
+  // all-positive group needs z = 0 and must be refused, not wrapped.
+  std::vector<double> positive = {0.5, 0.25, 1.0, 0.75};
+  QuantScheme v1 = scheme("gptq-w4-g128");
+  v1.groupSize = 4;
+  Expected<QuantizedMatrix> wrapped = quantize(positive.data(), 1, 4, v1);
+  ASSERT_FALSE(wrapped.ok());
+  EXPECT_NE(wrapped.error().find("zero point"), std::string::npos) << wrapped.error();
+  EXPECT_NE(wrapped.error().find("uint4+1"), std::string::npos) << wrapped.error();
+
+  std::vector<double> bad = {1.0, NAN, 0, 0};
+  Expected<QuantizedMatrix> nan = quantize(bad.data(), 2, 2, scheme("w8-channel"));
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.error().find("weight (0, 1) is not finite"), std::string::npos);
+
+  Expected<QuantizedMatrix> indivisible = quantize(w.data(), 1, 4, scheme("w4-g128"));
+  ASSERT_FALSE(indivisible.ok());
+  EXPECT_NE(indivisible.error().find("group size 128 does not divide K = 4"), std::string::npos);
+
+  std::vector<double> huge = {1e6, 1, 1, 1};
+  Expected<QuantizedMatrix> overflow =
+      quantize(huge.data(), 1, 4, *makeGroupScheme(DataFormat::signedInt(2), 4, DataFormat::f16()));
+  ASSERT_FALSE(overflow.ok());
+  EXPECT_NE(overflow.error().find("overflows f16"), std::string::npos) << overflow.error();
+}
+
+TEST(Dequantize, RejectsInvalidCodesAndNanScales) {
+  QuantizedMatrix m;
+  m.scheme = scheme("ternary-tensor");
+  m.rows = 1;
+  m.cols = 2;
+  m.codes = {0, 3};
+  m.scales = {0x3F800000u};
+  Expected<std::vector<double>> bad = dequantize(m);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("code 3 at (0, 1) is not a valid ternary code"), std::string::npos)
+      << bad.error();
+  m.codes = {0, 2};
+  EXPECT_EQ(*dequantize(m), (std::vector<double>{-1.0, 1.0}));
+
+  QuantizedMatrix mx;
+  mx.scheme = scheme("mxfp4");
+  mx.rows = 1;
+  mx.cols = 32;
+  mx.codes.assign(32, 0);
+  mx.scales = {0xFFu};
+  Expected<std::vector<double>> nanScale = dequantize(mx);
+  ASSERT_FALSE(nanScale.ok());
+  EXPECT_NE(nanScale.error().find("scale 0 is NaN"), std::string::npos) << nanScale.error();
+  mx.scales = {0x80u}; // 2^1
+  mx.codes[0] = 0xF;   // -6
+  EXPECT_EQ((*dequantize(mx))[0], -12.0);
+}
+
+} // namespace
+} // namespace lowbit::formats
