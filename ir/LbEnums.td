@@ -60,13 +60,14 @@ def Lb_ThreadCoord : I32EnumAttr<"ThreadCoord", "a thread's position", [
   let genSpecializedAttr = 0;
 }
 
-// Which logical weight elements one thread's 16-byte code load holds.
-// mma_b_paired is mma_b with K reordered inside each 32-wide block so that
-// the A values a lane needs for two consecutive k16 steps are 8 consecutive
-// activations (one 16-byte load); the weights carry the same order.
+// Which logical weight elements one thread's unit of 32 codes holds:
+// gemv_row is 32 consecutive K of one row; mma_b_paired is the m16n8k16 B
+// operand of eight 8-column subtiles with K reordered inside each 32-wide
+// block, so that the A values a lane needs for two consecutive k16 steps are
+// 8 consecutive activations (one 16-byte load); the weights carry the same
+// order.
 def Lb_Fragment : I32EnumAttr<"Fragment", "a thread's share of a weight tile", [
   I32EnumAttrCase<"gemv_row", 0>,
-  I32EnumAttrCase<"mma_b", 1>,
   I32EnumAttrCase<"mma_b_paired", 2>
 ]> {
   let cppNamespace = "::lowbit::lb";

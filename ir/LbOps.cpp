@@ -167,9 +167,12 @@ LogicalResult LoadCodesOp::verify() {
     return emitOpError(getStage() ? "a staging buffer must be [stages, N, K], got rank "
                                   : "weights must be a rank-2 memref [N, K], got rank ")
            << type.getRank();
-  if (getCodeBits(type.getElementType()) != 4)
-    return emitOpError("only 4-bit codes load as a 32-code fragment so far, got ")
-           << type.getElementType();
+  // A unit is 32 codes: as many words as a code has bits.
+  unsigned bits = getCodeBits(type.getElementType());
+  int64_t words = cast<VectorType>(getWords().getType()).getNumElements();
+  if (bits == 0 || words != bits)
+    return emitOpError("a unit of 32 ")
+           << type.getElementType() << " codes is " << bits << " words, not " << words;
   if (auto tile = getTile()) {
     if (tile->size() != 2 || (*tile)[0] <= 0 || (*tile)[1] <= 0)
       return emitOpError("tile must be [N, K] with positive sizes");

@@ -12,6 +12,9 @@ include "ir/LbAttrs.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// One unit of 32 packed codes: as many 32-bit words as the code has bits.
+def Lb_CodeWords : VectorOfLengthAndType<[1, 2, 4, 8], [I32]>;
+
 def Lb_ThreadCoordOp : Lb_Op<"thread_coord", [Pure]> {
   let summary = "the calling thread's lane, warp, or block index";
   let arguments = (ins Lb_ThreadCoordAttr:$coord);
@@ -24,10 +27,11 @@ def Lb_LoadCodesOp : Lb_Op<"load_codes", [
   let summary = "one 16-byte load of packed weight codes into a fragment";
   let description = [{
     Loads this thread's share of the codes of the weight tile whose origin is
-    (`n0`, `k0`). Which logical codes a thread receives, and in which register
+    (`n0`, `k0`): one unit of 32 codes, `bits` 32-bit words (32 bytes for
+    8-bit codes, 16 for 4-bit, 8 for 2-bit, 4 for 1-bit; core/FragmentFacts.h). Which logical codes a thread receives, and in which register
     and bit position, is the `fragment`: `gemv_row` (lane l holds codes
-    k0 + 32 l .. k0 + 32 l + 31 of row n0) or `mma_b` (the m16n8k16 B operand
-    of eight n-subtiles). The weight's memory layout is not chosen here:
+    k0 + 32 l .. k0 + 32 l + 31 of row n0) or `mma_b_paired` (the m16n8k16 B
+    operand of eight n-subtiles, paired K order). The weight's memory layout is not chosen here:
     `lb-propagate-layouts` derives it so that this load is one contiguous
     16-byte access, and records the tile it covers in `tile`. With a `stage`,
     the codes come from that stage of a shared staging buffer ([stages, N
@@ -36,7 +40,7 @@ def Lb_LoadCodesOp : Lb_Op<"load_codes", [
   let arguments = (ins AnyMemRef:$weights, Optional<Index>:$stage, Index:$n0, Index:$k0,
                        Lb_FragmentAttr:$fragment,
                        OptionalAttr<DenseI64ArrayAttr>:$tile);
-  let results = (outs VectorOfLengthAndType<[4], [I32]>:$words);
+  let results = (outs Lb_CodeWords:$words);
   let assemblyFormat = [{
     $weights (`stage` $stage^)? `[` $n0 `,` $k0 `]` $fragment (`tile` $tile^)? attr-dict
     `:` type($weights) `->` type($words)
@@ -47,20 +51,19 @@ def Lb_LoadCodesOp : Lb_Op<"load_codes", [
 def Lb_DecodeOp : Lb_Op<"decode", [Pure]> {
   let summary = "packed codes to compute-type values (before lb-lower-decode)";
   let description = [{
-    Decodes the 32 codes in four words to 32 values of the result type, in the
-    order the codes' fragment defines. The in-register interleave it needs is
+    Decodes the 32 codes of a unit (`bits` words) to 32 values of the result
+    type, in the order the codes' fragment defines. The in-register interleave it needs is
     `interleave` (set by lb-propagate-layouts from the decode it will lower
     to); `lb-lower-decode` replaces this op by bit operations.
   }];
-  let arguments = (ins VectorOfLengthAndType<[4], [I32]>:$words,
-                       TypeAttr:$code_type);
+  let arguments = (ins Lb_CodeWords:$words, TypeAttr:$code_type);
   let results = (outs VectorOfLengthAndType<[32], [F16, BF16]>:$values);
   let assemblyFormat = "$words `as` $code_type attr-dict `:` type($words) `->` type($values)";
 }
 
 def Lb_ExtractWordOp : Lb_Op<"extract_word", [Pure]> {
   let summary = "one 32-bit word of a loaded fragment";
-  let arguments = (ins VectorOfLengthAndType<[4], [I32]>:$words, I64Attr:$index);
+  let arguments = (ins Lb_CodeWords:$words, I64Attr:$index);
   let results = (outs I32:$word);
   let assemblyFormat = "$words `[` $index `]` attr-dict `:` type($words)";
 }
@@ -94,6 +97,24 @@ def Lb_PackPairsOp : Lb_Op<"pack_pairs", [Pure]> {
   let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$values);
   let assemblyFormat = "$pairs attr-dict `:` type($values)";
   let hasVerifier = 1;
+}
+
+def Lb_PrmtOp : Lb_Op<"prmt", [Pure]> {
+  let summary = "byte permute (PTX prmt.b32): byte i of the result is byte selector[4i+3:4i] of {b, a}";
+  let description = [{
+    Bytes 0..3 are a's, 4..7 b's. With b a magic constant, one prmt places
+    codes in the mantissa of floats (8-bit decodes).
+  }];
+  let arguments = (ins I32:$a, I32:$b, I32Attr:$selector);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$a `,` $b `selector` $selector attr-dict";
+}
+
+def Lb_PackF32PairOp : Lb_Op<"pack_f32_pair", [Pure]> {
+  let summary = "two f32 rounded into one f16x2 / bf16x2 register (lo in the low half)";
+  let arguments = (ins F32:$lo, F32:$hi, TypeAttr:$element);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$lo `,` $hi `as` $element attr-dict";
 }
 
 def Lb_LoadActivationsOp : Lb_Op<"load_activations", [MemoryEffects<[MemRead]>]> {

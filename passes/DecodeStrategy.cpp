@@ -1,25 +1,36 @@
-// 4-bit integers to f16x2 / bf16x2 with lop3 and magic numbers.
+// Integer codes to f16x2 / bf16x2 registers with lop3, prmt and magic
+// numbers: one sequence per word, derived from the code's width, signedness
+// and offset (no sequence is written per format name).
 //
-// f16: 0x6400 is 1024.0, whose mantissa counts in units of 1, so OR-ing a
-// code n into the low mantissa bits gives exactly 1024 + n. One lop3 with the
-// mask 0x000F000F does this for the codes in bits [0, 4) and [16, 20) at once,
-// one per half; subtracting 1024 (sub.f16x2) leaves the pair {n0, n4}. The
-// codes in bits [4, 8) and [20, 24) are used in place (mask 0x00F000F0):
-// they are worth 16 each, so fma(v, 1/16, -64) recovers them. The word shifted
-// right by 8 gives the other four codes the same way: 4 lop3, 1 shift, 2 sub,
-// 2 fma for 8 codes. Register j thus holds the codes of fields j and j + 4,
-// which is the interleave this strategy reports: field i holds element
-// 2 (i mod 4) + i / 4.
+// 1, 2 and 4 bits: in-place magic. A 16-bit half holding 0x6400 (f16 1024.0,
+// whose mantissa counts in units of 1) or 0x4300 (bf16 128.0) with a code n
+// OR-ed into its mantissa at bit p is exactly M + 2^p n, as long as the field
+// stays inside the mantissa's low window (8 of f16's 10 bits, the low byte;
+// all 7 of bf16's: bit 7 is already bf16's exponent). So one lop3 with the
+// mask of the field at bit p (in both halves) yields two codes at once, and
+// fma(v, 2^-p, -M 2^-p) - or sub(v, M) when p = 0, f16 - leaves the pair
+// {n_lo, n_hi} exactly. The word shifted right by the window's start gives
+// the next window's fields the same way: f16 takes the fields of each byte
+// (shifts 0 and 8), bf16 as many as fit in 7 bits (4-bit codes: one field a
+// shift, 0, 4, 8, 12). Register r (0 .. 16 / bits) thus holds, in its low
+// half, field r of the word's low half and, in its high half, the field
+// 16 / bits places later: field bit t -> element bit t + 1 and the top field
+// bit -> element bit 0, the interleave this strategy reports (a rotation of
+// the field index), which lb-propagate-layouts folds into the weight layout.
 //
-// bf16 has 7 mantissa bits, so only the low field of each half fits under
-// 0x4300 (128.0): each register comes from the word shifted by 4j, and
-// fma.rn.bf16x2(v, 1, -128) removes the magic (sub.bf16x2 needs sm_90; the
-// fma is legal on sm_80). Same interleave.
+// 8 bits: prmt. prmt(word, 0x64646464, 0x4240) places bytes 0 and 2 under
+// f16's 1024 (bytes {q0, 0x64, q2, 0x64}), and 0x4341 bytes 1 and 3; one sub
+// each. bf16 has 7 mantissa bits, too few for a byte: prmt(word, 0x4B000000,
+// 0x744j) makes the f32 2^23 + q_j, an f32 subtract leaves q_j, and one
+// cvt.rn.bf16x2.f32 packs two (exact: |q| < 256 fits bf16's 8 significant
+// bits). Registers hold bytes (0, 2) and (1, 3): the same rotation.
 //
 // Signed codes are two's complement: flipping each code's top bit maps them
-// to offset binary (n + 8), so the decode subtracts 8 more, and the flip is
-// folded into the lop3: ((q ^ X) & m) | M == (q & m) ^ (M | X) for X inside
-// m and M disjoint from m, i.e. lut (a & b) ^ c with c = M | X.
+// to offset binary (n + 2^(bits-1)), and the bias subtracts that too. For
+// lop3 the flip is folded in: ((q ^ X) & m) | M == (q & m) ^ (M | X) for X
+// inside m and M disjoint from m, i.e. lut (a & b) ^ c with c = M | X. For
+// prmt the word is flipped first (one xor for four codes). A constant offset
+// (ternary is 2-bit unsigned with offset -1) folds into the same bias.
 #include "passes/DecodeStrategy.h"
 
 #include "ir/LbOps.h"
@@ -52,71 +63,162 @@ uint32_t halfBits(double value, bool bf16) {
 
 uint32_t splat(uint32_t half) { return half | (half << 16); }
 
-struct Int4Emitter {
+// What an integer code's value is: value = raw (offset binary once the sign
+// bit is flipped) - bias.
+struct IntegerCode {
+  int bits = 4;
+  bool isSigned = false;
+  int offset = 0;
+  // Subtracted from the offset-binary raw code to give the value.
+  int bias() const { return (isSigned ? 1 << (bits - 1) : 0) - offset; }
+};
+
+struct EmitContext {
+  OpBuilder &b;
+  Location loc;
   bool bf16;
-  bool isSigned;
+
+  Value i32(uint32_t v) {
+    return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
+  }
+  Type element() { return bf16 ? Type(b.getBF16Type()) : Type(b.getF16Type()); }
+  Value pair(lb::PairOp op, Value x, uint32_t c1, std::optional<uint32_t> c2) {
+    return b.create<lb::PairArithOp>(loc, b.getI32Type(), op, element(), x, i32(c1),
+                                     c2 ? i32(*c2) : Value());
+  }
+  Value lop3(Value q, uint32_t mask, uint32_t orXor) {
+    return b.create<lb::Lop3Op>(loc, b.getI32Type(), q, i32(mask), i32(orXor),
+                                b.getI32IntegerAttr(kLutAndXor));
+  }
+};
+
+// 1, 2 or 4 bits (see the file comment).
+struct InPlaceMagicEmitter {
+  IntegerCode code;
+  bool bf16;
 
   SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
-    auto i32 = [&](uint32_t v) -> Value {
-      return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
-    };
-    Type element = bf16 ? Type(b.getBF16Type()) : Type(b.getF16Type());
-    auto pair = [&](lb::PairOp op, Value x, uint32_t c1, std::optional<uint32_t> c2) {
-      return b.create<lb::PairArithOp>(loc, b.getI32Type(), op, element, x, i32(c1),
-                                       c2 ? i32(*c2) : Value());
-    };
-    auto lop3 = [&](Value q, uint32_t mask, uint32_t orXor) {
-      return b.create<lb::Lop3Op>(loc, b.getI32Type(), q, i32(mask), i32(orXor),
-                                  b.getI32IntegerAttr(kLutAndXor));
-    };
-    int bias = isSigned ? 8 : 0;
-    uint32_t flipLow = isSigned ? 0x00080008u : 0, flipHigh = isSigned ? 0x00800080u : 0;
+    EmitContext c{b, loc, bf16};
+    double magic = bf16 ? 128 : 1024;
+    uint32_t magicBits = splat(halfBits(magic, bf16));
+    uint32_t fieldMask = (1u << code.bits) - 1;
     SmallVector<Value> registers;
-    if (!bf16) {
-      uint32_t magic = splat(halfBits(1024, false));
-      Value high = b.create<arith::ShRUIOp>(loc, word, i32(8));
-      for (Value q : {word, high}) {
-        registers.push_back(pair(lb::PairOp::sub, lop3(q, 0x000F000Fu, magic | flipLow),
-                                 splat(halfBits(1024 + bias, false)), std::nullopt));
-        registers.push_back(pair(lb::PairOp::fma, lop3(q, 0x00F000F0u, magic | flipHigh),
-                                 splat(halfBits(1.0 / 16, false)),
-                                 splat(halfBits(-(64 + bias), false))));
+    const int window = bf16 ? 7 : 8, fieldsPerWindow = window / code.bits;
+    const int fieldsPerHalf = 16 / code.bits;
+    // The word shifted to each window's start. The order the shifts are made
+    // in only changes the emitted text: f16 makes them up front and bf16 at
+    // first use, which keeps the 4-bit kernels' CUDA as it was measured.
+    SmallVector<Value> shifted;
+    auto windowWord = [&](int windowIndex) {
+      while (static_cast<int>(shifted.size()) <= windowIndex) {
+        int start = static_cast<int>(shifted.size()) * fieldsPerWindow * code.bits;
+        shifted.push_back(start == 0
+                              ? word
+                              : b.create<arith::ShRUIOp>(loc, word, c.i32(start)).getResult());
       }
-      // Order: fields (0,4), (1,5), (2,6), (3,7).
-      return {registers[0], registers[1], registers[2], registers[3]};
-    }
-    uint32_t magic = splat(halfBits(128, true));
-    for (int j = 0; j < 4; ++j) {
-      Value q = j == 0 ? word : b.create<arith::ShRUIOp>(loc, word, i32(4 * j)).getResult();
-      registers.push_back(pair(lb::PairOp::fma, lop3(q, 0x000F000Fu, magic | flipLow),
-                               splat(halfBits(1, true)), splat(halfBits(-(128 + bias), true))));
+      return shifted[windowIndex];
+    };
+    if (!bf16)
+      windowWord((fieldsPerHalf - 1) / fieldsPerWindow);
+    for (int field = 0; field < fieldsPerHalf; ++field) {
+      int windowIndex = field / fieldsPerWindow;
+      int p = (field - windowIndex * fieldsPerWindow) * code.bits;
+      Value q = windowWord(windowIndex);
+      uint32_t mask = splat(fieldMask << p);
+      uint32_t flip = code.isSigned ? splat(1u << (p + code.bits - 1)) : 0;
+      double scale = std::ldexp(1.0, -p);
+      double bias = magic * scale + code.bias();
+      if (p == 0 && !bf16) // sub.f16x2; bf16 has only the fma on sm_80
+        registers.push_back(c.pair(lb::PairOp::sub, c.lop3(q, mask, magicBits | flip),
+                                   splat(halfBits(bias, bf16)), std::nullopt));
+      else
+        registers.push_back(c.pair(lb::PairOp::fma, c.lop3(q, mask, magicBits | flip),
+                                   splat(halfBits(scale, bf16)), splat(halfBits(-bias, bf16))));
     }
     return registers;
   }
 };
 
+// 8 bits (see the file comment).
+struct BytePermuteEmitter {
+  IntegerCode code;
+  bool bf16;
+
+  SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
+    EmitContext c{b, loc, bf16};
+    Value q = code.isSigned ? b.create<arith::XOrIOp>(loc, word, c.i32(0x80808080u)).getResult()
+                            : word;
+    // Registers hold bytes (0, 2) and (1, 3).
+    constexpr int kBytes[2][2] = {{0, 2}, {1, 3}};
+    SmallVector<Value> registers;
+    if (!bf16) {
+      for (const auto &bytes : kBytes) {
+        uint32_t selector = bytes[0] | 4u << 4 | bytes[1] << 8 | 4u << 12;
+        Value biased = b.create<lb::PrmtOp>(loc, b.getI32Type(), q, c.i32(0x64646464u),
+                                            b.getI32IntegerAttr(static_cast<int32_t>(selector)));
+        registers.push_back(c.pair(lb::PairOp::sub, biased,
+                                   splat(halfBits(1024 + code.bias(), false)), std::nullopt));
+      }
+      return registers;
+    }
+    auto valueOf = [&](int byte) -> Value {
+      uint32_t selector = static_cast<uint32_t>(byte) | 4u << 4 | 4u << 8 | 7u << 12;
+      Value bits = b.create<lb::PrmtOp>(loc, b.getI32Type(), q, c.i32(0x4B000000u),
+                                        b.getI32IntegerAttr(static_cast<int32_t>(selector)));
+      Value asFloat = b.create<arith::BitcastOp>(loc, b.getF32Type(), bits);
+      Value bias = b.create<arith::ConstantOp>(
+          loc, b.getF32FloatAttr(static_cast<float>(8388608.0 + code.bias())));
+      return b.create<arith::SubFOp>(loc, asFloat, bias);
+    };
+    for (const auto &bytes : kBytes) {
+      Value lo = valueOf(bytes[0]);
+      Value hi = valueOf(bytes[1]);
+      registers.push_back(b.create<lb::PackF32PairOp>(loc, b.getI32Type(), lo, hi,
+                                                      TypeAttr::get(b.getBF16Type())));
+    }
+    return registers;
+  }
+};
+
+// Field bit t -> element bit t + 1, the top field bit -> element bit 0.
+Expected<layout::LinearLayout> rotationInterleave(int fieldBits) {
+  std::vector<std::vector<layout::BitTarget>> targets(1);
+  for (int t = 0; t < fieldBits; ++t)
+    targets[0].push_back({"element", t + 1 == fieldBits ? 0 : t + 1});
+  return layout::LinearLayout::fromBitPermutation({{"field", fieldBits}},
+                                                  {{"element", fieldBits}}, targets);
+}
+
 } // namespace
 
 FailureOr<DecodeStrategy>
-selectDecodeStrategy(Type code, Type value, function_ref<InFlightDiagnostic()> emitError) {
-  auto integer = dyn_cast<IntegerType>(code);
-  if (!integer || integer.getWidth() != 4 || integer.isSignless())
-    return emitError() << "no decode for " << code
-                       << " yet (ui4 and si4 are implemented)";
+selectDecodeStrategy(Type codeType, Type value, function_ref<InFlightDiagnostic()> emitError) {
+  auto integer = dyn_cast<IntegerType>(codeType);
+  if (!integer || integer.isSignless())
+    return emitError() << "no decode for " << codeType
+                       << " yet (signed and unsigned integers of 1, 2, 4 and 8 bits are "
+                          "implemented)";
+  IntegerCode code{static_cast<int>(integer.getWidth()), integer.isSigned(), 0};
+  if (code.bits != 1 && code.bits != 2 && code.bits != 4 && code.bits != 8)
+    return emitError() << "no decode for " << codeType
+                       << ": a code must not straddle a 32-bit word (1, 2, 4 or 8 bits)";
+  if (code.isSigned && code.bits == 1)
+    return emitError() << "no decode for " << codeType << ": a signed code needs 2 bits";
   if (!value.isF16() && !value.isBF16())
-    return emitError() << "4-bit codes decode to f16 or bf16, not " << value;
+    return emitError() << "integer codes decode to f16 or bf16, not " << value;
 
-  // field i -> element 2 (i mod 4) + i / 4: bit 0 -> bit 1, bit 1 -> bit 2,
-  // bit 2 -> bit 0 (a rotation of the 3-bit index).
-  Expected<layout::LinearLayout> interleave = layout::LinearLayout::fromBitPermutation(
-      {{"field", 3}}, {{"element", 3}},
-      {{{"element", 1}, {"element", 2}, {"element", 0}}});
+  int codesPerWord = 32 / code.bits;
+  Expected<layout::LinearLayout> interleave =
+      rotationInterleave(static_cast<int>(std::log2(codesPerWord)));
   if (!interleave.ok())
     return emitError() << "internal: " << interleave.error();
   DecodeStrategy strategy;
-  strategy.codesPerWord = 8;
+  strategy.codesPerWord = codesPerWord;
   strategy.interleave = *interleave;
-  strategy.emit = Int4Emitter{value.isBF16(), integer.isSigned()};
+  if (code.bits == 8)
+    strategy.emit = BytePermuteEmitter{code, value.isBF16()};
+  else
+    strategy.emit = InPlaceMagicEmitter{code, value.isBF16()};
   return strategy;
 }
 

@@ -1,7 +1,8 @@
 // Each lb.decode becomes, per loaded word, the strategy's bit-level sequence
 // (see DecodeStrategy.cpp), and the resulting pair registers are viewed as
-// the decoded vector again: word w, register j holds elements 8 w + 2 j and
-// 8 w + 2 j + 1, which is the order lb-propagate-layouts assumed.
+// the decoded vector again: word w, register j holds elements c w + 2 j and
+// c w + 2 j + 1 (c codes per word), which is the order lb-propagate-layouts
+// assumed.
 #include "passes/DecodeStrategy.h"
 #include "passes/Passes.h"
 
@@ -29,7 +30,8 @@ struct LbLowerDecodePass : impl::LbLowerDecodeBase<LbLowerDecodePass> {
       OpBuilder builder(decode);
       Location loc = decode.getLoc();
       SmallVector<Value> pairs;
-      for (int64_t w = 0; w < 4; ++w) {
+      int64_t words = decode.getWords().getType().getNumElements();
+      for (int64_t w = 0; w < words; ++w) {
         Value word = builder.create<lb::ExtractWordOp>(loc, builder.getI32Type(), decode.getWords(),
                                                        builder.getI64IntegerAttr(w));
         SmallVector<Value> registers = strategy->emit(builder, loc, word);

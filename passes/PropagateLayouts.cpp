@@ -13,6 +13,8 @@
 #include "ir/LbOps.h"
 #include "core/layout/WeightLayout.h"
 
+#include <cmath>
+
 using namespace mlir;
 using lowbit::layout::BitTarget;
 using lowbit::layout::Dim;
@@ -24,49 +26,58 @@ namespace lowbit::passes {
 
 namespace {
 
-// Thread-local decoded values (word, element in word[, lane]) -> (n, k) in
-// the tile, as the consumer of the fragment reads them.
-Expected<LinearLayout> fragmentLayout(lb::Fragment fragment) {
+// Thread-local decoded values (lane, step, word, element in word) -> (n, k)
+// in the tile, as the consumer of the fragment reads them. A unit holds 32
+// values v = (codes per word) word + element, and a fragment fixes where each
+// bit of v goes; the code width only decides how many of v's low bits are
+// the element inside a word (`elementBits`) and how many pick the word.
+Expected<LinearLayout> fragmentLayout(lb::Fragment fragment, int elementBits) {
+  std::vector<BitTarget> value; // v's bits, least significant first
+  std::vector<Dim> ins, outs;
+  std::vector<std::vector<BitTarget>> targets;
   switch (fragment) {
   case lb::Fragment::gemv_row:
-    // Value v = 8 word + element pairs with x[k0 + v]: a 1 x 32 tile.
-    return LinearLayout::fromBitPermutation(
-        {{"word", 2}, {"element", 3}}, {{"n", 0}, {"k", 5}},
-        {{{"k", 3}, {"k", 4}}, {{"k", 0}, {"k", 1}, {"k", 2}}});
-  case lb::Fragment::mma_b:
-    // m16n8k16 B operand (PTX ISA, f16/bf16): lane = 4 groupID + tig holds
-    // rows k = 2 tig + h + 8 r of column n = groupID, in register r, half h.
-    // Element e = 2 j + h of a word fills register j = r + 2 s_lo, and word
-    // w serves n-subtiles 2 w + s_lo, so a warp's 16-byte loads cover a
-    // 64 x 16 tile: 8 subtiles of 8 columns.
-    return LinearLayout::fromBitPermutation(
-        {{"lane", 5}, {"word", 2}, {"element", 3}}, {{"n", 6}, {"k", 4}},
-        {{{"k", 1}, {"k", 2}, {"n", 0}, {"n", 1}, {"n", 2}},
-         {{"n", 4}, {"n", 5}},
-         {{"k", 0}, {"k", 3}, {"n", 3}}});
+    // Value v pairs with x[k0 + v]: a 1 x 32 tile.
+    value = {{"k", 0}, {"k", 1}, {"k", 2}, {"k", 3}, {"k", 4}};
+    outs = {{"n", 0}, {"k", 5}};
+    break;
   case lb::Fragment::mma_b_paired:
-    // The same registers, but the two k16 steps j of a 32-wide block take K
-    // in the order k = 8 tig + 4 j + 2 r + h instead of 16 j + 2 tig + 8 r + h:
-    // lane tig's A values of both steps are then x[8 tig .. 8 tig + 8), one
-    // 16-byte load, and A and B agree on the order, so the sum is unchanged.
-    return LinearLayout::fromBitPermutation(
-        {{"lane", 5}, {"step", 1}, {"word", 2}, {"element", 3}}, {{"n", 6}, {"k", 5}},
-        {{{"k", 3}, {"k", 4}, {"n", 0}, {"n", 1}, {"n", 2}},
-         {{"k", 2}},
-         {{"n", 4}, {"n", 5}},
-         {{"k", 0}, {"k", 1}, {"n", 3}}});
+    // m16n8k16 B operand (PTX ISA, f16/bf16): lane = 4 groupID + tig holds
+    // rows 2 tig + h + 8 r of column n = groupID, in register r, half h; the
+    // two k16 steps j of a 32-wide block take K in the order
+    // k = 8 tig + 4 j + 2 r + h, so lane tig's A values of both steps are
+    // x[8 tig .. 8 tig + 8), one 16-byte load, and A and B agree on the order.
+    // Register q = v / 2 = r + 2 s of the unit serves 8-column subtile s
+    // (columns 8 s + groupID), so a warp's unit covers 64 x 16 per step.
+    ins = {{"lane", 5}, {"step", 1}};
+    targets = {{{"k", 3}, {"k", 4}, {"n", 0}, {"n", 1}, {"n", 2}}, {{"k", 2}}};
+    value = {{"k", 0}, {"k", 1}, {"n", 3}, {"n", 4}, {"n", 5}};
+    outs = {{"n", 6}, {"k", 5}};
+    break;
   }
-  return makeError("unknown fragment");
+  int valueBits = static_cast<int>(value.size());
+  if (elementBits < 0 || elementBits > valueBits)
+    return makeError("a word holds more codes than a unit");
+  ins.push_back({"word", valueBits - elementBits});
+  targets.push_back(std::vector<BitTarget>(value.begin() + elementBits, value.end()));
+  ins.push_back({"element", elementBits});
+  targets.push_back(std::vector<BitTarget>(value.begin(), value.begin() + elementBits));
+  return LinearLayout::fromBitPermutation(ins, outs, targets);
 }
 
 bool hasStep(lb::Fragment fragment) { return fragment == lb::Fragment::mma_b_paired; }
 
-// The thread's 16 bytes, contiguous: offset = 32 lane + 8 word + field, and
-// with steps, a warp's loads of step j follow each other: + 1024 j codes.
-Expected<LinearLayout> memoryLayout(bool hasLane, bool hasStep) {
-  std::vector<Dim> ins = {{"word", 2}, {"field", 3}};
-  std::vector<std::vector<BitTarget>> targets = {{{"offset", 3}, {"offset", 4}},
-                                                 {{"offset", 0}, {"offset", 1}, {"offset", 2}}};
+// The thread's unit of 32 codes, contiguous: offset = 32 lane + c word +
+// field (c codes per word), and with steps, a warp's units of step j follow
+// each other: + 1024 j codes.
+Expected<LinearLayout> memoryLayout(bool hasLane, bool hasStep, int fieldBits) {
+  int wordBits = 5 - fieldBits;
+  std::vector<Dim> ins = {{"word", wordBits}, {"field", fieldBits}};
+  std::vector<std::vector<BitTarget>> targets(2);
+  for (int b = 0; b < wordBits; ++b)
+    targets[0].push_back({"offset", fieldBits + b});
+  for (int b = 0; b < fieldBits; ++b)
+    targets[1].push_back({"offset", b});
   int offsetBits = 5;
   if (hasStep) {
     ins.insert(ins.begin(), Dim{"step", 1});
@@ -94,8 +105,9 @@ FailureOr<layout::WeightLayout> deriveLayout(lb::LoadCodesOp load, lb::DecodeOp 
   bool hasLane = load.getFragment() != lb::Fragment::gemv_row;
   bool steps = hasStep(load.getFragment());
 
-  Expected<LinearLayout> fragment = fragmentLayout(load.getFragment());
-  std::vector<Dim> threadDims = {{"word", 2}};
+  int fieldBits = static_cast<int>(std::log2(strategy->codesPerWord));
+  Expected<LinearLayout> fragment = fragmentLayout(load.getFragment(), fieldBits);
+  std::vector<Dim> threadDims = {{"word", 5 - fieldBits}};
   if (steps)
     threadDims.insert(threadDims.begin(), Dim{"step", 1});
   if (hasLane)
@@ -110,7 +122,7 @@ FailureOr<layout::WeightLayout> deriveLayout(lb::LoadCodesOp load, lb::DecodeOp 
   if (!valuesOfFields.ok())
     return fail(valuesOfFields.error());
   Expected<LinearLayout> fieldsOfValues = valuesOfFields->invert();
-  Expected<LinearLayout> memory = memoryLayout(hasLane, steps);
+  Expected<LinearLayout> memory = memoryLayout(hasLane, steps, fieldBits);
   if (!fieldsOfValues.ok() || !memory.ok())
     return fail(fieldsOfValues.ok() ? memory.error() : fieldsOfValues.error());
   Expected<LinearLayout> offsets = memory->compose(*fieldsOfValues);

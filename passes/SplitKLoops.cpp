@@ -38,8 +38,8 @@ LogicalResult checkSplitKProblem(const KernelProblem &p, StringRef family) {
   auto fail = [&]() { return source.emitOpError(family) << ": "; };
   constexpr int64_t kColumnsPerBlock = 64; // one weight-layout tile
   int64_t chunk = p.schedule.getTile()[2];
-  if (lb::getCodeBits(p.code) != 4 || !isa<IntegerType>(p.code))
-    return fail() << "only 4-bit integer codes are implemented, got " << p.code;
+  if (Status decodable = codeFragmentStatus(p.code); !decodable)
+    return fail() << decodable.error();
   if (!p.activation.isF16() && !p.activation.isBF16())
     return fail() << "activations must be f16 or bf16, got " << p.activation;
   if (p.schedule.getSplitK() > 32)

@@ -61,6 +61,7 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   problem.k = codesType.getDimSize(1);
   problem.activation = op.getX().getType().getElementType();
   problem.code = codesType.getElementType();
+  problem.fragment = core::CodeFragment{static_cast<int>(lb::getCodeBits(problem.code))};
   unsigned index = 0;
   problem.x = entry->getArgument(index++);
   problem.weights = entry->getArgument(index++);
@@ -114,6 +115,20 @@ struct LbTilePass : impl::LbTileBase<LbTilePass> {
 };
 
 } // namespace
+
+Status codeFragmentStatus(Type code) {
+  Expected<formats::DataFormat> format = lb::codeFormatOf(code);
+  if (!format)
+    return makeError(format.error());
+  Expected<core::CodeFragment> fragment = core::codeFragment(*format);
+  if (!fragment)
+    return makeError(fragment.error());
+  return Status::success();
+}
+
+VectorType unitWordsType(OpBuilder &b, const KernelProblem &problem) {
+  return VectorType::get({problem.fragment.wordsPerUnit()}, b.getI32Type());
+}
 
 void setRegisterBudget(const KernelProblem &problem, int64_t threads, int64_t registers) {
   int64_t blocks = std::max<int64_t>(1, 65536 / (threads * registers));

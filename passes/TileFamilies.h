@@ -2,6 +2,7 @@
 // the problem it must compute. Each family builds the body in its own file.
 #pragma once
 
+#include "core/FragmentFacts.h"
 #include "ir/LbOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,9 @@ struct KernelProblem {
   int64_t n = 0, k = 0;
   mlir::Type activation; // f16 or bf16
   mlir::Type code;       // the codes' storage type
+  // What a lane's unit of 32 codes is in memory (its words), asked of the
+  // code width instead of assumed.
+  core::CodeFragment fragment;
   // Kernel arguments, in order: x, weights, scales, [zeros], y, M.
   mlir::Value x, weights, scales, zeros, y, rows;
 };
@@ -42,6 +46,13 @@ struct ScaleAndBias {
 };
 ScaleAndBias loadScaleAndBias(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
                               mlir::Value n, mlir::Value k);
+
+// OK when the code type has a register decode (core::codeFragment), or why
+// not.
+Status codeFragmentStatus(mlir::Type code);
+
+// The type of one lb.load_codes: a unit's words.
+mlir::VectorType unitWordsType(mlir::OpBuilder &b, const KernelProblem &problem);
 
 // Fill the kernel's entry block (which has only its arguments).
 void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);

@@ -37,7 +37,7 @@ struct GemvBuilder {
     int64_t rowsPerBlock = p.schedule.getTile()[0];
     auto valuesType = VectorType::get({kCodesPerLane}, p.activation);
     auto words = b.create<lb::LoadCodesOp>(
-        loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(), n, k,
+        loc, unitWordsType(b, p), p.weights, /*stage=*/Value(), n, k,
         lb::Fragment::gemv_row, DenseI64ArrayAttr());
     Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
     SmallVector<Value> qIndex = quantIndex(b, loc, p, n, k);
@@ -132,7 +132,11 @@ struct GemvBuilder {
     // eight rows up, whose activation
     // vectors alone take 128. Without a budget ptxas picks its own and may
     // spill.
-    int64_t registers = rowsPerBlock == 1 ? 64 : rowsPerBlock <= 4 ? 128 : 255;
+    // A unit of more than 4 words (8-bit codes: two 16-byte loads) keeps
+    // twice the loaded words live, so one row gets 96.
+    int64_t registers = rowsPerBlock == 1 ? (p.fragment.wordsPerUnit() > 4 ? 96 : 64)
+                        : rowsPerBlock <= 4 ? 128
+                                            : 255;
     setRegisterBudget(p, threads, registers);
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({rowsPerGrid, rowsPerBlock, 1}));
   }
@@ -144,8 +148,8 @@ LogicalResult checkGemv(const KernelProblem &p) {
   ArrayRef<int64_t> tile = p.schedule.getTile(), warps = p.schedule.getWarps();
   lb::QMatmulOp source = p.source;
   auto fail = [&]() { return source.emitOpError("gemv schedule: "); };
-  if (lb::getCodeBits(p.code) != 4 || !isa<IntegerType>(p.code))
-    return fail() << "only 4-bit integer codes are implemented, got " << p.code;
+  if (Status decodable = codeFragmentStatus(p.code); !decodable)
+    return fail() << decodable.error();
   if (!p.activation.isF16() && !p.activation.isBF16())
     return fail() << "activations must be f16 or bf16, got " << p.activation;
   if (warps[0] != 1 || tile[1] != warps[1])

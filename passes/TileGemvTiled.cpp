@@ -80,7 +80,7 @@ struct GemvTiledBuilder {
       SmallVector<SmallVector<Value>> fragments(kStepsPerBlock);
       for (int64_t half = 0; half < kStepsPerBlock; ++half) {
         auto words = b.create<lb::LoadCodesOp>(
-            loc, VectorType::get({4}, b.getI32Type()), p.weights, /*stage=*/Value(), n0,
+            loc, unitWordsType(b, p), p.weights, /*stage=*/Value(), n0,
             add(k0, index(16 * half)), lb::Fragment::mma_b_paired, DenseI64ArrayAttr());
         Value values = b.create<lb::DecodeOp>(loc, VectorType::get({32}, p.activation), words,
                                               TypeAttr::get(p.code));

@@ -147,7 +147,7 @@ struct MmaBuilder {
                                                  b.getI64IntegerAttr(4 * (ks % 2))));
         for (int64_t j = 0; j < loadsN; ++j) {
           auto words = b.create<lb::LoadCodesOp>(
-              loc, VectorType::get({4}, b.getI32Type()), wBuffer, stage,
+              loc, unitWordsType(b, p), wBuffer, stage,
               add(warpN, index(kColumnsPerLoad * j)), index(kMmaK * ks),
               lb::Fragment::mma_b_paired, DenseI64ArrayAttr());
           Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
@@ -189,8 +189,8 @@ LogicalResult checkMma(const KernelProblem &p) {
   lb::QMatmulOp source = p.source;
   auto fail = [&]() { return source.emitOpError("mma schedule: "); };
   MmaShape shape = shapeOf(p.schedule);
-  if (lb::getCodeBits(p.code) != 4 || !isa<IntegerType>(p.code))
-    return fail() << "only 4-bit integer codes are implemented, got " << p.code;
+  if (Status decodable = codeFragmentStatus(p.code); !decodable)
+    return fail() << decodable.error();
   if (!p.activation.isF16() && !p.activation.isBF16())
     return fail() << "activations must be f16 or bf16, got " << p.activation;
   if (shape.tm % (shape.wm * kMmaM))

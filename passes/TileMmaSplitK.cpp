@@ -158,7 +158,7 @@ struct MmaSplitKBuilder {
     // codes are two 16-byte loads per 64 columns, and whose activations are
     // one 16-byte load per 8 rows of x: lane (g, t) reads row g of the slice
     // at k0 + 8 t, and step j's B registers are its pairs 2 j and 2 j + 1.
-    auto wordsType = VectorType::get({4}, b.getI32Type());
+    auto wordsType = unitWordsType(b, p);
     // The ring (stages > 1): warp w's slots are stages w S .. w S + S - 1 of
     // two dynamic buffers, S = stages x (tile K / 32) blocks. A warp's
     // blocks are numbered in the order it computes them; block i lives in
@@ -356,8 +356,10 @@ struct MmaSplitKBuilder {
     // in 128 registers, which keeps two 8-warp blocks on an SM;
     // otherwise give each thread up to 255 (a large block gets what fits).
     int64_t carried = scalePeriodSums ? 2 * slots : slots;
-    bool fitsIn128 = carried <= 8 && !p.zeros &&
-                     splitKShape(p).period >= 128; // shorter periods unroll more scale loads
+    // Shorter periods unroll more scale loads, and units of more than 4
+    // words (8-bit codes) double a period's loaded words.
+    bool fitsIn128 = carried <= 8 && !p.zeros && splitKShape(p).period >= 128 &&
+                     p.fragment.wordsPerUnit() <= 4;
     if (slotsPerWarp) {
       // With a ring, shared memory decides how many blocks share an SM;
       // registers need not allow more.

@@ -18,7 +18,7 @@
 //  * ld_global_nc_hint_v4 -- .nc + an L2 cache-policy (cp_async.cuh) when the
 //    weights should also be evict-first in L2.
 //  * ld_global_v4 / st_global_v4 -- plain, for activations and outputs.
-// All addresses must be 16-byte aligned.
+// All addresses must be aligned to the access (16 bytes for the v4 forms).
 #pragma once
 
 #include "lowbit/device/types.cuh"
@@ -44,6 +44,47 @@ __device__ __forceinline__ U32x4 ld_global_nc_hint_v4(const void *p, u64 policy)
   asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
       : "=r"(v.r[0]), "=r"(v.r[1]), "=r"(v.r[2]), "=r"(v.r[3])
       : "l"(__cvta_generic_to_global(p)), "l"(policy));
+  return v;
+}
+
+// A lane's unit of 32 weight codes is `bits` words (core/FragmentFacts.h):
+// 32 bytes for 8-bit codes (two 16-byte loads), 8 for 2-bit, 4 for 1-bit.
+// Aligned like the access, so a shared-memory unit is one LDS of its width.
+struct alignas(4) U32x1 {
+  u32 r[1];
+};
+struct alignas(8) U32x2 {
+  u32 r[2];
+};
+struct alignas(16) U32x8 {
+  u32 r[8];
+};
+
+__device__ __forceinline__ U32x1 ld_global_nc_na_v1(const void *p) {
+  U32x1 v;
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n"
+      : "=r"(v.r[0])
+      : "l"(__cvta_generic_to_global(p)));
+  return v;
+}
+
+__device__ __forceinline__ U32x2 ld_global_nc_na_v2(const void *p) {
+  U32x2 v;
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];\n"
+      : "=r"(v.r[0]), "=r"(v.r[1])
+      : "l"(__cvta_generic_to_global(p)));
+  return v;
+}
+
+__device__ __forceinline__ U32x8 ld_global_nc_na_v8(const void *p) {
+  const U32x4 lo = ld_global_nc_na_v4(p);
+  const U32x4 hi = ld_global_nc_na_v4(static_cast<const unsigned char *>(p) + 16);
+  U32x8 v;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    v.r[i] = lo.r[i];
+    v.r[4 + i] = hi.r[i];
+  }
   return v;
 }
 

@@ -179,6 +179,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case<arith::RemUIOp>([&](auto) { return binary("%"); })
       .Case<arith::ShRUIOp>([&](auto) { return binary(">>"); })
       .Case<arith::AndIOp>([&](auto) { return binary("&"); })
+      .Case<arith::XOrIOp>([&](auto) { return binary("^"); })
       .Case<arith::NegFOp>([&](arith::NegFOp neg) {
         line() << "const float " << bind(neg.getResult()) << " = -" << name(neg.getOperand())
                << ";\n";
@@ -231,6 +232,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return load.emitOpError("lb-to-cuda: no tile; run lb-propagate-layouts first");
         auto type = cast<MemRefType>(load.getWeights().getType());
         int64_t tileBytes = (*tile)[0] * (*tile)[1] * lb::getCodeBits(type.getElementType()) / 8;
+        // A lane's unit of 32 codes: `words` 32-bit words, U32x<words>.
+        int64_t words = load.getWords().getType().getNumElements();
+        std::string wordsType = "U32x" + std::to_string(words);
+        std::string unitBytes = std::to_string(4 * words);
         // A tile of several k16 steps (mma_b_paired) holds each step's warp
         // load as its own contiguous run, in step order.
         std::string step;
@@ -241,24 +246,46 @@ LogicalResult Emitter::emitOp(Operation &op) {
           // A stage of [tile N, tile K] codes, laid out like global memory.
           int64_t n = type.getDimSize(1), k = type.getDimSize(2);
           int64_t stageBytes = n * k * lb::getCodeBits(type.getElementType()) / 8;
-          line() << "const U32x4 " << bind(load.getWords())
-                 << " = *reinterpret_cast<const U32x4 *>(" << name(load.getWeights()) << " + ("
-                 << name(load.getStage()) << ") * " << stageBytes << "LL + ((" << name(load.getN0())
-                 << " / " << (*tile)[0] << "LL) * " << k / (*tile)[1] << "LL + " << name(load.getK0())
-                 << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL" << step
-                 << " + 16 * (threadIdx.x & 31));\n";
+          line() << "const " << wordsType << " " << bind(load.getWords())
+                 << " = *reinterpret_cast<const " << wordsType << " *>("
+                 << name(load.getWeights()) << " + (" << name(load.getStage()) << ") * "
+                 << stageBytes << "LL + ((" << name(load.getN0()) << " / " << (*tile)[0]
+                 << "LL) * " << k / (*tile)[1] << "LL + " << name(load.getK0()) << " / "
+                 << (*tile)[1] << "LL) * " << tileBytes << "LL" << step << " + " << unitBytes
+                 << " * (threadIdx.x & 31));\n";
           return success();
         }
         int64_t tilesAlongK = type.getDimSize(1) / (*tile)[1];
-        // Tiles follow each other k-fastest; inside its tile a thread's 16
-        // bytes start at 16 * lane when the fragment spans the warp.
+        // Tiles follow each other k-fastest; inside its tile a thread's unit
+        // starts at unit bytes * lane when the fragment spans the warp.
         std::string lane = load.getFragment() != lb::Fragment::gemv_row
-                               ? step + " + 16LL * (threadIdx.x & 31)"
+                               ? step + " + " + unitBytes + "LL * (threadIdx.x & 31)"
                                : "";
-        line() << "const U32x4 " << bind(load.getWords()) << " = ld_global_nc_na_v4("
-               << name(load.getWeights()) << " + ((" << name(load.getN0()) << " / "
-               << (*tile)[0] << "LL) * " << tilesAlongK << "LL + " << name(load.getK0())
-               << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL" << lane << ");\n";
+        line() << "const " << wordsType << " " << bind(load.getWords()) << " = ld_global_nc_na_v"
+               << words << "(" << name(load.getWeights()) << " + ((" << name(load.getN0())
+               << " / " << (*tile)[0] << "LL) * " << tilesAlongK << "LL + "
+               << name(load.getK0()) << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL"
+               << lane << ");\n";
+        return success();
+      })
+      .Case<lb::PrmtOp>([&](lb::PrmtOp prmt) {
+        line() << "const u32 " << bind(prmt.getResult()) << " = prmt(" << name(prmt.getA())
+               << ", " << name(prmt.getB()) << ", 0x";
+        os.write_hex(static_cast<uint32_t>(prmt.getSelector()));
+        os << "u);\n";
+        return success();
+      })
+      .Case<lb::PackF32PairOp>([&](lb::PackF32PairOp pack) {
+        line() << "const u32 " << bind(pack.getResult()) << " = f32x2_to_"
+               << (pack.getElement().isBF16() ? "bf16" : "f16") << "x2(" << name(pack.getLo())
+               << ", " << name(pack.getHi()) << ");\n";
+        return success();
+      })
+      .Case<arith::BitcastOp>([&](arith::BitcastOp cast) -> LogicalResult {
+        if (!cast.getIn().getType().isInteger(32) || !cast.getType().isF32())
+          return cast.emitOpError("lb-to-cuda: only i32 -> f32 bitcasts");
+        line() << "const float " << bind(cast.getResult()) << " = __uint_as_float("
+               << name(cast.getIn()) << ");\n";
         return success();
       })
       .Case<lb::ExtractWordOp>([&](lb::ExtractWordOp extract) {

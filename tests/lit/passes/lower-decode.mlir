@@ -1,4 +1,4 @@
-// RUN: lowbit-opt %s --lb-tile --lb-propagate-layouts --lb-lower-decode | FileCheck %s
+// RUN: lowbit-opt %s --lb-tile --lb-propagate-layouts --lb-lower-decode --split-input-file | FileCheck %s
 
 // f16: per word one shift, four lop3 with lut 0x6A ((a & b) ^ c) against
 // masks 0x000F000F (983055) and 0x00F000F0 (15728880) and the magic 0x64006400
@@ -35,5 +35,99 @@ func.func @bf16(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xsi4>, %s: tensor<64x
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = bf16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
       : (tensor<?x1024xbf16>, tensor<64x1024xsi4>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// 2 bits, f16: sixteen codes a word, four fields of each byte in place
+// (masks 0x00030003 = 196611, 0x000C000C = 786444, 0x00300030 = 3145776,
+// 0x00C000C0 = 12583104), one shift by 8 for the high bytes: 8 lop3, 8
+// sub/fma, 1 shift for 16 codes. A unit of 32 codes is two words.
+// CHECK-LABEL: func.func @u2__gemv
+// CHECK: lb.load_codes {{.*}} -> vector<2xi32>
+// CHECK: %[[W:.*]] = lb.extract_word %{{.*}}[0] : vector<2xi32>
+// CHECK: %[[H:.*]] = arith.shrui %[[W]]
+// CHECK: lb.lop3 %[[W]], %c196611_i32
+// CHECK: lb.pair_arith sub f16
+// CHECK: lb.lop3 %[[W]], %c786444_i32
+// CHECK: lb.pair_arith fma f16
+// CHECK: lb.lop3 %[[W]], %c3145776_i32
+// CHECK: lb.lop3 %[[W]], %c12583104_i32
+// CHECK: lb.lop3 %[[H]], %c196611_i32
+// CHECK: lb.extract_word %{{.*}}[1] : vector<2xi32>
+// CHECK-NOT: lb.extract_word
+// CHECK: lb.pack_pairs {{.*}} : vector<32xf16>
+func.func @u2(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui2>, %s: tensor<64x8xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024xui2>, tensor<64x8xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// 2 bits, bf16, signed: bf16's mantissa has 7 bits, so three fields fit a
+// window and the word is shifted by 6 and 12; the sign flip rides in the
+// lop3 constant (0x43004300 | 0x00020002 = 1124221698).
+// CHECK-LABEL: func.func @s2__gemv
+// CHECK: %[[W:.*]] = lb.extract_word %{{.*}}[0] : vector<2xi32>
+// CHECK: lb.lop3 %[[W]], %c196611_i32{{[_0-9]*}}, %c1124221698_i32
+// CHECK: lb.pair_arith fma bf16
+// CHECK: arith.shrui %[[W]], %c6_i32
+// CHECK: arith.shrui %[[W]], %c12_i32
+// CHECK-NOT: lb.pair_arith sub bf16
+func.func @s2(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xsi2>, %s: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = bf16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xbf16>, tensor<64x1024xsi2>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// 1 bit, f16: 32 codes a word, one word a unit; eight single-bit fields per
+// byte (the first mask 0x00010001 = 65537).
+// CHECK-LABEL: func.func @u1__gemv
+// CHECK: lb.load_codes {{.*}} -> vector<1xi32>
+// CHECK: %[[W:.*]] = lb.extract_word %{{.*}}[0] : vector<1xi32>
+// CHECK: lb.lop3 %[[W]], %c65537_i32
+// CHECK-COUNT-15: lb.lop3
+// CHECK-NOT: lb.lop3
+// CHECK: lb.pack_pairs {{.*}} : vector<32xf16>
+func.func @u1(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui1>, %s: tensor<64x8xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024xui1>, tensor<64x8xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// 8 bits, f16, signed: one xor flips the four sign bits (0x80808080 =
+// 2155905152), two prmt against 0x64646464 (1684300900) put bytes (0, 2)
+// and (1, 3) under 1024 (selectors 0x4240 = 16960, 0x4341 = 17217), two
+// sub. A unit is 8 words (32 bytes). No lop3, no per-element shift.
+// CHECK-LABEL: func.func @s8__gemv
+// CHECK: lb.load_codes {{.*}} -> vector<8xi32>
+// CHECK: %[[W:.*]] = lb.extract_word %{{.*}}[0] : vector<8xi32>
+// CHECK: %[[F:.*]] = arith.xori %[[W]], %c-2139062144_i32
+// CHECK: lb.prmt %[[F]], %c1684300900_i32{{[_0-9]*}} selector 16960
+// CHECK: lb.pair_arith sub f16
+// CHECK: lb.prmt %[[F]], %c1684300900_i32{{[_0-9]*}} selector 17217
+// CHECK: lb.pair_arith sub f16
+// CHECK-NOT: lb.lop3
+// CHECK: lb.extract_word %{{.*}}[7] : vector<8xi32>
+func.func @s8(%x: tensor<?x1024xf16>, %w: tensor<64x1024xsi8>, %s: tensor<64x8xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024xsi8>, tensor<64x8xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// 8 bits, bf16: prmt against 0x4B000000 (1258291200) makes the f32 2^23 + q
+// (selector 0x7440 = 29760 for byte 0), an f32 subtract leaves q, and one
+// pack rounds two into a bf16x2 register.
+// CHECK-LABEL: func.func @u8__gemv
+// CHECK: lb.prmt %{{.*}}, %c1258291200_i32{{[_0-9]*}} selector 29760
+// CHECK: arith.bitcast {{.*}} : i32 to f32
+// CHECK: arith.subf
+// CHECK: lb.pack_f32_pair {{.*}} as bf16
+func.func @u8(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xui8>, %s: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = bf16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xbf16>, tensor<64x1024xui8>, tensor<64xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }

@@ -1,7 +1,7 @@
 // A CPU simulation of the loads each kernel family makes from packed weights,
 // written from the PTX ISA's fragment tables and the decode's documented
-// interleave, not from the pass: for every lane, it reads the 16 bytes the
-// kernel reads, decodes them as the registers would hold them, and checks
+// interleave, not from the pass: for every lane and code width, it reads the
+// unit of 32 codes the kernel reads (4 x bits bytes), decodes them as the registers would hold them, and checks
 // that each value lands where the consumer (a gemv dot or an mma B operand)
 // expects the reference weight (n, k) to be.
 #include "compiler/ProblemModule.h"
@@ -19,13 +19,18 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 
 namespace lowbit {
 namespace {
 
-// decode_int4.cuh: register j of a word holds elements 2j (low half) and
-// 2j + 1 (high half); element e comes from nibble (e >> 1) | ((e & 1) << 2).
-int nibbleOfElement(int e) { return (e >> 1) | ((e & 1) << 2); }
+// The decode's interleave (passes/DecodeStrategy.cpp): register j of a word
+// holds elements 2j (low half) and 2j + 1 (high half), and element e comes
+// from field (e >> 1) | ((e & 1) << (F - 1)) for 2^F codes per word.
+int fieldOfElement(int e, int codesPerWord) {
+  int top = codesPerWord / 2;
+  return (e >> 1) | ((e & 1) ? top : 0);
+}
 
 std::string derivedLayout(const char *schedule, const spec::ProblemSpec &problem) {
   mlir::MLIRContext context;
@@ -56,95 +61,114 @@ struct Packed {
   std::vector<uint8_t> codes, bytes;
 };
 
-Packed pack(const std::string &text, int64_t n, int64_t k) {
+Packed pack(const std::string &text, int64_t n, int64_t k, int bits) {
   Packed p;
   Expected<layout::WeightLayout> parsed = layout::parseWeightLayout(text);
   EXPECT_TRUE(parsed.ok()) << text;
   p.layout = *parsed;
+  EXPECT_EQ(p.layout.codeBits, bits);
   std::mt19937 rng(7);
   p.codes.resize(static_cast<size_t>(n * k));
   for (uint8_t &c : p.codes)
-    c = static_cast<uint8_t>(rng() & 15);
+    c = static_cast<uint8_t>(rng() & ((1u << bits) - 1));
   p.bytes.resize(static_cast<size_t>(layout::packedBytes(p.layout, n, k)));
   Status s = layout::packWeights(p.layout, n, k, p.codes.data(), p.bytes.data(), p.bytes.size());
   EXPECT_TRUE(s.ok()) << s.error();
   return p;
 }
 
-// The 8 codes of one word as the decode's registers hold them, in element order.
-std::array<int, 8> decodeWord(const uint8_t *word) {
-  uint32_t bits = word[0] | word[1] << 8 | word[2] << 16 | uint32_t(word[3]) << 24;
-  std::array<int, 8> elements{};
-  for (int e = 0; e < 8; ++e)
-    elements[e] = (bits >> (4 * nibbleOfElement(e))) & 15;
+// The codes of one word as the decode's registers hold them, in element order.
+std::vector<int> decodeWord(const uint8_t *word, int bits) {
+  uint32_t raw = word[0] | word[1] << 8 | word[2] << 16 | uint32_t(word[3]) << 24;
+  int codesPerWord = 32 / bits;
+  std::vector<int> elements(static_cast<size_t>(codesPerWord));
+  for (int e = 0; e < codesPerWord; ++e)
+    elements[static_cast<size_t>(e)] =
+        (raw >> (bits * fieldOfElement(e, codesPerWord))) & ((1u << bits) - 1);
   return elements;
 }
 
-spec::ProblemSpec problem(int64_t n, int64_t k) {
+spec::ProblemSpec problem(int64_t n, int64_t k, int bits) {
   spec::ProblemSpec p;
   p.name = "sim";
   p.n = n;
   p.k = k;
   p.groupSize = 64;
+  p.weight = "uint" + std::to_string(bits);
   return p;
 }
 
-TEST(FragmentSimulation, GemvLanesSeeTheirRowChunkInOrder) {
-  const int64_t n = 8, k = 2048;
+// Every width the compiler decodes; a unit is 32 codes in `bits` words.
+class FragmentSimulation : public ::testing::TestWithParam<int> {};
+
+INSTANTIATE_TEST_SUITE_P(Widths, FragmentSimulation, ::testing::Values(1, 2, 4, 8),
+                         [](const ::testing::TestParamInfo<int> &info) {
+                           return "uint" + std::to_string(info.param);
+                         });
+
+TEST_P(FragmentSimulation, GemvLanesSeeTheirRowChunkInOrder) {
+  const int bits = GetParam();
+  const int64_t n = 8, k = 2048, unitBytes = 4 * bits;
   std::string text = derivedLayout(
       "#lb.schedule<family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>",
-      problem(n, k));
+      problem(n, k, bits));
   ASSERT_FALSE(text.empty());
-  Packed p = pack(text, n, k);
+  Packed p = pack(text, n, k, bits);
   ASSERT_EQ(p.layout.tileN, 1);
   ASSERT_EQ(p.layout.tileK, 32);
-  // Lane l at step kt reads 16 bytes at tile (row, (kt + 32 l) / 32); value
-  // v = 8 word + element must be W[row, kt + 32 l + v].
+  // Lane l at step kt reads its unit at tile (row, (kt + 32 l) / 32); value
+  // v = (32 / bits) word + element must be W[row, kt + 32 l + v].
   for (int64_t row = 0; row < n; ++row)
     for (int64_t kt = 0; kt < k; kt += 1024)
       for (int lane = 0; lane < 32; ++lane) {
         int64_t k0 = kt + 32 * lane;
-        const uint8_t *load = &p.bytes[static_cast<size_t>((row * (k / 32) + k0 / 32) * 16)];
-        for (int word = 0; word < 4; ++word) {
-          std::array<int, 8> values = decodeWord(load + 4 * word);
-          for (int e = 0; e < 8; ++e)
-            ASSERT_EQ(values[e], p.codes[static_cast<size_t>(row * k + k0 + 8 * word + e)])
+        const uint8_t *load =
+            &p.bytes[static_cast<size_t>((row * (k / 32) + k0 / 32) * unitBytes)];
+        for (int word = 0; word < bits; ++word) {
+          std::vector<int> values = decodeWord(load + 4 * word, bits);
+          int perWord = static_cast<int>(values.size());
+          for (int e = 0; e < perWord; ++e)
+            ASSERT_EQ(values[static_cast<size_t>(e)],
+                      p.codes[static_cast<size_t>(row * k + k0 + perWord * word + e)])
                 << "row " << row << " lane " << lane << " word " << word << " element " << e;
         }
       }
 }
 
-TEST(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
-  const int64_t n = 256, k = 128;
+TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
+  const int bits = GetParam();
+  const int64_t n = 256, k = 128, unitBytes = 4 * bits;
   std::string text = derivedLayout(
       "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>",
-      problem(n, k));
+      problem(n, k, bits));
   ASSERT_FALSE(text.empty());
-  Packed p = pack(text, n, k);
+  Packed p = pack(text, n, k, bits);
   ASSERT_EQ(p.layout.tileN, 64);
   ASSERT_EQ(p.layout.tileK, 32);
-  // A tile is 64 x 32 codes, 1024 bytes: the warp's load of k16 step j
-  // (j = 0, 1) is bytes [512 j, 512 j + 512), lane l's 16 bytes at 16 l.
-  // Decoded value v sits in register v / 2 (half v % 2); registers 2 s and
-  // 2 s + 1 are subtile s's b0b1 and b2b3. PTX m16n8k16 B fragment: half h of
-  // register r of lane (groupID g, threadID t) is slot 2 t + h + 8 r of the
-  // step, column n = g (of its 8-column subtile). The paired K order puts
-  // weight column k0 + 8 t + 4 j + 2 r + h in that slot, so lane t's A values
-  // of both steps are the 8 consecutive activations at k0 + 8 t.
+  // A tile is 64 x 32 codes, 64 units: the warp's units of k16 step j
+  // (j = 0, 1) are bytes [32 u j, 32 u j + 32 u) for unit bytes u, lane l's
+  // at u l. Decoded value v sits in register v / 2 (half v % 2); registers
+  // 2 s and 2 s + 1 are subtile s's b0b1 and b2b3. PTX m16n8k16 B fragment:
+  // half h of register r of lane (groupID g, threadID t) is slot 2 t + h + 8 r
+  // of the step, column n = g (of its 8-column subtile). The paired K order
+  // puts weight column k0 + 8 t + 4 j + 2 r + h in that slot, so lane t's A
+  // values of both steps are the 8 consecutive activations at k0 + 8 t.
   for (int64_t n0 = 0; n0 < n; n0 += 64)
     for (int64_t k0 = 0; k0 < k; k0 += 32)
       for (int j = 0; j < 2; ++j)
         for (int lane = 0; lane < 32; ++lane) {
           int g = lane / 4, t = lane % 4;
           const uint8_t *load = &p.bytes[static_cast<size_t>(
-              ((n0 / 64) * (k / 32) + k0 / 32) * 1024 + 512 * j + 16 * lane)];
-          for (int word = 0; word < 4; ++word) {
-            std::array<int, 8> values = decodeWord(load + 4 * word);
-            for (int e = 0; e < 8; ++e) {
-              int v = 8 * word + e, reg = v / 2, half = v % 2;
+              ((n0 / 64) * (k / 32) + k0 / 32) * 64 * unitBytes + 32 * unitBytes * j +
+              unitBytes * lane)];
+          for (int word = 0; word < bits; ++word) {
+            std::vector<int> values = decodeWord(load + 4 * word, bits);
+            int perWord = static_cast<int>(values.size());
+            for (int e = 0; e < perWord; ++e) {
+              int v = perWord * word + e, reg = v / 2, half = v % 2;
               int subtile = reg / 2, r = reg % 2;
               int64_t row = n0 + 8 * subtile + g, col = k0 + 8 * t + 4 * j + 2 * r + half;
-              ASSERT_EQ(values[e], p.codes[static_cast<size_t>(row * k + col)])
+              ASSERT_EQ(values[static_cast<size_t>(e)], p.codes[static_cast<size_t>(row * k + col)])
                   << "tile (" << n0 << ", " << k0 << ") step " << j << " lane " << lane
                   << " value " << v;
             }
@@ -156,8 +180,8 @@ TEST(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
 // split-K mma reads them straight from global memory, so both must derive
 // the very layout the staged mma family reads: one packed copy of the
 // weights then serves every M.
-TEST(FragmentSimulation, EveryFamilyButGemvSharesTheMmaLayout) {
-  spec::ProblemSpec p = problem(256, 1024);
+TEST_P(FragmentSimulation, EveryFamilyButGemvSharesTheMmaLayout) {
+  spec::ProblemSpec p = problem(256, 1024, GetParam());
   std::string mma = derivedLayout(
       "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>", p);
   std::string gemv = derivedLayout(
