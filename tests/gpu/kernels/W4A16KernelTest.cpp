@@ -4,6 +4,7 @@
 // Weights are packed with the layout the compiler derived; inputs are fresh
 // random values for every M; outputs are poisoned with NaN before each run.
 #include "runtime/kernels/KernelSet.h"
+#include "core/formats/DataFormat.h"
 #include "core/layout/WeightLayout.h"
 #include "tests/gpu/support/HostNumerics.h"
 #include "tests/gpu/support/GpuTest.h"
@@ -44,10 +45,10 @@ struct ProblemData {
   std::map<std::string, std::unique_ptr<DeviceBuffer>> packed;
 };
 
-double codeValue(const kernels::ProblemDesc &p, uint8_t code) {
-  if (p.weight == "int4")
-    return code >= 8 ? static_cast<double>(code) - 16.0 : code;
-  return code;
+formats::DataFormat codeFormat(const kernels::ProblemDesc &p) {
+  Expected<formats::DataFormat> format = formats::parseFormat(p.weight);
+  EXPECT_TRUE(format.ok()) << format.error();
+  return format.ok() ? *format : formats::DataFormat::unsignedInt(4);
 }
 
 class W4A16Kernels : public ::testing::Test {
@@ -73,9 +74,12 @@ protected:
 
 void prepareProblem(const cuda::DriverApi &api, const kernels::ProblemDesc &p, ProblemData &data,
                     SplitMix &rng) {
+  formats::DataFormat code = codeFormat(p);
   data.codes.resize(static_cast<size_t>(p.n * p.k));
   for (uint8_t &c : data.codes)
-    c = static_cast<uint8_t>(rng.next() & 15);
+    do
+      c = static_cast<uint8_t>(rng.next() & (code.codeCount() - 1));
+    while (!code.isValidCode(c));
   int64_t columns = p.granularity == "group" ? p.k / p.groupSize : 1;
   int64_t scaleCount = p.granularity == "tensor" ? 1 : p.n * columns;
   std::vector<double> scaleValues, zeroValues;
@@ -94,7 +98,7 @@ void prepareProblem(const cuda::DriverApi &api, const kernels::ProblemDesc &p, P
     for (int64_t k = 0; k < p.k; ++k) {
       int64_t s = p.granularity == "tensor" ? 0
                   : n * columns + (p.granularity == "group" ? k / p.groupSize : 0);
-      double q = codeValue(p, data.codes[static_cast<size_t>(n * p.k + k)]);
+      double q = code.decode(data.codes[static_cast<size_t>(n * p.k + k)]);
       data.weights[static_cast<size_t>(n * p.k + k)] =
           p.zero == "none"       ? q * scaleValues[s]
           : p.zero == "sub_code" ? (q - zeroValues[s]) * scaleValues[s]
