@@ -108,6 +108,7 @@ public:
   }
 
   int64_t compiled() const { return compiled_; }
+  mlir::MLIRContext &context() { return context_; }
 
 private:
   mlir::MLIRContext context_;
@@ -223,12 +224,8 @@ TEST(ScheduleAgreement, LbTileAndTheSearchSpaceAgreeOnTheGrid) {
 // An activation the core model cannot express is rejected by lb-tile with
 // the family's subject, as the rules word it.
 TEST(ScheduleAgreement, WhatTheModelCannotExpressIsRejectedWithTheFamilysSubject) {
-  mlir::MLIRContext context;
-  mlir::DialectRegistry registry;
-  registry.insert<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect,
-                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect>();
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
+  Compiler compiler;
+  mlir::MLIRContext &context = compiler.context();
   const char *source = R"mlir(
     func.func @w(%x: tensor<?x4096xf32>, %w: tensor<256x4096xui4>, %s: tensor<256xf16>) -> tensor<?x256xf32> {
       %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
