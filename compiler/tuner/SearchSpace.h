@@ -14,6 +14,7 @@
 
 #include "core/Problem.h"
 #include "core/Schedule.h"
+#include "core/ScheduleRules.h"
 #include "core/support/Expected.h"
 
 #include <cstdint>
@@ -29,7 +30,7 @@ namespace lowbit::tuner {
 // sharedPerSm less 1 KiB (a test holds the two tables together).
 struct ArchLimits {
   std::string arch;
-  int64_t staticSharedPerBlock = 48 * 1024;
+  int64_t staticSharedPerBlock = core::kStaticSharedBytesPerBlock;
   int64_t sharedPerSm = 0;
   int64_t registersPerSm = 65536;
   int64_t maxRegistersPerThread = 255;
