@@ -130,11 +130,11 @@ Expected<core::Problem> coreProblem(int64_t n, int64_t k, Type activation, Type 
   case ZeroMode::sub_value: s.zero = formats::ZeroMode::SubtractScaled; break;
   case ZeroMode::quantized: {
     s.zero = formats::ZeroMode::SubtractCode;
-    // GPTQ and AWQ store uint4 zeros; an integer zeros operand says its own.
-    Expected<formats::DataFormat> zeroCodes =
-        zeros && isa<IntegerType>(zeros) ? dataFormat(zeros)
-                                         : Expected<formats::DataFormat>(
-                                               formats::DataFormat::unsignedInt(4));
+    // The zeros operand's integer type is the codes' format (uint4 for GPTQ
+    // and AWQ); the op's verifier requires one.
+    if (!zeros)
+      return makeError("quantized zero points need the zeros operand's integer type");
+    Expected<formats::DataFormat> zeroCodes = dataFormat(zeros);
     if (!zeroCodes)
       return makeError(zeroCodes.error());
     s.zeroCodes = *zeroCodes;
