@@ -60,8 +60,13 @@ core::Schedule coreSchedule(KernelFamily family, ArrayRef<int64_t> tile, ArrayRe
                             int64_t stages, int64_t splitK) {
   core::Schedule s;
   s.family = coreFamily(family);
-  s.tileM = tile[0], s.tileN = tile[1], s.tileK = tile[2];
-  s.warpsM = warps[0], s.warpsN = warps[1];
+  // Sizes of the wrong arity (an attribute built without its verifier) read
+  // as 0, which the structure rules reject instead of reading past the end.
+  s.tileM = s.tileN = s.tileK = s.warpsM = s.warpsN = 0;
+  if (tile.size() == 3)
+    s.tileM = tile[0], s.tileN = tile[1], s.tileK = tile[2];
+  if (warps.size() == 2)
+    s.warpsM = warps[0], s.warpsN = warps[1];
   s.stages = stages;
   s.splitK = splitK;
   return s;

@@ -14,7 +14,8 @@ namespace lowbit::lb {
 
 core::Family coreFamily(KernelFamily family);
 // The fields of `#lb.schedule`; `tile` has 3 sizes and `warps` 2 (the
-// verifier checks that before it converts).
+// verifier checks that before it converts; other arities become sizes of 0,
+// which checkScheduleStructure rejects).
 core::Schedule coreSchedule(KernelFamily family, llvm::ArrayRef<int64_t> tile,
                             llvm::ArrayRef<int64_t> warps, int64_t stages, int64_t splitK);
 core::Schedule coreSchedule(ScheduleAttr schedule);
