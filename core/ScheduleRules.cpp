@@ -17,7 +17,9 @@ constexpr int64_t kLaneGroups = 8;
 constexpr int64_t kFragmentFloats = 32 * 4;
 constexpr int64_t kMaxSplitK = 32;
 
-std::string str(int64_t v) { return std::to_string(v); }
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
 
 // Sizes are positive once the structure holds, but the verifier takes any
 // int64_t: byte counts saturate instead of overflowing, so an absurd schedule
@@ -45,7 +47,9 @@ Status reject(const Schedule &s, const std::string &why) {
   return makeError(scheduleSubject(s) + ": " + why);
 }
 
-bool isGrouped(const Problem &p) { return p.scheme.granularity == formats::Granularity::PerGroup; }
+bool isGrouped(const Problem &p) {
+  return p.scheme.granularity == formats::Granularity::PerGroup;
+}
 
 // The code type comes first in every family: a lane decodes it in registers.
 Status checkCode(const Problem &p, const Schedule &s) {
@@ -173,8 +177,8 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   if (s.tileM != kMmaFragmentN && s.tileM != 2 * kMmaFragmentN && s.tileM != 4 * kMmaFragmentN)
     return reject(s, "tile M must be 8, 16 or 32 (more accumulators spill), got " + str(s.tileM));
   if (s.tileN != kColumnsPerUnit && s.tileN != 2 * kColumnsPerUnit)
-    return reject(s, "tile N must be 64 or 128 (one or two weight-layout tiles), got " +
-                         str(s.tileN));
+    return reject(s,
+                  "tile N must be 64 or 128 (one or two weight-layout tiles), got " + str(s.tileN));
   if (p.n % s.tileN)
     return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
   if (s.warpsM != 1 || s.warpsN != 1)
@@ -190,8 +194,7 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   int64_t ring = mmaSplitKRingBytes(s, p.codeBits()), partials = mmaSplitKPartialBytes(s);
   if (add(partials, ring) > kMaxSharedBytesPerBlock)
     return reject(s, "the warps' rings (" + str(ring) + " bytes) and partial sums (" +
-                         str(partials) +
-                         ") need more shared memory than any GPU gives a block (" +
+                         str(partials) + ") need more shared memory than any GPU gives a block (" +
                          str(kMaxSharedBytesPerBlock) + ")");
   return Status::success();
 }
@@ -237,8 +240,8 @@ Status checkScheduleStructure(const Schedule &s) {
       return makeError(std::string("an '") + familyName(s.family) +
                        "' tile must give each warp a multiple of 16x8 and K a multiple of 16, "
                        "got tile [" +
-                       str(s.tileM) + ", " + str(s.tileN) + ", " + str(s.tileK) +
-                       "] over warps [" + str(s.warpsM) + ", " + str(s.warpsN) + "]");
+                       str(s.tileM) + ", " + str(s.tileN) + ", " + str(s.tileK) + "] over warps [" +
+                       str(s.warpsM) + ", " + str(s.warpsN) + "]");
   }
   return Status::success();
 }
@@ -269,7 +272,9 @@ int64_t mmaSplitKPartialBytes(const Schedule &s) {
   return mul(mul(s.splitK, fragments), kFragmentFloats * 4);
 }
 
-int64_t mmaSplitKRingSlots(const Schedule &s) { return mul(s.stages, s.tileK / kBlockK); }
+int64_t mmaSplitKRingSlots(const Schedule &s) {
+  return mul(s.stages, s.tileK / kBlockK);
+}
 
 int64_t mmaSplitKRingBytes(const Schedule &s, int codeBits) {
   if (s.stages <= 1)

@@ -95,8 +95,7 @@ Expected<formats::DataFormat> dataFormat(Type type) {
     if (integer.isSignless())
       return makeError("integer codes must say their signedness (ui<N> or si<N>), got " +
                        quoted(type));
-    return formats::DataFormat::integer(static_cast<int>(integer.getWidth()),
-                                        integer.isSigned());
+    return formats::DataFormat::integer(static_cast<int>(integer.getWidth()), integer.isSigned());
   }
   if (isa<LutType>(type))
     return makeError("no register decode for lookup-table codes (" + quoted(type) + ") yet");

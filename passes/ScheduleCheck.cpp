@@ -15,8 +15,7 @@ LogicalResult checkSchedule(const KernelProblem &p) {
   lb::QMatmulOp source = p.source;
   core::Schedule schedule = lb::coreSchedule(p.schedule);
   Type zeros = p.zeros ? cast<MemRefType>(p.zeros.getType()).getElementType() : Type();
-  Expected<core::Problem> problem =
-      lb::coreProblem(p.n, p.k, p.activation, p.code, p.quant, zeros);
+  Expected<core::Problem> problem = lb::coreProblem(p.n, p.k, p.activation, p.code, p.quant, zeros);
   // What the core model cannot express, no family can compute.
   if (!problem)
     return source.emitOpError(core::scheduleSubject(schedule)) << ": " << problem.error();

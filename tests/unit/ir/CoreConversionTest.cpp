@@ -26,8 +26,8 @@ TEST_F(CoreConversion, StorageTypesBecomeTheFormatsOfTheSameName) {
   };
   for (Case c : {Case{"ui1", "uint1"}, Case{"ui2", "uint2"}, Case{"ui4", "uint4"},
                  Case{"ui8", "uint8"}, Case{"si2", "int2"}, Case{"si4", "int4"},
-                 Case{"si8", "int8"}, Case{"f16", "f16"}, Case{"bf16", "bf16"},
-                 Case{"f32", "f32"}, Case{"f8E4M3FN", "e4m3fn"}, Case{"f8E5M2", "e5m2"},
+                 Case{"si8", "int8"}, Case{"f16", "f16"}, Case{"bf16", "bf16"}, Case{"f32", "f32"},
+                 Case{"f8E4M3FN", "e4m3fn"}, Case{"f8E5M2", "e5m2"},
                  Case{"!lb.float<e2m1, finite>", "e2m1"}, Case{"!lb.float<ue8m0, fn>", "e8m0"}}) {
     mlir::Type t = type(c.type);
     ASSERT_TRUE(t) << c.type;
@@ -39,8 +39,7 @@ TEST_F(CoreConversion, StorageTypesBecomeTheFormatsOfTheSameName) {
   }
   Expected<formats::DataFormat> signless = dataFormat(type("i4"));
   ASSERT_FALSE(signless.ok());
-  EXPECT_EQ(signless.error(),
-            "integer codes must say their signedness (ui<N> or si<N>), got 'i4'");
+  EXPECT_EQ(signless.error(), "integer codes must say their signedness (ui<N> or si<N>), got 'i4'");
   EXPECT_FALSE(dataFormat(type("!lb.lut<4>")).ok());
 }
 

@@ -30,8 +30,8 @@ TEST(ScheduleRules, AcceptEveryCodeTheFragmentFactsDescribe) {
         Problem p = problem(code);
         p.activation = activation;
         Status fits = checkSchedule(p, s);
-        EXPECT_EQ(fits.ok(), fragment.ok()) << code.name() << " " << s.text() << ": "
-                                            << fits.error();
+        EXPECT_EQ(fits.ok(), fragment.ok())
+            << code.name() << " " << s.text() << ": " << fits.error();
         if (!fragment) {
           EXPECT_EQ(fits.error(), scheduleSubject(s) + ": " + fragment.error());
         }
