@@ -38,24 +38,27 @@ int64_t estimatedRegisters(const Schedule &s) {
     return s.tileM <= 2 ? 64 : s.tileM <= 4 ? 128 : 255; // TileGemv.cpp's budget
   if (s.family == Family::GemvTiled) // as ptxas reported on sm_90a for g128
     return s.tileM <= 1 ? 96 : s.tileM <= 2 ? 122 : s.tileM <= 4 ? 128 : 255;
+  // A unit's decoded values: 8 subtiles of 2 registers.
+  constexpr int64_t kUnitRegisters = core::kSubtilesPerUnit * core::kRegistersPerSubtile;
   if (s.splitK > 1) {
     // A lane's accumulators, a chunk's codes in flight per stage (one block
     // when a ring in shared memory holds the stages), and ~64 for addresses,
     // A fragments and decode (ptxas on sm_90a: 94 to 219).
-    int64_t accumulators = (s.tileN / 16) * (s.tileM / 8) * 4; // W·xᵀ fragments
+    int64_t accumulators = (s.tileN / core::kMmaFragmentM) * (s.tileM / core::kSubtileColumns) *
+                           4; // W·xᵀ: m16 (columns of W) x n8 (rows of x) fragments
     int64_t inRegisters = s.stages > 1 ? 1 : s.stages;
-    return std::min<int64_t>(255, 64 + accumulators +
-                                      16 * inRegisters * (s.tileN / core::kColumnsPerUnit));
+    return std::min<int64_t>(
+        255, 64 + accumulators + kUnitRegisters * inRegisters * (s.tileN / core::kColumnsPerUnit));
   }
   // Per lane: the warp's (tile M / warps M) x (tile N / warps N) f32
   // accumulators, 4 registers of A fragment per m16 fragment, 16 of decoded
-  // B per 64-column load, and ~40 for addresses, loop state and decode.
+  // B per 64-column unit, and ~40 for addresses, loop state and decode.
   int64_t warpRows = s.tileM / std::max<int64_t>(1, s.warpsM);
   int64_t warpColumns = s.tileN / std::max<int64_t>(1, s.warpsN);
   int64_t accumulators = warpRows * warpColumns / 32;
   int64_t fragmentsM = warpRows / core::kMmaFragmentM;
   int64_t loadsN = warpColumns / core::kColumnsPerUnit;
-  return accumulators + 4 * fragmentsM + 16 * loadsN + 40;
+  return accumulators + 4 * fragmentsM + kUnitRegisters * loadsN + 40;
 }
 
 Status checkArchLimits(const ArchLimits &l, const Schedule &s, int codeBits) {
