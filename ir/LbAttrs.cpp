@@ -1,5 +1,7 @@
 #include "ir/LbAttrs.h"
 
+#include "core/ScheduleRules.h"
+#include "ir/CoreConversion.h"
 #include "ir/LbDialect.h"
 #include "ir/LbTypes.h"
 
@@ -49,6 +51,9 @@ LogicalResult QuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+// The schedule's own rules (core::checkScheduleStructure): what holds for
+// any problem. Whether a family can compute a given problem with it is
+// lb-tile's question, asked of the same rules with the problem.
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    KernelFamily family, ArrayRef<int64_t> tile,
                                    ArrayRef<int64_t> warps, int64_t stages,
@@ -59,43 +64,10 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (warps.size() != 2)
     return emitError() << "warps must be [M, N], got " << warps.size()
                        << " sizes";
-  for (int64_t size : tile)
-    if (size <= 0)
-      return emitError() << "tile sizes must be positive";
-  for (int64_t count : warps)
-    if (count <= 0)
-      return emitError() << "warp counts must be positive";
-  if (warps[0] * warps[1] > 32)
-    return emitError() << "a block holds at most 32 warps, got "
-                       << warps[0] * warps[1];
-  if (stages < 1)
-    return emitError() << "stages must be at least 1, got " << stages;
-  if (splitK < 1)
-    return emitError() << "split_k must be at least 1, got " << splitK;
-  if (family == KernelFamily::gemv_tiled &&
-      (tile[1] != 64 || warps[0] != 1 || warps[1] != 1 || tile[2] % 32))
-    return emitError() << "a 'gemv_tiled' schedule reads 64 x 32 weight tiles with split_k "
-                          "warps along K, each taking tile K values at a time: need tile N "
-                          "= 64, warps = [1, 1] and tile K a multiple of 32";
-  if (family == KernelFamily::mma && splitK > 1) {
-    // Split-K mma computes W·xᵀ: W's columns are the m16 side, x's rows the
-    // n8 side, and K goes in 32-wide blocks of the paired K order.
-    if (tile[0] % 8 || tile[1] % 16 || tile[2] % 32)
-      return emitError() << "an 'mma' tile with split_k > 1 needs M a multiple of 8, N of 16 "
-                            "and K of 32, got tile ["
-                         << tile[0] << ", " << tile[1] << ", " << tile[2] << "]";
-  } else if (family == KernelFamily::mma || family == KernelFamily::wgmma) {
-    // Each warp covers a whole number of m16n8k16 instructions.
-    int64_t warpM = tile[0] / warps[0], warpN = tile[1] / warps[1];
-    if (tile[0] % warps[0] || tile[1] % warps[1] || warpM % 16 || warpN % 8 ||
-        tile[2] % 16)
-      return emitError() << "an '" << stringifyKernelFamily(family)
-                         << "' tile must give each warp a multiple of 16x8 "
-                            "and K a multiple of 16, got tile ["
-                         << tile[0] << ", " << tile[1] << ", " << tile[2]
-                         << "] over warps [" << warps[0] << ", " << warps[1]
-                         << "]";
-  }
+  lowbit::Status structure = lowbit::core::checkScheduleStructure(
+      coreSchedule(family, tile, warps, stages, splitK));
+  if (!structure)
+    return emitError() << structure.error();
   return success();
 }
 

@@ -144,40 +144,6 @@ unsigned lowbit::lb::getCodeBits(Type type) {
   return 0;
 }
 
-lowbit::Expected<lowbit::formats::DataFormat> lowbit::lb::codeFormatOf(Type type) {
-  auto describe = [&] {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << type;
-    return text;
-  };
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    if (integer.isSignless())
-      return makeError("code type " + describe() +
-                       " is signless: use ui<bits> (unsigned) or si<bits> (two's complement)");
-    return formats::DataFormat::integer(static_cast<int>(integer.getWidth()),
-                                        integer.isSigned());
-  }
-  if (auto minifloat = dyn_cast<MiniFloatType>(type)) {
-    unsigned flags = minifloat.getIsSigned() ? 0u : unsigned{formats::kFloatUnsigned};
-    switch (minifloat.getSpecial()) {
-    case SpecialValues::finite: flags |= formats::kFloatFinite; break;
-    case SpecialValues::fn: flags |= formats::kFloatNanAllOnes; break;
-    case SpecialValues::ieee: flags |= formats::kFloatIeee; break;
-    }
-    return formats::DataFormat::minifloat(static_cast<int>(minifloat.getExponent()),
-                                          static_cast<int>(minifloat.getMantissa()),
-                                          static_cast<int>(minifloat.getBias()), flags);
-  }
-  if (auto lut = dyn_cast<LutType>(type)) {
-    if (!lut.getTable())
-      return makeError("code type " + describe() + " has no table");
-    return formats::DataFormat::lut(static_cast<int>(lut.getBits()), lut.getValues().vec(),
-                                    "lut");
-  }
-  return makeError(describe() + " is not a code type");
-}
-
 void LbDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST

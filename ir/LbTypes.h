@@ -1,6 +1,5 @@
 #pragma once
 
-#include "core/formats/DataFormat.h"
 #include "ir/LbEnums.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Types.h"
@@ -13,10 +12,5 @@ namespace lowbit::lb {
 /// Bits per code of a weight storage type: builtin integers of 1..8 bits,
 /// `!lb.float`, `!lb.lut`. Returns 0 for anything that is not a code type.
 unsigned getCodeBits(mlir::Type type);
-
-/// The formats library's descriptor of a code type: builtin signed and
-/// unsigned integers, `!lb.float`, `!lb.lut` with its table. The one place
-/// the IR's code types meet the typed model (core/Problem.h).
-Expected<formats::DataFormat> codeFormatOf(mlir::Type type);
 
 } // namespace lowbit::lb

@@ -33,42 +33,6 @@ SmallVector<Value> unrolledLoop(OpBuilder &b, Location loc, Value base, int64_t 
 
 } // namespace
 
-LogicalResult checkSplitKProblem(const KernelProblem &p, StringRef family) {
-  lb::QMatmulOp source = p.source;
-  auto fail = [&]() { return source.emitOpError(family) << ": "; };
-  constexpr int64_t kColumnsPerBlock = 64; // one weight-layout tile
-  int64_t chunk = p.schedule.getTile()[2];
-  if (Status decodable = codeFragmentStatus(p.code); !decodable)
-    return fail() << decodable.error();
-  if (!p.activation.isF16() && !p.activation.isBF16())
-    return fail() << "activations must be f16 or bf16, got " << p.activation;
-  if (p.schedule.getSplitK() > 32)
-    return fail() << "split_k (warps along K in a block) must be at most 32";
-  if (p.schedule.getStages() < 1 || p.schedule.getStages() > 4)
-    return fail() << "stages (K chunks a warp has in flight) must be 1..4, got "
-                  << p.schedule.getStages();
-  if (p.n % kColumnsPerBlock)
-    return fail() << "N = " << p.n << " is not a multiple of " << kColumnsPerBlock;
-  if (chunk < kStepK || chunk % kStepK)
-    return fail() << "tile K (the K chunk a warp takes) must be a positive multiple of "
-                  << kStepK << ", got " << chunk;
-  if (p.k % chunk)
-    return fail() << "K = " << p.k << " is not a multiple of tile K = " << chunk;
-  if (p.quant.getGranularity() == lb::ScaleGranularity::group) {
-    int64_t g = p.quant.getGroupSize();
-    if (g % kStepK)
-      return fail() << "group size " << g << " is not a multiple of " << kStepK;
-    if (chunk % g && g % chunk)
-      return fail() << "tile K = " << chunk << " and group size " << g
-                    << " must divide one another (scales are loaded once per group)";
-  }
-  if (p.quant.getZero() == lb::ZeroMode::quantized)
-    return fail() << "quantized zero codes are not implemented";
-  if (p.quant.getActOrder())
-    return fail() << "act_order is not implemented";
-  return success();
-}
-
 SplitKShape splitKShape(const KernelProblem &p) {
   SplitKShape shape;
   shape.k = p.k;

@@ -34,12 +34,6 @@ struct SplitKShape {
 // period, split_k warps and `stages` chunks in flight.
 SplitKShape splitKShape(const KernelProblem &problem);
 
-// The checks both split-K families share (stages, the chunks a warp has in
-// flight, is 1..4): N in whole 64-column tiles, K in whole chunks, chunks in
-// whole 32-wide blocks, chunk and group size dividing one another, and the
-// quantization features they implement. `family` starts each diagnostic.
-mlir::LogicalResult checkSplitKProblem(const KernelProblem &problem, llvm::StringRef family);
-
 // Loads what a scale period needs (scales, zeros) for K offset `k0`.
 using QuantLoader = llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value k0)>;
 // Builds one 32-wide K block at `k0` (two k16 steps of the mma_b_paired

@@ -71,18 +71,7 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   problem.y = entry->getArgument(index++);
   problem.rows = entry->getArgument(index++);
 
-  LogicalResult fits = failure();
-  switch (schedule.getFamily()) {
-  case lb::KernelFamily::gemv: fits = checkGemv(problem); break;
-  case lb::KernelFamily::mma:
-    fits = schedule.getSplitK() > 1 ? checkMmaSplitK(problem) : checkMma(problem);
-    break;
-  case lb::KernelFamily::gemv_tiled: fits = checkGemvTiled(problem); break;
-  case lb::KernelFamily::wgmma:
-    fits = op.emitOpError("the 'wgmma' family is not implemented yet");
-    break;
-  }
-  if (failed(fits)) {
+  if (failed(checkSchedule(problem))) {
     kernel.erase();
     return failure();
   }
@@ -115,16 +104,6 @@ struct LbTilePass : impl::LbTileBase<LbTilePass> {
 };
 
 } // namespace
-
-Status codeFragmentStatus(Type code) {
-  Expected<formats::DataFormat> format = lb::codeFormatOf(code);
-  if (!format)
-    return makeError(format.error());
-  Expected<core::CodeFragment> fragment = core::codeFragment(*format);
-  if (!fragment)
-    return makeError(fragment.error());
-  return Status::success();
-}
 
 VectorType unitWordsType(OpBuilder &b, const KernelProblem &problem) {
   return VectorType::get({problem.fragment.wordsPerUnit()}, b.getI32Type());

@@ -25,12 +25,10 @@ struct KernelProblem {
   mlir::Value x, weights, scales, zeros, y, rows;
 };
 
-// Checks that the family can compute the problem with this schedule, with a
-// diagnostic naming what does not fit.
-mlir::LogicalResult checkGemv(const KernelProblem &problem);
-mlir::LogicalResult checkMma(const KernelProblem &problem);
-mlir::LogicalResult checkGemvTiled(const KernelProblem &problem);
-mlir::LogicalResult checkMmaSplitK(const KernelProblem &problem);
+// Checks that the schedule's family can compute the problem with it, by the
+// schedule rules every family and the tuner share (core/ScheduleRules.h),
+// with their diagnostic naming what does not fit (ScheduleCheck.cpp).
+mlir::LogicalResult checkSchedule(const KernelProblem &problem);
 
 // The scale (and zero) tensor index of column n at K offset k: [0] for a
 // tensor scale, [n] per channel, [n, k / group] per group.
@@ -46,10 +44,6 @@ struct ScaleAndBias {
 };
 ScaleAndBias loadScaleAndBias(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
                               mlir::Value n, mlir::Value k);
-
-// OK when the code type has a register decode (core::codeFragment), or why
-// not.
-Status codeFragmentStatus(mlir::Type code);
 
 // The type of one lb.load_codes: a unit's words.
 mlir::VectorType unitWordsType(mlir::OpBuilder &b, const KernelProblem &problem);

@@ -69,7 +69,7 @@ struct GemvBuilder {
         break;
       }
       case lb::ZeroMode::quantized:
-        llvm_unreachable("rejected by checkGemv");
+        llvm_unreachable("rejected by the schedule rules");
       }
       next.push_back(b.create<arith::AddFOp>(loc, acc[i], contribution));
     }
@@ -143,39 +143,6 @@ struct GemvBuilder {
 };
 
 } // namespace
-
-LogicalResult checkGemv(const KernelProblem &p) {
-  ArrayRef<int64_t> tile = p.schedule.getTile(), warps = p.schedule.getWarps();
-  lb::QMatmulOp source = p.source;
-  auto fail = [&]() { return source.emitOpError("gemv schedule: "); };
-  if (Status decodable = codeFragmentStatus(p.code); !decodable)
-    return fail() << decodable.error();
-  if (!p.activation.isF16() && !p.activation.isBF16())
-    return fail() << "activations must be f16 or bf16, got " << p.activation;
-  if (warps[0] != 1 || tile[1] != warps[1])
-    return fail() << "each warp computes one row: need warps = [1, tile N], got warps ["
-                  << warps[0] << ", " << warps[1] << "] for tile N " << tile[1];
-  if (tile[0] < 1 || tile[0] > 8)
-    return fail() << "tile M must be 1..8, got " << tile[0];
-  if (tile[2] % kCodesPerWarpStep)
-    return fail() << "tile K must be a multiple of " << kCodesPerWarpStep
-                  << " (32 lanes x 32 codes), got " << tile[2];
-  if (p.schedule.getSplitK() != 1)
-    return fail() << "split_k > 1 is not implemented for gemv";
-  if (p.k % kCodesPerLane)
-    return fail() << "K = " << p.k << " is not a multiple of " << kCodesPerLane;
-  if (p.n % tile[1])
-    return fail() << "N = " << p.n << " is not a multiple of tile N = " << tile[1];
-  if (p.quant.getGranularity() == lb::ScaleGranularity::group &&
-      p.quant.getGroupSize() % kCodesPerLane)
-    return fail() << "group size " << p.quant.getGroupSize()
-                  << " is not a multiple of a lane's " << kCodesPerLane << " codes";
-  if (p.quant.getZero() == lb::ZeroMode::quantized)
-    return fail() << "quantized zero codes are not implemented";
-  if (p.quant.getActOrder())
-    return fail() << "act_order is not implemented";
-  return success();
-}
 
 void buildGemvBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;

@@ -24,7 +24,6 @@ namespace {
 
 constexpr int64_t kRowsPerBlock = 64, kSubtiles = 8, kGroupsPerWarp = 8;
 constexpr int64_t kStepsPerBlock = 2; // k16 steps per mma_b_paired block
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 struct GemvTiledBuilder {
   OpBuilder &b;
@@ -119,7 +118,7 @@ struct GemvTiledBuilder {
                 b.create<arith::MulFOp>(loc, zeros[s], sumX));
             break;
           case lb::ZeroMode::quantized:
-            llvm_unreachable("rejected by checkGemvTiled");
+            llvm_unreachable("rejected by the schedule rules");
           }
           Value &a = acc[i * kSubtiles + s];
           a = b.create<arith::AddFOp>(loc, a, contribution);
@@ -173,19 +172,6 @@ struct GemvTiledBuilder {
 };
 
 } // namespace
-
-LogicalResult checkGemvTiled(const KernelProblem &p) {
-  lb::QMatmulOp source = p.source;
-  auto fail = [&]() { return source.emitOpError("gemv_tiled schedule: "); };
-  ArrayRef<int64_t> tile = p.schedule.getTile();
-  if (tile[0] < 1 || tile[0] > 8)
-    return fail() << "tile M must be 1..8, got " << tile[0];
-  int64_t partialBytes = p.schedule.getSplitK() * tile[0] * kSubtiles * kGroupsPerWarp * 4;
-  if (partialBytes > kStaticSharedBytes)
-    return fail() << "the warps' partial sums need " << partialBytes
-                  << " bytes of shared memory; at most " << kStaticSharedBytes << " are supported";
-  return checkSplitKProblem(p, "gemv_tiled schedule");
-}
 
 void buildGemvTiledBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;

@@ -23,16 +23,12 @@ namespace {
 
 constexpr int64_t kColumnsPerLoad = 64; // n extent of one lane-wide code load
 constexpr int64_t kMmaK = 16, kMmaM = 16, kMmaN = 8;
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 struct MmaShape {
   int64_t tm, tn, tk, wm, wn, stages;
   int64_t fragmentsM() const { return tm / wm / kMmaM; }
   int64_t loadsN() const { return tn / wn / kColumnsPerLoad; }
   int64_t threads() const { return 32 * wm * wn; }
-  int64_t sharedBytes(int64_t codeBits) const {
-    return stages * (tm * tk * 2 + tn * tk * codeBits / 8);
-  }
 };
 
 MmaShape shapeOf(lb::ScheduleAttr s) {
@@ -184,47 +180,6 @@ struct MmaBuilder {
 };
 
 } // namespace
-
-LogicalResult checkMma(const KernelProblem &p) {
-  lb::QMatmulOp source = p.source;
-  auto fail = [&]() { return source.emitOpError("mma schedule: "); };
-  MmaShape shape = shapeOf(p.schedule);
-  if (Status decodable = codeFragmentStatus(p.code); !decodable)
-    return fail() << decodable.error();
-  if (!p.activation.isF16() && !p.activation.isBF16())
-    return fail() << "activations must be f16 or bf16, got " << p.activation;
-  if (shape.tm % (shape.wm * kMmaM))
-    return fail() << "tile M " << shape.tm << " must give each of " << shape.wm
-                  << " warp rows a multiple of 16";
-  if (shape.tn % (shape.wn * kColumnsPerLoad))
-    return fail() << "tile N " << shape.tn << " must give each of " << shape.wn
-                  << " warp columns a multiple of " << kColumnsPerLoad;
-  if (shape.tk % 64)
-    return fail() << "tile K must be a multiple of 64 (eight 16-byte chunks a row, for the "
-                     "shared-memory swizzle), got "
-                  << shape.tk;
-  // cp.async.wait_group takes at most 7 pending groups: stages - 2 <= 7.
-  if (shape.stages < 2 || shape.stages > 9)
-    return fail() << "stages must be 2..9, got " << shape.stages;
-  int64_t shared = shape.sharedBytes(lb::getCodeBits(p.code));
-  if (shared > kStaticSharedBytes)
-    return fail() << "needs " << shared << " bytes of shared memory; at most "
-                  << kStaticSharedBytes << " are supported";
-  if (p.n % shape.tn)
-    return fail() << "N = " << p.n << " is not a multiple of tile N = " << shape.tn;
-  if (p.k % shape.tk)
-    return fail() << "K = " << p.k << " is not a multiple of tile K = " << shape.tk;
-  if (p.quant.getGranularity() == lb::ScaleGranularity::group &&
-      p.quant.getGroupSize() % shape.tk)
-    return fail() << "group size " << p.quant.getGroupSize()
-                  << " is not a multiple of tile K = " << shape.tk
-                  << " (scales are applied once per K tile)";
-  if (p.quant.getZero() == lb::ZeroMode::quantized)
-    return fail() << "quantized zero codes are not implemented";
-  if (p.quant.getActOrder())
-    return fail() << "act_order is not implemented";
-  return success();
-}
 
 void buildMmaBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;

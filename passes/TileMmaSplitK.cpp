@@ -27,6 +27,8 @@
 // decoded registers once per step, but are loaded once per group. At the end
 // each warp leaves its accumulators in shared memory, and warp w adds up and
 // stores accumulators w, w + split_k, ... of the block's output.
+#include "core/ScheduleRules.h"
+#include "ir/CoreConversion.h"
 #include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
 
@@ -44,37 +46,33 @@ constexpr int64_t kSubtileColumns = 8; // a decoded B-fragment slice: columns g
 constexpr int64_t kSubtilesPerLoad = kColumnsPerLoad / kSubtileColumns;
 constexpr int64_t kStepsPerBlock = 2;   // k16 steps per mma_b_paired block
 constexpr int64_t kPartialFloats = 32 * 4; // a warp's accumulator fragment
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 // Accumulators of a block: 16-column slices of W times 8-row slices of x.
 int64_t accumulators(const KernelProblem &p) {
   return (p.schedule.getTile()[1] / kWeightRows) * (p.schedule.getTile()[0] / kTokens);
 }
 
+// The byte counts are the schedule rules' (core/ScheduleRules.h), so the
+// kernel asks for exactly what the rules and the tuner checked.
 int64_t partialBytes(const KernelProblem &p) {
-  return p.schedule.getSplitK() * accumulators(p) * kPartialFloats * 4;
+  return core::mmaSplitKPartialBytes(lb::coreSchedule(p.schedule));
 }
 
 // With stages > 1 each warp streams its codes and activations through its
 // own ring of `stages` chunks in dynamic shared memory (see build()).
 constexpr int64_t kStepK = kStepsPerBlock * kMmaK; // one mma_b_paired block
-constexpr int64_t kMaxSharedBytesPerBlock = 232448; // sm_90's opt-in limit
-constexpr int64_t kMaxRingSlots = 16;
+using core::kMaxSharedBytesPerBlock;
 
 bool streamsThroughRing(const KernelProblem &p) { return p.schedule.getStages() > 1; }
 
 int64_t ringSlots(const KernelProblem &p) {
-  return p.schedule.getStages() * (p.schedule.getTile()[2] / kStepK);
+  return core::mmaSplitKRingSlots(lb::coreSchedule(p.schedule));
 }
 
-// A slot holds one 32-wide block: tile N x 32 4-bit codes and tile M x 32
-// 16-bit activations.
+// A slot holds one 32-wide block: tile N x 32 codes and tile M x 32 16-bit
+// activations.
 int64_t ringBytes(const KernelProblem &p) {
-  if (!streamsThroughRing(p))
-    return 0;
-  ArrayRef<int64_t> tile = p.schedule.getTile();
-  int64_t slotBytes = tile[1] * kStepK * lb::getCodeBits(p.code) / 8 + tile[0] * kStepK * 2;
-  return p.schedule.getSplitK() * ringSlots(p) * slotBytes;
+  return core::mmaSplitKRingBytes(lb::coreSchedule(p.schedule), lb::getCodeBits(p.code));
 }
 
 struct MmaSplitKBuilder {
@@ -373,35 +371,6 @@ struct MmaSplitKBuilder {
 };
 
 } // namespace
-
-LogicalResult checkMmaSplitK(const KernelProblem &p) {
-  lb::QMatmulOp source = p.source;
-  auto fail = [&]() { return source.emitOpError("mma schedule with split_k > 1: "); };
-  ArrayRef<int64_t> tile = p.schedule.getTile(), warps = p.schedule.getWarps();
-  if (tile[0] != kTokens && tile[0] != 2 * kTokens && tile[0] != 4 * kTokens)
-    return fail() << "tile M must be 8, 16 or 32 (more accumulators spill), got " << tile[0];
-  if (tile[1] != kColumnsPerLoad && tile[1] != 2 * kColumnsPerLoad)
-    return fail() << "tile N must be 64 or 128 (one or two weight-layout tiles), got "
-                  << tile[1];
-  if (p.n % tile[1])
-    return fail() << "N = " << p.n << " is not a multiple of tile N = " << tile[1];
-  if (warps[0] != 1 || warps[1] != 1)
-    return fail() << "warps must be [1, 1]: the block's warps are its split_k warps along K";
-  if (partialBytes(p) > kStaticSharedBytes)
-    return fail() << "the warps' partial sums need " << partialBytes(p)
-                  << " bytes of shared memory; at most " << kStaticSharedBytes
-                  << " are supported";
-  if (failed(checkSplitKProblem(p, "mma schedule with split_k > 1")))
-    return failure();
-  if (streamsThroughRing(p) && ringSlots(p) > kMaxRingSlots)
-    return fail() << "stages x tile K / " << kStepK << " = " << ringSlots(p)
-                  << " ring slots per warp; at most " << kMaxRingSlots << " are supported";
-  if (partialBytes(p) + ringBytes(p) > kMaxSharedBytesPerBlock)
-    return fail() << "the warps' rings (" << ringBytes(p) << " bytes) and partial sums ("
-                  << partialBytes(p) << ") need more shared memory than any GPU gives a block ("
-                  << kMaxSharedBytesPerBlock << ")";
-  return success();
-}
 
 void buildMmaSplitKBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;

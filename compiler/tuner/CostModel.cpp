@@ -1,5 +1,7 @@
 #include "compiler/tuner/CostModel.h"
 
+#include "core/ScheduleRules.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -49,8 +51,8 @@ Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &
 namespace {
 
 int codeBitsOf(const kernels::ProblemDesc &p) {
-  int bits = shapeOf(p).codeBits;
-  return bits > 0 ? bits : 4;
+  Expected<formats::DataFormat> code = formats::parseFormat(p.weight);
+  return code ? code->bits() : 4;
 }
 
 double scaleBytes(const std::string &dtype) { return dtype == "f32" ? 4 : 2; }
@@ -79,16 +81,16 @@ double problemFlops(const kernels::ProblemDesc &p, int64_t m) {
   return 2.0 * double(m) * double(p.n) * double(p.k);
 }
 
-int64_t blocksPerSm(const Schedule &s, int codeBits, const ArchLimits &l) {
+int64_t blocksPerSm(const core::Schedule &s, int codeBits, const ArchLimits &l) {
   int64_t threads = s.threads();
   int64_t byThreads = threads > 0 ? l.maxThreadsPerSm / threads : 0;
   int64_t byRegisters = l.registersPerSm / std::max<int64_t>(1, threads * estimatedRegisters(s));
-  int64_t shared = estimatedSharedBytes(s, codeBits) + estimatedDynamicSharedBytes(s, codeBits);
+  int64_t shared = core::staticSharedBytes(s, codeBits) + core::dynamicSharedBytes(s, codeBits);
   int64_t byShared = shared > 0 ? l.sharedPerSm / shared : l.maxBlocksPerSm;
   return std::max<int64_t>(0, std::min({l.maxBlocksPerSm, byThreads, byRegisters, byShared}));
 }
 
-Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const Schedule &s, int64_t m,
+Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::Schedule &s, int64_t m,
                                     const DeviceModel &d) {
   if (m < 1 || p.n <= 0 || p.k <= 0 || s.tileM <= 0 || s.tileN <= 0)
     return makeError("cost model: M, N, K and the tile must be positive");
@@ -124,9 +126,9 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const Schedul
   double bytesInFlightPerBlock =
       s.splitsK()
           ? double(s.splitK) * double(s.stages) * double(s.tileK / 16) *
-                double(std::max<int64_t>(1, s.tileN / kMmaColumnsPerLoad)) * 512.0
-      : s.family == Family::Gemv
-          ? double(s.warpsN) * 32 * 16 * double(std::max<int64_t>(1, s.tileK / kGemvCodesPerWarpStep))
+                double(std::max<int64_t>(1, s.tileN / core::kColumnsPerUnit)) * 512.0
+      : s.family == core::Family::Gemv
+          ? double(s.warpsN) * 32 * 16 * double(std::max<int64_t>(1, s.tileK / core::kGemvKPerWarpStep))
           : double(std::max<int64_t>(1, s.stages - 1)) *
                 (double(s.tileN) * s.tileK * bits / 8.0 + double(s.tileM) * s.tileK * 2);
   double bytesInFlight = bytesInFlightPerBlock * double(residentBlocks);
@@ -140,7 +142,7 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const Schedul
   // slots with the mma, so the two add; gemv's CUDA-core rate includes it.
   double paddedM = double(mBlocks * s.tileM);
   e.flops = 2.0 * paddedM * double(p.n) * double(p.k);
-  bool cudaCores = s.family == Family::Gemv || s.family == Family::GemvTiled;
+  bool cudaCores = s.family == core::Family::Gemv || s.family == core::Family::GemvTiled;
   if (cudaCores) {
     e.computeUs = e.flops / (d.cudaCoreTflops * 1e6);
   } else {
@@ -171,11 +173,11 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const Schedul
 }
 
 std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &p,
-                                          const std::vector<Schedule> &candidates,
+                                          const std::vector<core::Schedule> &candidates,
                                           const std::vector<int64_t> &mPoints,
                                           const DeviceModel &d) {
   std::vector<RankedSchedule> ranked;
-  for (const Schedule &s : candidates) {
+  for (const core::Schedule &s : candidates) {
     RankedSchedule r{s, 0, 0, {}};
     bool runs = true;
     for (int64_t m : mPoints) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "compiler/tuner/SearchSpace.h"
+#include "runtime/kernels/KernelSet.h"
 #include "tuning_db/Fingerprint.h"
 
 #include <cstdint>
@@ -63,14 +64,14 @@ struct CostEstimate {
 };
 
 // Fails when the schedule cannot run (zero blocks per SM).
-Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &problem, const Schedule &schedule,
+Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &problem, const core::Schedule &schedule,
                                     int64_t m, const DeviceModel &device);
 
 // How many blocks of this schedule an SM holds at once (0: none fit).
-int64_t blocksPerSm(const Schedule &schedule, int codeBits, const ArchLimits &limits);
+int64_t blocksPerSm(const core::Schedule &schedule, int codeBits, const ArchLimits &limits);
 
 struct RankedSchedule {
-  Schedule schedule;
+  core::Schedule schedule;
   double score = 0;          // min over M of estimate / best estimate at that M (1 = best somewhere)
   int64_t bestAtM = 0;       // the M point where it comes closest to the best
   std::vector<double> estimatedUs; // per M point, in the order given
@@ -84,7 +85,7 @@ struct RankedSchedule {
 // |mPoints| entries, and a cut after any N keeps the best few of every M
 // point. Unlaunchable candidates are dropped.
 std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &problem,
-                                          const std::vector<Schedule> &candidates,
+                                          const std::vector<core::Schedule> &candidates,
                                           const std::vector<int64_t> &mPoints,
                                           const DeviceModel &device);
 

@@ -34,7 +34,7 @@ int64_t prunePoints(SweepProblem &problem, const std::vector<int64_t> &mPoints,
                           : problem.candidates.size();
   std::vector<std::vector<double>> estimates(considered);
   for (size_t c = 0; c < considered; ++c) {
-    Expected<Schedule> schedule = parseSchedule(problem.candidates[c].entry.schedule);
+    Expected<core::Schedule> schedule = core::parseSchedule(problem.candidates[c].entry.schedule);
     // A schedule the model cannot parse has no estimate, so it is always
     // measured.
     const bool modelled = schedule.ok();

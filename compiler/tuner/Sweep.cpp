@@ -60,11 +60,11 @@ Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &databa
 
 void orderByCostModel(SweepProblem &problem, const std::vector<int64_t> &mPoints,
                       const DeviceModel &device) {
-  std::vector<Schedule> schedules;
+  std::vector<core::Schedule> schedules;
   std::vector<SweepCandidate> unparsed;
-  std::vector<std::pair<Schedule, SweepCandidate>> parsed;
+  std::vector<std::pair<core::Schedule, SweepCandidate>> parsed;
   for (SweepCandidate &c : problem.candidates) {
-    auto s = parseSchedule(c.entry.schedule);
+    auto s = core::parseSchedule(c.entry.schedule);
     if (s) {
       schedules.push_back(*s);
       parsed.emplace_back(*s, std::move(c));

@@ -12,6 +12,8 @@
 #include "compiler/tuner/Progress.h"
 #include "compiler/tuner/Prune.h"
 #include "compiler/tuner/Report.h"
+#include "core/Problem.h"
+#include "runtime/kernels/KernelRecordCodec.h"
 #include "runtime/cuda/Driver.h"
 #include "tuning_db/Fingerprint.h"
 
@@ -128,8 +130,14 @@ int compileCandidates(CompileMain compileMain, const std::vector<kernels::Proble
   Expected<tuner::ArchLimits> limits = tuner::archLimits(arch);
   int clean = 0;
   for (const kernels::ProblemDesc &problem : problems) {
+    // The search space asks the schedule rules of the typed problem.
+    Expected<core::Problem> typed = core::parseSignature(kernels::problemSignature(problem));
+    if (!typed.ok()) {
+      std::cerr << "lowbit tune: " << problem.name << ": " << typed.error() << "\n";
+      continue;
+    }
     tuner::SearchSpace space =
-        tuner::enumerateSchedules(tuner::shapeOf(problem), limits.ok() ? *limits : model.limits);
+        tuner::enumerateSchedules(*typed, limits.ok() ? *limits : model.limits);
     std::vector<tuner::RankedSchedule> ranked =
         tuner::rankSchedules(problem, space.accepted, mPoints, model);
     std::vector<std::string> schedules;

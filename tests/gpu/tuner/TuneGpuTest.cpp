@@ -5,8 +5,8 @@
 #include "compiler/measure/CopyBandwidth.h"
 #include "compiler/measure/DispatchBench.h"
 #include "compiler/measure/KernelMeasurer.h"
-#include "compiler/tuner/Schedule.h"
 #include "compiler/tuner/Sweep.h"
+#include "core/Schedule.h"
 #include "core/layout/WeightLayout.h"
 #include "tests/gpu/support/GpuTest.h"
 #include "tuning_db/Fingerprint.h"
@@ -184,10 +184,10 @@ TEST_F(TuneGpu, AKernelGivenWrongWeightsIsRejected) {
   // dispatch, and they read the mma layout. The schedule says.)
   const kernels::KernelEntry *gemv = nullptr, *mma = nullptr;
   for (const tuner::SweepCandidate &c : problems->front().candidates) {
-    Expected<tuner::Schedule> schedule = tuner::parseSchedule(c.entry.schedule);
-    if (!schedule.ok() || schedule->family == tuner::Family::GemvTiled)
+    Expected<core::Schedule> schedule = core::parseSchedule(c.entry.schedule);
+    if (!schedule.ok() || schedule->family == core::Family::GemvTiled)
       continue; // gemv_tiled reads the mma layout; any family the tuner does not know
-    const kernels::KernelEntry *&slot = schedule->family == tuner::Family::Gemv ? gemv : mma;
+    const kernels::KernelEntry *&slot = schedule->family == core::Family::Gemv ? gemv : mma;
     if (!slot)
       slot = &c.entry;
   }

@@ -1,6 +1,7 @@
 #include "compiler/tuner/CostModel.h"
 #include "compiler/tuner/Ranges.h"
 #include "TunerTestSupport.h"
+#include "core/ScheduleRules.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +10,13 @@
 namespace lowbit::tuner {
 namespace {
 
+using core::Family;
+using core::Schedule;
+using testing::typedProblem;
 using testing::w4a16;
 
 std::vector<Schedule> candidatesFor(const kernels::ProblemDesc &p) {
-  return enumerateSchedules(shapeOf(p), *archLimits("sm_90a")).accepted;
+  return enumerateSchedules(typedProblem(p), *archLimits("sm_90a")).accepted;
 }
 
 TEST(CostModel, AtMOneACudaCoreKernelRanksFirst) {
@@ -68,14 +72,14 @@ TEST(CostModel, OverSharedCandidatesAreNeverRanked) {
   big.mmaTileN = {256};
   big.mmaTileK = {256};
   big.mmaStages = {4};
-  SearchSpace space = enumerateMma(shapeOf(p), *archLimits("sm_90a"), big);
+  SearchSpace space = enumerateMma(typedProblem(p), *archLimits("sm_90a"), big);
   EXPECT_TRUE(space.accepted.empty());
   for (const RejectedSchedule &r : space.rejected)
     EXPECT_NE(r.reason.find("shared memory"), std::string::npos) << r.reason;
 
   for (const RankedSchedule &r :
        rankSchedules(p, candidatesFor(p), defaultMPoints(), DeviceModel::h200()))
-    EXPECT_LE(estimatedSharedBytes(r.schedule, 4), 48 * 1024) << r.schedule.text();
+    EXPECT_LE(core::staticSharedBytes(r.schedule, 4), 48 * 1024) << r.schedule.text();
 }
 
 TEST(CostModel, RankingCoversEveryMPointsWinnerFirst) {

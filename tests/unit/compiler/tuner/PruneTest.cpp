@@ -11,6 +11,8 @@
 namespace lowbit::tuner {
 namespace {
 
+using core::Family;
+using core::Schedule;
 using testing::w4a16;
 
 TEST(Prune, PointsBeyondTheRatioOfTheBestEstimateArePruned) {

@@ -11,6 +11,8 @@ namespace lowbit::tuner {
 namespace {
 
 using namespace testing;
+using core::Family;
+using core::Schedule;
 
 class FakeClock : public Clock {
 public:
@@ -37,7 +39,7 @@ public:
     }
     calls.emplace_back(kernel.name, m);
     clock_.now += 1;
-    Schedule s = *parseSchedule(kernel.schedule);
+    Schedule s = *core::parseSchedule(kernel.schedule);
     double us = s.family == Family::Gemv ? (s.tileM == 1 ? 30.0 + 4.0 * m : 32.0 + 3.0 * m)
                                          : 40.0 + double(s.tileM) + 20.0 * m / double(s.tileM);
     Measurement r;

@@ -2,7 +2,8 @@
 // kernel rows that decode (cubins are placeholder bytes; nothing launches).
 #pragma once
 
-#include "compiler/tuner/Schedule.h"
+#include "core/Problem.h"
+#include "core/Schedule.h"
 #include "runtime/kernels/KernelRecordCodec.h"
 #include "runtime/kernels/KernelSet.h"
 #include "tuning_db/Database.h"
@@ -25,6 +26,11 @@ inline kernels::ProblemDesc w4a16(int64_t n, int64_t k, const std::string &name 
   p.groupSize = 128;
   p.zero = "none";
   return p;
+}
+
+// The same problem in the typed model, which the search space takes.
+inline core::Problem typedProblem(const kernels::ProblemDesc &problem) {
+  return *core::parseSignature(kernels::problemSignature(problem));
 }
 
 inline db::DeviceFingerprint testDevice() {
@@ -64,7 +70,7 @@ private:
 // Stores the problem and one kernel per schedule; returns the kernel ids.
 inline std::vector<std::string> storeKernels(db::Database &database,
                                              const kernels::ProblemDesc &problem,
-                                             const std::vector<Schedule> &schedules) {
+                                             const std::vector<core::Schedule> &schedules) {
   std::vector<std::string> ids;
   auto problemId = database.putProblem(kernels::problemSignature(problem));
   if (!problemId)

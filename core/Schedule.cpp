@@ -1,17 +1,18 @@
-#include "compiler/tuner/Schedule.h"
+#include "core/Schedule.h"
 
 #include <cctype>
 #include <map>
 #include <sstream>
 #include <vector>
 
-namespace lowbit::tuner {
+namespace lowbit::core {
 
 const char *familyName(Family family) {
   switch (family) {
   case Family::Gemv: return "gemv";
   case Family::Mma: return "mma";
   case Family::GemvTiled: return "gemv_tiled";
+  case Family::Wgmma: return "wgmma";
   }
   return "?";
 }
@@ -23,8 +24,10 @@ Expected<Family> parseFamily(const std::string &name) {
     return Family::Mma;
   if (name == "gemv_tiled")
     return Family::GemvTiled;
+  if (name == "wgmma")
+    return Family::Wgmma;
   return makeError("unknown kernel family '" + name +
-                   "' (the tuner knows gemv, gemv_tiled and mma)");
+                   "' (known: gemv, gemv_tiled, mma and wgmma)");
 }
 
 std::string Schedule::text() const {
@@ -140,4 +143,4 @@ Expected<Schedule> parseSchedule(const std::string &text) {
   return s;
 }
 
-} // namespace lowbit::tuner
+} // namespace lowbit::core

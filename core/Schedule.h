@@ -1,6 +1,7 @@
-// A kernel schedule as the tuner handles it: the fields of `#lb.schedule<...>`
-// in a plain struct, printed and parsed without MLIR so the tuner runs on GPU
-// hosts that have no LLVM.
+// A kernel schedule: the fields of `#lb.schedule<...>` in a plain struct,
+// printed and parsed without MLIR, so the tuner (which runs on GPU hosts
+// that have no LLVM), the kernel database and the compiler share one
+// description. The rules of what a schedule may be are core/ScheduleRules.h.
 #pragma once
 
 #include "core/support/Expected.h"
@@ -8,11 +9,13 @@
 #include <cstdint>
 #include <string>
 
-namespace lowbit::tuner {
+namespace lowbit::core {
 
 // GemvTiled and Mma with split_k > 1 are the split-K designs: their block's
-// warps are its split_k warps along K (warps = [1, 1]).
-enum class Family { Gemv, Mma, GemvTiled };
+// warps are its split_k warps along K (warps = [1, 1]). Wgmma is spelled by
+// the dialect but has no kernels yet: the rules reject it, so the tuner never
+// proposes it.
+enum class Family { Gemv, Mma, GemvTiled, Wgmma };
 
 const char *familyName(Family family);
 Expected<Family> parseFamily(const std::string &name);
@@ -42,4 +45,4 @@ struct Schedule {
 // schedule from a newer compiler is not silently misread.
 Expected<Schedule> parseSchedule(const std::string &text);
 
-} // namespace lowbit::tuner
+} // namespace lowbit::core

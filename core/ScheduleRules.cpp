@@ -1,0 +1,302 @@
+#include "core/ScheduleRules.h"
+
+#include <limits>
+
+namespace lowbit::core {
+namespace {
+
+// The mma's n8 side: a split-K mma computes W·xᵀ, so x's rows come in 8s.
+constexpr int64_t kMmaFragmentN = 8;
+// The staged mma swizzles its activation tile in rows of eight 16-byte
+// chunks, so tile K covers 8 x 16 bytes of activations.
+constexpr int64_t kSwizzledRowK = 8 * 16 / kStagedActivationBytes;
+// gemv_tiled: a warp's lanes form 8 groups of 4 (PTX groupID), each with a
+// partial sum per row and subtile.
+constexpr int64_t kLaneGroups = 8;
+// A split-K mma warp's accumulator fragment: 32 lanes x 4 f32.
+constexpr int64_t kFragmentFloats = 32 * 4;
+constexpr int64_t kMaxSplitK = 32;
+
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
+
+// Sizes are positive once the structure holds, but the verifier takes any
+// int64_t: byte counts saturate instead of overflowing, so an absurd schedule
+// is rejected as too big rather than wrapping into one that fits.
+int64_t mul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product))
+    return std::numeric_limits<int64_t>::max();
+  return product;
+}
+
+int64_t add(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum))
+    return std::numeric_limits<int64_t>::max();
+  return sum;
+}
+
+// Bytes of an n x k tile of codes, saturating.
+int64_t codeTileBytes(int64_t n, int64_t k, int codeBits) {
+  return mul(mul(n, k), codeBits) / 8;
+}
+
+Status reject(const Schedule &s, const std::string &why) {
+  return makeError(scheduleSubject(s) + ": " + why);
+}
+
+bool isGrouped(const Problem &p) {
+  return p.scheme.granularity == formats::Granularity::PerGroup;
+}
+
+// The code type comes first in every family: a lane decodes it in registers.
+Status checkCode(const Problem &p, const Schedule &s) {
+  Expected<CodeFragment> fragment = codeFragment(p.code);
+  if (!fragment)
+    return reject(s, fragment.error());
+  // The verifier keeps a group size positive; a core::Problem that was never
+  // validated may not, and the rules below divide by it.
+  if (isGrouped(p) && p.scheme.groupSize <= 0)
+    return reject(s, "group size " + str(p.scheme.groupSize) + " must be positive");
+  return Status::success();
+}
+
+// Quantization features no family implements, checked last.
+Status checkQuantTail(const Problem &p, const Schedule &s) {
+  if (p.scheme.zeroCodes)
+    return reject(s, "quantized zero codes are not implemented");
+  if (p.scheme.actOrder)
+    return reject(s, "act_order is not implemented");
+  return Status::success();
+}
+
+// gemv: one row per warp, a lane's 32-value units along K.
+Status checkGemv(const Problem &p, const Schedule &s) {
+  if (Status c = checkCode(p, s); !c)
+    return c;
+  if (s.warpsM != 1 || s.tileN != s.warpsN)
+    return reject(s, "each warp computes one row: need warps = [1, tile N], got warps [" +
+                         str(s.warpsM) + ", " + str(s.warpsN) + "] for tile N " + str(s.tileN));
+  if (s.tileM < 1 || s.tileM > 8)
+    return reject(s, "tile M must be 1..8, got " + str(s.tileM));
+  if (s.tileK % kGemvKPerWarpStep)
+    return reject(s, "tile K must be a multiple of " + str(kGemvKPerWarpStep) + " (32 lanes x " +
+                         str(kValuesPerUnit) + " codes), got " + str(s.tileK));
+  if (s.splitK != 1)
+    return reject(s, "split_k > 1 is not implemented for gemv");
+  if (p.k % kValuesPerUnit)
+    return reject(s, "K = " + str(p.k) + " is not a multiple of " + str(kValuesPerUnit));
+  if (p.n % s.tileN)
+    return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
+  // A lane's unit must lie in one group: its scale is applied once per unit.
+  if (isGrouped(p) && p.scheme.groupSize % kValuesPerUnit)
+    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of a lane's " +
+                         str(kValuesPerUnit) + " codes");
+  return checkQuantTail(p, s);
+}
+
+// The staged mma: [warps M, warps N] warps of m16 fragments and 64-column
+// units, both operands through `stages` shared-memory buffers.
+Status checkStagedMma(const Problem &p, const Schedule &s) {
+  if (Status c = checkCode(p, s); !c)
+    return c;
+  if (s.tileM % mul(s.warpsM, kMmaFragmentM))
+    return reject(s, "tile M " + str(s.tileM) + " must give each of " + str(s.warpsM) +
+                         " warp rows a multiple of " + str(kMmaFragmentM));
+  if (s.tileN % mul(s.warpsN, kColumnsPerUnit))
+    return reject(s, "tile N " + str(s.tileN) + " must give each of " + str(s.warpsN) +
+                         " warp columns a multiple of " + str(kColumnsPerUnit));
+  if (s.tileK % kSwizzledRowK)
+    return reject(s, "tile K must be a multiple of " + str(kSwizzledRowK) +
+                         " (eight 16-byte chunks a row, for the shared-memory swizzle), got " +
+                         str(s.tileK));
+  // cp.async.wait_group takes at most 7 pending groups: stages - 2 <= 7.
+  if (s.stages < 2 || s.stages > 9)
+    return reject(s, "stages must be 2..9, got " + str(s.stages));
+  int64_t shared = mmaStagedSharedBytes(s, p.codeBits());
+  if (shared > kStaticSharedBytesPerBlock)
+    return reject(s, "needs " + str(shared) + " bytes of shared memory; at most " +
+                         str(kStaticSharedBytesPerBlock) + " are supported");
+  if (p.n % s.tileN)
+    return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
+  if (p.k % s.tileK)
+    return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
+  if (isGrouped(p) && p.scheme.groupSize % s.tileK)
+    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of tile K = " +
+                         str(s.tileK) + " (scales are applied once per K tile)");
+  return checkQuantTail(p, s);
+}
+
+// What both split-K families need of the problem: whole 64-column layout
+// tiles, whole chunks of whole 32-wide blocks, and chunks and groups that
+// divide one another (a period's scales are loaded once).
+Status checkSplitKProblem(const Problem &p, const Schedule &s) {
+  if (Status c = checkCode(p, s); !c)
+    return c;
+  if (s.splitK > kMaxSplitK)
+    return reject(s, "split_k (warps along K in a block) must be at most " + str(kMaxSplitK));
+  if (s.stages < 1 || s.stages > 4)
+    return reject(s, "stages (K chunks a warp has in flight) must be 1..4, got " + str(s.stages));
+  if (p.n % kColumnsPerUnit)
+    return reject(s, "N = " + str(p.n) + " is not a multiple of " + str(kColumnsPerUnit));
+  if (s.tileK < kBlockK || s.tileK % kBlockK)
+    return reject(s, "tile K (the K chunk a warp takes) must be a positive multiple of " +
+                         str(kBlockK) + ", got " + str(s.tileK));
+  if (p.k % s.tileK)
+    return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
+  if (isGrouped(p)) {
+    int64_t g = p.scheme.groupSize;
+    if (g % kBlockK)
+      return reject(s, "group size " + str(g) + " is not a multiple of " + str(kBlockK));
+    if (s.tileK % g && g % s.tileK)
+      return reject(s, "tile K = " + str(s.tileK) + " and group size " + str(g) +
+                           " must divide one another (scales are loaded once per group)");
+  }
+  return checkQuantTail(p, s);
+}
+
+Status checkPartialSums(const Schedule &s, int64_t bytes) {
+  if (bytes > kStaticSharedBytesPerBlock)
+    return reject(s, "the warps' partial sums need " + str(bytes) +
+                         " bytes of shared memory; at most " + str(kStaticSharedBytesPerBlock) +
+                         " are supported");
+  return Status::success();
+}
+
+Status checkGemvTiled(const Problem &p, const Schedule &s) {
+  if (s.tileM < 1 || s.tileM > 8)
+    return reject(s, "tile M must be 1..8, got " + str(s.tileM));
+  if (Status c = checkPartialSums(s, gemvTiledPartialBytes(s)); !c)
+    return c;
+  return checkSplitKProblem(p, s);
+}
+
+Status checkMmaSplitK(const Problem &p, const Schedule &s) {
+  if (s.tileM != kMmaFragmentN && s.tileM != 2 * kMmaFragmentN && s.tileM != 4 * kMmaFragmentN)
+    return reject(s, "tile M must be 8, 16 or 32 (more accumulators spill), got " + str(s.tileM));
+  if (s.tileN != kColumnsPerUnit && s.tileN != 2 * kColumnsPerUnit)
+    return reject(s,
+                  "tile N must be 64 or 128 (one or two weight-layout tiles), got " + str(s.tileN));
+  if (p.n % s.tileN)
+    return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
+  if (s.warpsM != 1 || s.warpsN != 1)
+    return reject(s, "warps must be [1, 1]: the block's warps are its split_k warps along K");
+  if (Status c = checkPartialSums(s, mmaSplitKPartialBytes(s)); !c)
+    return c;
+  if (Status c = checkSplitKProblem(p, s); !c)
+    return c;
+  int64_t slots = mmaSplitKRingSlots(s);
+  if (s.stages > 1 && slots > kMaxRingSlots)
+    return reject(s, "stages x tile K / " + str(kBlockK) + " = " + str(slots) +
+                         " ring slots per warp; at most " + str(kMaxRingSlots) + " are supported");
+  int64_t ring = mmaSplitKRingBytes(s, p.codeBits()), partials = mmaSplitKPartialBytes(s);
+  if (add(partials, ring) > kMaxSharedBytesPerBlock)
+    return reject(s, "the warps' rings (" + str(ring) + " bytes) and partial sums (" +
+                         str(partials) + ") need more shared memory than any GPU gives a block (" +
+                         str(kMaxSharedBytesPerBlock) + ")");
+  return Status::success();
+}
+
+} // namespace
+
+std::string scheduleSubject(const Schedule &s) {
+  if (s.family == Family::Mma && s.splitK > 1)
+    return "mma schedule with split_k > 1";
+  return std::string(familyName(s.family)) + " schedule";
+}
+
+Status checkScheduleStructure(const Schedule &s) {
+  for (int64_t size : {s.tileM, s.tileN, s.tileK})
+    if (size <= 0)
+      return makeError("tile sizes must be positive");
+  for (int64_t count : {s.warpsM, s.warpsN})
+    if (count <= 0)
+      return makeError("warp counts must be positive");
+  if (mul(s.warpsM, s.warpsN) > 32)
+    return makeError("a block holds at most 32 warps, got " + str(mul(s.warpsM, s.warpsN)));
+  if (s.stages < 1)
+    return makeError("stages must be at least 1, got " + str(s.stages));
+  if (s.splitK < 1)
+    return makeError("split_k must be at least 1, got " + str(s.splitK));
+  if (s.family == Family::GemvTiled &&
+      (s.tileN != kColumnsPerUnit || s.warpsM != 1 || s.warpsN != 1 || s.tileK % kBlockK))
+    return makeError("a 'gemv_tiled' schedule reads 64 x 32 weight tiles with split_k warps "
+                     "along K, each taking tile K values at a time: need tile N = 64, warps = "
+                     "[1, 1] and tile K a multiple of 32");
+  if (s.family == Family::Mma && s.splitK > 1) {
+    // Split-K mma computes W·xᵀ: W's columns are the m16 side, x's rows the
+    // n8 side, and K goes in 32-wide blocks of the paired K order.
+    if (s.tileM % kMmaFragmentN || s.tileN % kMmaFragmentM || s.tileK % kBlockK)
+      return makeError("an 'mma' tile with split_k > 1 needs M a multiple of 8, N of 16 and K "
+                       "of 32, got tile [" +
+                       str(s.tileM) + ", " + str(s.tileN) + ", " + str(s.tileK) + "]");
+  } else if (s.family == Family::Mma || s.family == Family::Wgmma) {
+    // Each warp covers a whole number of m16n8k16 instructions.
+    int64_t warpM = s.tileM / s.warpsM, warpN = s.tileN / s.warpsN;
+    if (s.tileM % s.warpsM || s.tileN % s.warpsN || warpM % kMmaFragmentM ||
+        warpN % kSubtileColumns || s.tileK % kUnitK)
+      return makeError(std::string("an '") + familyName(s.family) +
+                       "' tile must give each warp a multiple of 16x8 and K a multiple of 16, "
+                       "got tile [" +
+                       str(s.tileM) + ", " + str(s.tileN) + ", " + str(s.tileK) + "] over warps [" +
+                       str(s.warpsM) + ", " + str(s.warpsN) + "]");
+  }
+  return Status::success();
+}
+
+Status checkSchedule(const Problem &problem, const Schedule &s) {
+  if (Status structure = checkScheduleStructure(s); !structure)
+    return structure;
+  switch (s.family) {
+  case Family::Gemv: return checkGemv(problem, s);
+  case Family::GemvTiled: return checkGemvTiled(problem, s);
+  case Family::Mma: return s.splitK > 1 ? checkMmaSplitK(problem, s) : checkStagedMma(problem, s);
+  case Family::Wgmma: return makeError("the 'wgmma' family is not implemented yet");
+  }
+  return makeError("unknown kernel family");
+}
+
+int64_t mmaStagedSharedBytes(const Schedule &s, int codeBits) {
+  int64_t activations = mul(mul(s.tileM, s.tileK), kStagedActivationBytes);
+  return mul(s.stages, add(activations, codeTileBytes(s.tileN, s.tileK, codeBits)));
+}
+
+int64_t gemvTiledPartialBytes(const Schedule &s) {
+  return mul(mul(mul(s.splitK, s.tileM), kSubtilesPerUnit * kLaneGroups), 4);
+}
+
+int64_t mmaSplitKPartialBytes(const Schedule &s) {
+  int64_t fragments = mul(s.tileN / kMmaFragmentM, s.tileM / kMmaFragmentN);
+  return mul(mul(s.splitK, fragments), kFragmentFloats * 4);
+}
+
+int64_t mmaSplitKRingSlots(const Schedule &s) {
+  return mul(s.stages, s.tileK / kBlockK);
+}
+
+int64_t mmaSplitKRingBytes(const Schedule &s, int codeBits) {
+  if (s.stages <= 1)
+    return 0;
+  int64_t slotBytes = add(codeTileBytes(s.tileN, kBlockK, codeBits),
+                          mul(mul(s.tileM, kBlockK), kStagedActivationBytes));
+  return mul(mul(s.splitK, mmaSplitKRingSlots(s)), slotBytes);
+}
+
+int64_t staticSharedBytes(const Schedule &s, int codeBits) {
+  switch (s.family) {
+  case Family::Gemv: return 0;
+  case Family::GemvTiled: return gemvTiledPartialBytes(s);
+  case Family::Mma:
+    return s.splitK > 1 ? mmaSplitKPartialBytes(s) : mmaStagedSharedBytes(s, codeBits);
+  case Family::Wgmma: return 0;
+  }
+  return 0;
+}
+
+int64_t dynamicSharedBytes(const Schedule &s, int codeBits) {
+  return s.family == Family::Mma && s.splitK > 1 ? mmaSplitKRingBytes(s, codeBits) : 0;
+}
+
+} // namespace lowbit::core

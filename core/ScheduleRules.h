@@ -1,0 +1,83 @@
+// The schedule rules: which schedules a kernel family can compile for which
+// problems, and the shared memory each needs. The one copy of them: the
+// `#lb.schedule` verifier (checkScheduleStructure), every lb-tile family
+// (checkSchedule, whose message becomes the op's error) and the tuner's
+// search space (checkSchedule, then its own arch limits) call these, so the
+// tuner never proposes a schedule the compiler rejects.
+//
+// The rules ask the fragment facts (core/FragmentFacts.h) instead of
+// assuming a width: every code type core::codeFragment accepts is accepted,
+// because a lane always decodes 32 values per unit and only the bytes it
+// loads change with the width. Staged codes take tile x bits / 8 bytes of
+// shared memory.
+#pragma once
+
+#include "core/FragmentFacts.h"
+#include "core/Problem.h"
+#include "core/Schedule.h"
+#include "core/support/Expected.h"
+
+#include <cstdint>
+#include <string>
+
+namespace lowbit::core {
+
+// gemv: a lane's unit is 32 consecutive K of one row, so a warp covers
+// 32 x 32 = 1024 values of K per step.
+constexpr int64_t kGemvKPerWarpStep = 32 * kValuesPerUnit;
+// mma: the m16n8k16 fragment's M.
+constexpr int64_t kMmaFragmentM = 16;
+// The 48 KiB of static shared memory every arch gives a block without an
+// opt-in; the staged mma and the split-K partial sums live there.
+constexpr int64_t kStaticSharedBytesPerBlock = 48 * 1024;
+// The most shared memory any supported GPU gives a block (sm_90's opt-in);
+// a split-K mma's rings and partial sums must fit it to run anywhere.
+constexpr int64_t kMaxSharedBytesPerBlock = 232448;
+// A split-K mma warp's cp.async ring has at most this many slots.
+constexpr int64_t kMaxRingSlots = 16;
+// f16 and bf16 activations (core::activationBytes) staged in shared memory.
+constexpr int64_t kStagedActivationBytes = 2;
+
+// What the schedule's diagnostics start with: "gemv schedule", "mma
+// schedule", "mma schedule with split_k > 1", "gemv_tiled schedule" or
+// "wgmma schedule". A caller that rejects a problem before the rules run
+// (it cannot express it as a core::Problem) starts its message the same way.
+std::string scheduleSubject(const Schedule &schedule);
+
+// The rules a schedule obeys whatever the problem, as the `#lb.schedule`
+// verifier states them: positive sizes, at most 32 warps, stages and split_k
+// at least 1, and each family's tile shape (gemv_tiled: 64 columns, warps
+// [1, 1], K in 32-wide blocks; split-K mma: M in 8s, N in 16s, K in 32s;
+// mma and wgmma: whole m16n8k16 instructions per warp).
+Status checkScheduleStructure(const Schedule &schedule);
+
+// OK when the schedule's family can compute the problem with it, or the
+// reason as lb-tile reports it ("<subject>: <why>", or the structure rule's
+// message). Structure first, then the family's rules in the compiler's
+// order: the code type (core::codeFragment), tile shape against the
+// problem's N, K and group size, shared memory, and last the quantization
+// features no family implements (quantized zero codes, act-order).
+Status checkSchedule(const Problem &problem, const Schedule &schedule);
+
+// Shared memory, in bytes, for codes of `codeBits` bits:
+// - the staged mma: `stages` buffers of a tile M x tile K activation tile and
+//   a tile N x tile K code tile (static);
+int64_t mmaStagedSharedBytes(const Schedule &schedule, int codeBits);
+// - gemv_tiled: the warps' partial sums, [split_k, tile M x 8 subtiles,
+//   8 lane groups] f32 (static);
+int64_t gemvTiledPartialBytes(const Schedule &schedule);
+// - the split-K mma: the warps' W·xᵀ accumulator fragments, [split_k,
+//   tile N / 16 x tile M / 8, 32 lanes x 4] f32 (static)...
+int64_t mmaSplitKPartialBytes(const Schedule &schedule);
+// ...and with stages > 1 each warp's cp.async ring of stages x tile K / 32
+// slots, a slot holding one 32-wide block: tile N x 32 codes and tile M x 32
+// activations (dynamic; 0 with one stage).
+int64_t mmaSplitKRingSlots(const Schedule &schedule);
+int64_t mmaSplitKRingBytes(const Schedule &schedule, int codeBits);
+
+// A block's static shared memory (what ptxas reports; 0 for gemv) and the
+// dynamic shared memory its launch passes, by family.
+int64_t staticSharedBytes(const Schedule &schedule, int codeBits);
+int64_t dynamicSharedBytes(const Schedule &schedule, int codeBits);
+
+} // namespace lowbit::core

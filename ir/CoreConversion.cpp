@@ -1,0 +1,152 @@
+#include "ir/CoreConversion.h"
+
+#include "ir/LbTypes.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace lowbit::lb {
+namespace {
+
+// A type as diagnostics print it: 'ui4'.
+std::string quoted(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << type << "'";
+  return text;
+}
+
+unsigned minifloatFlags(MiniFloatType type) {
+  unsigned flags = formats::kFloatFinite;
+  switch (type.getSpecial()) {
+  case SpecialValues::finite: break;
+  case SpecialValues::fn: flags |= formats::kFloatNanAllOnes; break;
+  case SpecialValues::ieee: flags |= formats::kFloatIeee; break;
+  }
+  if (!type.getIsSigned()) {
+    flags |= formats::kFloatUnsigned;
+    // An unsigned exponent-only type (e8m0) has no subnormals: every code is
+    // a power of two (LbTypes.td).
+    if (type.getMantissa() == 0)
+      flags |= formats::kFloatNoSubnormals;
+  }
+  return flags;
+}
+
+Expected<formats::Granularity> granularity(ScaleGranularity g) {
+  switch (g) {
+  case ScaleGranularity::tensor: return formats::Granularity::PerTensor;
+  case ScaleGranularity::channel: return formats::Granularity::PerChannel;
+  case ScaleGranularity::group: return formats::Granularity::PerGroup;
+  }
+  return makeError("unknown scale granularity");
+}
+
+} // namespace
+
+core::Family coreFamily(KernelFamily family) {
+  switch (family) {
+  case KernelFamily::gemv: return core::Family::Gemv;
+  case KernelFamily::mma: return core::Family::Mma;
+  case KernelFamily::gemv_tiled: return core::Family::GemvTiled;
+  case KernelFamily::wgmma: return core::Family::Wgmma;
+  }
+  return core::Family::Wgmma; // no kernels: the rules reject it
+}
+
+core::Schedule coreSchedule(KernelFamily family, ArrayRef<int64_t> tile, ArrayRef<int64_t> warps,
+                            int64_t stages, int64_t splitK) {
+  core::Schedule s;
+  s.family = coreFamily(family);
+  // Sizes of the wrong arity (an attribute built without its verifier) read
+  // as 0, which the structure rules reject instead of reading past the end.
+  s.tileM = s.tileN = s.tileK = s.warpsM = s.warpsN = 0;
+  if (tile.size() == 3)
+    s.tileM = tile[0], s.tileN = tile[1], s.tileK = tile[2];
+  if (warps.size() == 2)
+    s.warpsM = warps[0], s.warpsN = warps[1];
+  s.stages = stages;
+  s.splitK = splitK;
+  return s;
+}
+
+core::Schedule coreSchedule(ScheduleAttr schedule) {
+  return coreSchedule(schedule.getFamily(), schedule.getTile(), schedule.getWarps(),
+                      schedule.getStages(), schedule.getSplitK());
+}
+
+Expected<formats::DataFormat> dataFormat(Type type) {
+  if (type.isF16())
+    return formats::DataFormat::f16();
+  if (type.isBF16())
+    return formats::DataFormat::bf16();
+  if (type.isF32())
+    return formats::DataFormat::f32();
+  if (isa<Float8E4M3FNType>(type))
+    return formats::DataFormat::e4m3fn();
+  if (isa<Float8E5M2Type>(type))
+    return formats::DataFormat::e5m2();
+  if (auto minifloat = dyn_cast<MiniFloatType>(type))
+    return formats::DataFormat::minifloat(minifloat.getExponent(), minifloat.getMantissa(),
+                                          minifloat.getBias(), minifloatFlags(minifloat));
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    if (integer.isSignless())
+      return makeError("integer codes must say their signedness (ui<N> or si<N>), got " +
+                       quoted(type));
+    return formats::DataFormat::integer(static_cast<int>(integer.getWidth()), integer.isSigned());
+  }
+  if (isa<LutType>(type))
+    return makeError("no register decode for lookup-table codes (" + quoted(type) + ") yet");
+  return makeError("no storage format for " + quoted(type));
+}
+
+Expected<core::Problem> coreProblem(int64_t n, int64_t k, Type activation, Type code,
+                                    QuantAttr quant, Type zeros) {
+  core::Problem p;
+  p.n = n;
+  p.k = k;
+  if (activation.isF16())
+    p.activation = core::Activation::F16;
+  else if (activation.isBF16())
+    p.activation = core::Activation::BF16;
+  else
+    return makeError("activations must be f16 or bf16, got " + quoted(activation));
+  Expected<formats::DataFormat> codeFormat = dataFormat(code);
+  if (!codeFormat)
+    return makeError(codeFormat.error());
+  p.code = *codeFormat;
+
+  core::Scheme &s = p.scheme;
+  Expected<formats::Granularity> g = granularity(quant.getGranularity());
+  if (!g)
+    return makeError(g.error());
+  s.granularity = *g;
+  s.groupSize = quant.getGroupSize();
+  Expected<formats::DataFormat> scale = dataFormat(quant.getScale());
+  if (!scale)
+    return makeError(scale.error());
+  s.scale = *scale;
+  switch (quant.getZero()) {
+  case ZeroMode::none: s.zero = formats::ZeroMode::None; break;
+  case ZeroMode::sub_code: s.zero = formats::ZeroMode::SubtractCode; break;
+  case ZeroMode::sub_value: s.zero = formats::ZeroMode::SubtractScaled; break;
+  case ZeroMode::quantized: {
+    s.zero = formats::ZeroMode::SubtractCode;
+    // The zeros operand's integer type is the codes' format (uint4 for GPTQ
+    // and AWQ); the op's verifier requires one.
+    if (!zeros)
+      return makeError("quantized zero points need the zeros operand's integer type");
+    Expected<formats::DataFormat> zeroCodes = dataFormat(zeros);
+    if (!zeroCodes)
+      return makeError(zeroCodes.error());
+    s.zeroCodes = *zeroCodes;
+    break;
+  }
+  }
+  s.actOrder = quant.getActOrder();
+  return p;
+}
+
+} // namespace lowbit::lb

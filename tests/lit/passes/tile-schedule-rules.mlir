@@ -1,0 +1,69 @@
+// RUN: lowbit-opt %s --lb-tile --split-input-file --verify-diagnostics
+
+// lb-tile's diagnostics are the schedule rules' (core/ScheduleRules.h), the
+// same words the tuner gives as its reason for skipping a schedule
+// (tests/unit/passes/ScheduleAgreementTest.cpp holds the two together).
+
+// Codes the fragment facts have no register decode for get their reason.
+func.func @fp4(%x: tensor<?x4096xf16>, %w: tensor<256x4096x!lb.float<e2m1, finite>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: no register decode for e2m1 codes yet (integer codes of 1, 2, 4 or 8 bits are implemented)}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x4096xf16>, tensor<256x4096x!lb.float<e2m1, finite>>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// A code type must say its signedness: the decode depends on it.
+func.func @signless(%x: tensor<?x4096xf16>, %w: tensor<256x4096xi4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule: integer codes must say their signedness (ui<N> or si<N>), got 'i4'}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4, split_k = 1>
+      : (tensor<?x4096xf16>, tensor<256x4096xi4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// A 3-bit code would straddle 32-bit words.
+func.func @three_bits(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui3>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: no register decode for 3-bit codes: a code must not straddle a 32-bit word (1, 2, 4 or 8 bits)}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>
+      : (tensor<?x4096xf16>, tensor<256x4096xui3>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// Quantized zero codes (GPTQ/AWQ) are not implemented by any family yet.
+func.func @quantized(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tensor<256x32xf16>, %z: tensor<256x32xui4>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv_tiled schedule: quantized zero codes are not implemented}}
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<256x32xui4>) quant <granularity = group, group_size = 128, scale = f16, zero = quantized>
+      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
+      : (tensor<?x4096xf16>, tensor<256x4096xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// The dialect spells wgmma; no family builds it yet.
+func.func @wgmma(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{the 'wgmma' family is not implemented yet}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = wgmma, tile = [64, 128, 64], warps = [1, 1], stages = 2, split_k = 1>
+      : (tensor<?x4096xf16>, tensor<256x4096xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// cp.async.wait_group takes at most 7 pending groups, whatever the width.
+func.func @ten_stages(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui2>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule: stages must be 2..9, got 10}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = mma, tile = [16, 64, 64], warps = [1, 1], stages = 10, split_k = 1>
+      : (tensor<?x4096xf16>, tensor<256x4096xui2>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}

@@ -1,0 +1,153 @@
+#include "core/ScheduleRules.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace lowbit::core {
+namespace {
+
+Problem problem(const formats::DataFormat &code, int64_t n = 4096, int64_t k = 4096) {
+  Problem p;
+  p.n = n;
+  p.k = k;
+  p.code = code;
+  return p;
+}
+
+const Schedule kGemv{Family::Gemv, 1, 4, 1024, 1, 4, 1, 1};
+const Schedule kMma{Family::Mma, 16, 64, 128, 1, 1, 4, 1};
+const Schedule kGemvTiled{Family::GemvTiled, 1, 64, 128, 1, 1, 1, 8};
+const Schedule kMmaSplitK{Family::Mma, 16, 64, 128, 1, 1, 2, 8};
+
+// The rules accept exactly the code types the fragment facts describe, in
+// every family and with both activations; the rest get the facts' reason.
+TEST(ScheduleRules, AcceptEveryCodeTheFragmentFactsDescribe) {
+  for (const formats::DataFormat &code : formats::builtinElementFormats()) {
+    Expected<CodeFragment> fragment = codeFragment(code);
+    for (Activation activation : {Activation::F16, Activation::BF16})
+      for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK}) {
+        Problem p = problem(code);
+        p.activation = activation;
+        Status fits = checkSchedule(p, s);
+        EXPECT_EQ(fits.ok(), fragment.ok())
+            << code.name() << " " << s.text() << ": " << fits.error();
+        if (!fragment) {
+          EXPECT_EQ(fits.error(), scheduleSubject(s) + ": " + fragment.error());
+        }
+      }
+  }
+}
+
+TEST(ScheduleRules, StagedCodesTakeTileTimesBitsBytes) {
+  // 4 stages of 16 x 128 activations (4096 bytes) and 64 x 128 codes.
+  EXPECT_EQ(mmaStagedSharedBytes(kMma, 4), 4 * (4096 + 4096));
+  EXPECT_EQ(mmaStagedSharedBytes(kMma, 1), 4 * (4096 + 1024));
+  EXPECT_EQ(mmaStagedSharedBytes(kMma, 8), 4 * (4096 + 8192));
+  // 8 warps x 8 slots of 64 x 32 codes and 16 x 32 activations.
+  EXPECT_EQ(mmaSplitKRingBytes(kMmaSplitK, 4), 8 * 8 * (1024 + 1024));
+  EXPECT_EQ(mmaSplitKRingBytes(kMmaSplitK, 2), 8 * 8 * (512 + 1024));
+  EXPECT_EQ(dynamicSharedBytes(kMmaSplitK, 8), 8 * 8 * (2048 + 1024));
+  EXPECT_EQ(staticSharedBytes(kMmaSplitK, 8), mmaSplitKPartialBytes(kMmaSplitK));
+  EXPECT_EQ(staticSharedBytes(kGemv, 4), 0);
+  EXPECT_EQ(staticSharedBytes(kGemvTiled, 4), 8 * 1 * 8 * 8 * 4);
+
+  // 2 stages of 16 x 256 activations (8 KiB) and 256 x 256 codes: the
+  // 48 KiB fit at 1 and 2 bits, not at 4.
+  Schedule wide{Family::Mma, 16, 256, 256, 1, 1, 2, 1};
+  for (int bits : {1, 2, 4, 8}) {
+    Problem p = problem(formats::DataFormat::unsignedInt(bits));
+    p.scheme.granularity = formats::Granularity::PerChannel;
+    p.scheme.groupSize = 0;
+    Status fits = checkSchedule(p, wide);
+    EXPECT_EQ(fits.ok(), bits <= 2) << bits << ": " << fits.error();
+    if (!fits) {
+      EXPECT_EQ(fits.error(), "mma schedule: needs " +
+                                  std::to_string(mmaStagedSharedBytes(wide, bits)) +
+                                  " bytes of shared memory; at most 49152 are supported");
+    }
+  }
+}
+
+// The staged mma's limit, which the tuner's copy of the rules had lost.
+TEST(ScheduleRules, StagedMmaTakesTwoToNineStages) {
+  Schedule s = kMma;
+  s.tileK = 64;
+  for (int64_t stages : {1, 2, 9, 10}) {
+    s.stages = stages;
+    Status fits = checkSchedule(problem(formats::DataFormat::unsignedInt(4)), s);
+    EXPECT_EQ(fits.ok(), stages >= 2 && stages <= 9) << stages;
+    if (!fits) {
+      EXPECT_EQ(fits.error(), "mma schedule: stages must be 2..9, got " + std::to_string(stages));
+    }
+  }
+}
+
+TEST(ScheduleRules, ZeroPointsAsScalesAreAcceptedAndQuantizedZerosAreNot) {
+  for (formats::ZeroMode zero : {formats::ZeroMode::None, formats::ZeroMode::SubtractCode,
+                                 formats::ZeroMode::SubtractScaled}) {
+    Problem p = problem(formats::DataFormat::unsignedInt(4));
+    p.scheme.zero = zero;
+    for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK})
+      EXPECT_TRUE(checkSchedule(p, s).ok()) << s.text();
+  }
+  Problem gptq = problem(formats::DataFormat::unsignedInt(4));
+  gptq.scheme.zero = formats::ZeroMode::SubtractCode;
+  gptq.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
+  EXPECT_EQ(checkSchedule(gptq, kMma).error(),
+            "mma schedule: quantized zero codes are not implemented");
+  Problem actOrder = problem(formats::DataFormat::unsignedInt(4));
+  actOrder.scheme.actOrder = true;
+  EXPECT_EQ(checkSchedule(actOrder, kMmaSplitK).error(),
+            "mma schedule with split_k > 1: act_order is not implemented");
+}
+
+TEST(ScheduleRules, StructureComesFirstInTheVerifiersWords) {
+  Schedule zeroSplit = kGemv;
+  zeroSplit.splitK = 0;
+  EXPECT_EQ(checkScheduleStructure(zeroSplit).error(), "split_k must be at least 1, got 0");
+  Schedule badMma{Family::Mma, 48, 128, 64, 2, 2, 2, 1};
+  EXPECT_EQ(checkSchedule(problem(formats::DataFormat::unsignedInt(4)), badMma).error(),
+            "an 'mma' tile must give each warp a multiple of 16x8 and K a multiple of 16, got "
+            "tile [48, 128, 64] over warps [2, 2]");
+  Schedule wgmma = kMma;
+  wgmma.family = Family::Wgmma;
+  EXPECT_TRUE(checkScheduleStructure(wgmma).ok());
+  EXPECT_EQ(checkSchedule(problem(formats::DataFormat::unsignedInt(4)), wgmma).error(),
+            "the 'wgmma' family is not implemented yet");
+  Schedule manyWarps{Family::Mma, 16, 64, 64, int64_t{1} << 40, int64_t{1} << 40, 2, 1};
+  EXPECT_FALSE(checkScheduleStructure(manyWarps).ok());
+}
+
+// Sizes the verifier lets through but no GPU has: rejected, not wrapped.
+TEST(ScheduleRules, AbsurdSizesAreRejectedWithoutOverflow) {
+  Schedule huge{Family::Mma, int64_t{1} << 40, int64_t{1} << 40, int64_t{1} << 40, 1, 1, 9, 1};
+  EXPECT_EQ(mmaStagedSharedBytes(huge, 8), std::numeric_limits<int64_t>::max());
+  EXPECT_FALSE(checkSchedule(problem(formats::DataFormat::unsignedInt(8)), huge).ok());
+  Schedule ring{Family::Mma, 32, 128, int64_t{1} << 60, 1, 1, 4, 2};
+  EXPECT_EQ(mmaSplitKRingBytes(ring, 8), std::numeric_limits<int64_t>::max());
+  EXPECT_FALSE(checkSchedule(problem(formats::DataFormat::unsignedInt(8)), ring).ok());
+}
+
+// K, N and groups that do not divide the tiles are named in the message.
+TEST(ScheduleRules, ShapeMismatchesNameTheSizes) {
+  Problem p = problem(formats::DataFormat::unsignedInt(2), 4098, 4192);
+  p.scheme.groupSize = 32;
+  EXPECT_EQ(checkSchedule(p, kGemv).error(),
+            "gemv schedule: N = 4098 is not a multiple of tile N = 4");
+  EXPECT_EQ(checkSchedule(p, kMma).error(),
+            "mma schedule: N = 4098 is not a multiple of tile N = 64");
+  EXPECT_EQ(checkSchedule(p, kGemvTiled).error(),
+            "gemv_tiled schedule: N = 4098 is not a multiple of 64");
+  p.n = 4096;
+  EXPECT_EQ(checkSchedule(p, kMma).error(),
+            "mma schedule: K = 4192 is not a multiple of tile K = 128");
+  Problem grouped = problem(formats::DataFormat::signedInt(4));
+  grouped.scheme.groupSize = 96;
+  EXPECT_EQ(checkSchedule(grouped, kGemvTiled).error(),
+            "gemv_tiled schedule: tile K = 128 and group size 96 must divide one another "
+            "(scales are loaded once per group)");
+}
+
+} // namespace
+} // namespace lowbit::core

@@ -1,0 +1,75 @@
+// The dialect's types and attributes as the core model: every code type the
+// compiler can decode maps to the formats library's descriptor of the same
+// name, and the schedule and scheme keep every field.
+#include "ir/CoreConversion.h"
+#include "ir/LbDialect.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+namespace lowbit::lb {
+namespace {
+
+class CoreConversion : public ::testing::Test {
+protected:
+  CoreConversion() { context_.loadDialect<LbDialect>(); }
+  mlir::Type type(const char *text) { return mlir::parseType(text, &context_); }
+  mlir::Attribute attr(const char *text) { return mlir::parseAttribute(text, &context_); }
+  mlir::MLIRContext context_;
+};
+
+TEST_F(CoreConversion, StorageTypesBecomeTheFormatsOfTheSameName) {
+  struct Case {
+    const char *type, *format;
+  };
+  for (Case c : {Case{"ui1", "uint1"}, Case{"ui2", "uint2"}, Case{"ui4", "uint4"},
+                 Case{"ui8", "uint8"}, Case{"si2", "int2"}, Case{"si4", "int4"},
+                 Case{"si8", "int8"}, Case{"f16", "f16"}, Case{"bf16", "bf16"}, Case{"f32", "f32"},
+                 Case{"f8E4M3FN", "e4m3fn"}, Case{"f8E5M2", "e5m2"},
+                 Case{"!lb.float<e2m1, finite>", "e2m1"}, Case{"!lb.float<ue8m0, fn>", "e8m0"}}) {
+    mlir::Type t = type(c.type);
+    ASSERT_TRUE(t) << c.type;
+    Expected<formats::DataFormat> format = dataFormat(t);
+    ASSERT_TRUE(format.ok()) << c.type << ": " << format.error();
+    Expected<formats::DataFormat> expected = formats::parseFormat(c.format);
+    ASSERT_TRUE(expected.ok()) << c.format;
+    EXPECT_EQ(*format, *expected) << c.type << " is " << format->name();
+  }
+  Expected<formats::DataFormat> signless = dataFormat(type("i4"));
+  ASSERT_FALSE(signless.ok());
+  EXPECT_EQ(signless.error(), "integer codes must say their signedness (ui<N> or si<N>), got 'i4'");
+  EXPECT_FALSE(dataFormat(type("!lb.lut<4>")).ok());
+}
+
+TEST_F(CoreConversion, TheSchemeAndTheScheduleKeepEveryField) {
+  auto quant = mlir::cast<QuantAttr>(
+      attr("#lb.quant<granularity = group, group_size = 64, scale = bf16, zero = sub_value>"));
+  Expected<core::Problem> p = coreProblem(4096, 1024, type("bf16"), type("si2"), quant);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(core::signature(*p), "lowbit.qmatmul.v1;n=4096;k=1024;act=bf16;weight=int2;"
+                                 "scale=bf16;granularity=group;group=64;zero=sub_value");
+
+  auto gptq = mlir::cast<QuantAttr>(
+      attr("#lb.quant<granularity = group, group_size = 128, scale = f16, zero = quantized>"));
+  Expected<core::Problem> q = coreProblem(64, 256, type("f16"), type("ui4"), gptq, type("ui4"));
+  ASSERT_TRUE(q.ok()) << q.error();
+  ASSERT_TRUE(q->scheme.zeroCodes.has_value());
+  EXPECT_EQ(q->scheme.zeroCodes->name(), "uint4");
+  EXPECT_FALSE(coreProblem(64, 256, type("f16"), type("ui4"), gptq).ok());
+
+  Expected<core::Problem> f32 = coreProblem(64, 256, type("f32"), type("ui4"), quant);
+  ASSERT_FALSE(f32.ok());
+  EXPECT_EQ(f32.error(), "activations must be f16 or bf16, got 'f32'");
+
+  const char *text = "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], "
+                     "stages = 2, split_k = 8>";
+  core::Schedule s = coreSchedule(mlir::cast<ScheduleAttr>(attr(text)));
+  EXPECT_EQ(s.text(), text);
+  EXPECT_EQ(coreFamily(KernelFamily::wgmma), core::Family::Wgmma);
+  EXPECT_EQ(coreSchedule(KernelFamily::gemv, {1, 4}, {1}, 1, 1).tileM, 0);
+}
+
+} // namespace
+} // namespace lowbit::lb
