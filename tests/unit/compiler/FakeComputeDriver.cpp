@@ -15,8 +15,12 @@ struct FakeKernel {
   int64_t n = 0, k = 0, groupSize = 0;
   bool signedCodes = false;
   layout::WeightLayout layout;
-  int dynamicSharedOptIn = 0; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  int staticShared = 0;        // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, from the image
+  int dynamicSharedOptIn = -1; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; -1: never set
 };
+
+constexpr int kSharedWithoutOptIn = 48 * 1024;
+constexpr int kSharedOptInMax = 227 * 1024; // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, as an H100's
 
 bool capturing = false;
 
@@ -70,6 +74,8 @@ FakeKernel *parseFakeImage(const char *image) {
       kernel->k = std::stoll(value);
     else if (key == "group")
       kernel->groupSize = std::stoll(value);
+    else if (key == "static_shared")
+      kernel->staticShared = std::stoi(value);
     else if (key == "weight")
       kernel->signedCodes = value == "int4";
   }
@@ -117,22 +123,37 @@ CUresult unloadModule(CUmodule module) {
   return CUDA_SUCCESS;
 }
 
+// The real rule: an opt-in whose static + dynamic passes the device's opt-in
+// maximum is refused.
 CUresult setAttribute(CUfunction f, CUfunction_attribute attribute, int value) {
   if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-    reinterpret_cast<FakeKernel *>(f)->dynamicSharedOptIn = value;
+    auto *kernel = reinterpret_cast<FakeKernel *>(f);
+    if (value < 0 || kernel->staticShared + value > kSharedOptInMax)
+      return CUDA_ERROR_INVALID_VALUE;
+    kernel->dynamicSharedOptIn = value;
     ++fakeDriverCounters().dynamicSharedOptIns;
   }
+  return CUDA_SUCCESS;
+}
+
+CUresult getAttribute(int *value, CUfunction_attribute attribute, CUfunction f) {
+  const auto *kernel = reinterpret_cast<const FakeKernel *>(f);
+  *value = attribute == CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES ? kernel->staticShared
+           : attribute == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
+                                                                   : 0;
   return CUDA_SUCCESS;
 }
 
 CUresult launch(CUfunction f, unsigned gridX, unsigned, unsigned, unsigned, unsigned, unsigned,
                 unsigned sharedBytes, CUstream, void **params, void **) {
   FakeDriverCounters &counters = fakeDriverCounters();
-  // As on a GPU: past 48 KiB of dynamic shared memory only an opted-in
-  // function launches.
-  if (sharedBytes > 48 * 1024 &&
-      static_cast<unsigned>(reinterpret_cast<const FakeKernel *>(f)->dynamicSharedOptIn) <
-          sharedBytes)
+  // As on a GPU: a function's dynamic limit is what it opted in to, else
+  // what the 48 KiB default leaves next to its static shared memory.
+  const auto *launched = reinterpret_cast<const FakeKernel *>(f);
+  const long long dynamicLimit = launched->dynamicSharedOptIn >= 0
+                                     ? launched->dynamicSharedOptIn
+                                     : kSharedWithoutOptIn - launched->staticShared;
+  if (static_cast<long long>(sharedBytes) > dynamicLimit)
     return CUDA_ERROR_INVALID_VALUE;
   counters.lastGridX = gridX;
   counters.lastSharedBytes = sharedBytes;
@@ -176,6 +197,7 @@ cuda::DriverApi makeApi() {
   };
   api.cuLaunchKernel = launch;
   api.cuFuncSetAttribute = setAttribute;
+  api.cuFuncGetAttribute = getAttribute;
   api.cuMemAlloc = [](CUdeviceptr *p, size_t bytes) {
     *p = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
     return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -206,6 +228,7 @@ cuda::DriverApi makeApi() {
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 1 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = kSharedOptInMax; break;
     default: *value = 0;
     }
     return CUDA_SUCCESS;
@@ -229,7 +252,8 @@ cuda::DriverApi makeApi() {
 } // namespace
 
 std::vector<char> makeFakeCubin(const kernels::ProblemDesc &problem,
-                                const std::string &weightLayout, const std::string &name) {
+                                const std::string &weightLayout, const std::string &name,
+                                int staticSharedBytes) {
   // What api::looksLikeCubin checks: ELF magic, 64-bit little-endian, EM_CUDA.
   std::vector<char> image(kElfHeaderBytes, 0);
   image[0] = 0x7f, image[1] = 'E', image[2] = 'L', image[3] = 'F';
@@ -238,6 +262,7 @@ std::vector<char> makeFakeCubin(const kernels::ProblemDesc &problem,
   std::string text = "FAKE-CUBIN;name=" + name + ";n=" + std::to_string(problem.n) +
                      ";k=" + std::to_string(problem.k) +
                      ";group=" + std::to_string(problem.groupSize) + ";weight=" + problem.weight +
+                     ";static_shared=" + std::to_string(staticSharedBytes) +
                      ";layout=" + weightLayout;
   image.insert(image.end(), text.c_str(), text.c_str() + text.size() + 1);
   return image;

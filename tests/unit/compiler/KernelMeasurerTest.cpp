@@ -47,7 +47,9 @@ protected:
       auto layout = cubinLayouts_.find(e.name);
       if (layout == cubinLayouts_.end())
         return makeError("no cubin for " + e.name);
-      return makeFakeCubin(e.problem, layout->second);
+      // The image's static shared memory is the entry's ptxas figure, as a
+      // compiled cubin's would be.
+      return makeFakeCubin(e.problem, layout->second, "", e.sharedBytes);
     };
   }
 
@@ -182,6 +184,23 @@ TEST_F(KernelMeasurerTest, AnEntryWithDynamicSharedMemoryOptsInAndLaunchesWithIt
   Expected<tuner::Measurement> plain = measurer.measure(gemv_, 1);
   ASSERT_TRUE(plain.ok()) << plain.error();
   EXPECT_EQ(fakeDriverCounters().lastSharedBytes, 0);
+}
+
+// The H200's failure (mma_t32x64x128_w1x1_s2_k2): 16 KiB of static and
+// 48 KiB of dynamic shared memory. The 48 KiB default limits the sum, so the
+// function must opt in although the dynamic bytes alone are within it; the
+// opt-in used to look at those alone, and the launch failed.
+TEST_F(KernelMeasurerTest, StaticPlusDynamicSharedMemoryPast48KiBOptsIn) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  kernels::KernelEntry ring = mma_;
+  ring.sharedBytes = 16 * 1024;
+  ring.dynamicSharedBytes = 48 * 1024;
+  const int optInsBefore = fakeDriverCounters().dynamicSharedOptIns;
+  Expected<tuner::Measurement> measured = measurer.measure(ring, 16);
+  ASSERT_TRUE(measured.ok()) << measured.error();
+  EXPECT_TRUE(measured->passed) << "relative error " << measured->maxRelError;
+  EXPECT_EQ(fakeDriverCounters().lastSharedBytes, 48 * 1024);
+  EXPECT_GT(fakeDriverCounters().dynamicSharedOptIns, optInsBefore);
 }
 
 } // namespace

@@ -70,6 +70,12 @@ protected:
     FakeKernel ring{"ring", "sm_90a", "mma", kLayoutA, 16};
     ring.dynamicSharedBytes = kRingBytes;
     addKernel(database, w4a16Problem(4096, 1024), ring);
+    // The H200's failure: 16 KiB static + 48 KiB dynamic needs the opt-in,
+    // though the dynamic bytes alone are within the default.
+    FakeKernel staticAndRing{"static_and_ring", "sm_90a", "mma", kLayoutA, 16};
+    staticAndRing.staticSharedBytes = 16 * 1024;
+    staticAndRing.dynamicSharedBytes = 48 * 1024;
+    addKernel(database, w4a16Problem(1024, 1024), staticAndRing);
 
     lowbit_context_options options;
     std::memset(&options, 0, sizeof(options));
@@ -196,6 +202,26 @@ TEST_F(FakeDriverTest, LaunchesWithTheRowsDynamicSharedMemory) {
   EXPECT_STREQ(state->function, "fake_small");
   EXPECT_EQ(state->sharedBytes, 0u);
   lowbit_plan_destroy(plain);
+}
+
+// Static + dynamic shared memory is what the 48 KiB default limits: a kernel
+// with 16 KiB static and 48 KiB dynamic is opted in at plan creation and
+// launches (before the fix, the opt-in looked at the dynamic bytes alone and
+// the launch failed with CUDA_ERROR_INVALID_VALUE).
+TEST_F(FakeDriverTest, OptsInWhenStaticPlusDynamicSharedMemoryPasses48KiB) {
+  int optInsBefore = state->dynamicSharedOptIns;
+  lowbit_plan *p = plan(1024, 1024);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + 1);
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 1024 * 1024 / 2, 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(lowbit_matmul(p, 3, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, "fake_static_and_ring");
+  EXPECT_EQ(state->sharedBytes, 48u * 1024);
+  lowbit_plan_destroy(p);
 }
 
 TEST_F(FakeDriverTest, PassesZerosInTheKernelAbiOrder) {

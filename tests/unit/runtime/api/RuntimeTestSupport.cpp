@@ -70,7 +70,11 @@ std::string addKernel(db::Database &database, const kernels::ProblemDesc &proble
   entry.blockThreads = 128;
   entry.gridTile = {4, kernel.rowsPerBlock, 1};
   entry.dynamicSharedBytes = kernel.dynamicSharedBytes;
-  std::vector<char> cubin = fakeCubin(kernel.tag);
+  entry.sharedBytes = kernel.staticSharedBytes;
+  // Only when set, so the images (and ids) of kernels without it stay as before.
+  const std::string staticShared =
+      kernel.staticSharedBytes ? ";static_shared=" + std::to_string(kernel.staticSharedBytes) : "";
+  std::vector<char> cubin = fakeCubin(kernel.tag + staticShared);
   if (kernel.corruptCubin)
     cubin[18] = 0; // no longer EM_CUDA
   std::string ptx = kernel.withPtx ? ".version 8.0\n.target sm_80\n// " + kernel.tag + "\n" : "";
