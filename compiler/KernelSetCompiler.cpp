@@ -11,6 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -38,6 +39,25 @@ std::string dispatchFamily(const std::string &scheduleText) {
   if (scheduleText.find("family = mma") != std::string::npos)
     return "mma";
   return "wgmma";
+}
+
+std::string firstLine(const std::string &text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.empty() ? "rejected" : line;
+}
+
+std::string joinArchs(const std::vector<std::string> &archs) {
+  std::string out;
+  for (const std::string &arch : archs)
+    out += (out.empty() ? "" : ", ") + arch;
+  return out;
+}
+
+std::string noKernelsError(const std::string &problem, const std::vector<std::string> &rejections) {
+  std::string out = "problem '" + problem + "' gets no kernels: every schedule rejected it";
+  for (const std::string &why : rejections)
+    out += "\n  " + why;
+  return out;
 }
 
 } // namespace
@@ -117,6 +137,8 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
       options.schedules.empty() ? defaultSchedules() : options.schedules;
   for (const spec::ProblemSpec &problem : spec.problems) {
     report.problems.push_back(problem.name);
+    const size_t jobsBefore = jobs.size();
+    std::vector<std::string> rejections; // one line per schedule that skipped it
     for (const std::string &scheduleText : schedules) {
       diagnosticText.clear();
       Attribute schedule = parseAttribute(scheduleText, &context);
@@ -132,6 +154,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
         // the reason, rather than compiled wrong.
         diagnostics << "skipped " << problem.name << " with " << scheduleText << ":\n  "
                     << diagnosticText;
+        rejections.push_back(scheduleText + ": " + firstLine(diagnosticText));
         continue;
       }
       std::string source;
@@ -150,6 +173,10 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
           jobs.push_back(CompileJob{&problem, info, shared, arch});
       }
     }
+    // A problem no schedule serves would leave a kernel set that every host
+    // app's plan creation fails on; say so here, with every reason.
+    if (jobs.size() == jobsBefore)
+      return makeError(noKernelsError(problem.name, rejections));
   }
 
   // 2. NVRTC on a pool of threads: programs are independent, and NVRTC is
@@ -225,6 +252,17 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     kernel.source = *job.source;
     report.kernels.push_back(std::move(kernel));
   }
+  // Compiled, but none launchable on any of the archs (launchableOn said why
+  // for each, above): no kernels either.
+  for (const spec::ProblemSpec &problem : spec.problems)
+    if (std::none_of(report.kernels.begin(), report.kernels.end(),
+                     [&](const CompiledKernel &k) { return k.problem == problem.name; }) &&
+        std::none_of(jobs.begin(), jobs.end(), [&](const CompileJob &job) {
+          return job.problem == &problem && !job.result.ok();
+        }))
+      return makeError("problem '" + problem.name +
+                       "' gets no kernels: none of its kernels can launch on " +
+                       joinArchs(spec.archs) + " (see the reasons above)");
   if (toDatabase) {
     if (Status s = writeDatabase(report, options.output, diagnostics); !s.ok())
       return makeError(s.error());
