@@ -125,7 +125,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
   // 1. MLIR, one module at a time (one context, not thread-safe): every
   // kernel's CUDA source, and one NVRTC job per (kernel, arch).
   struct CompileJob {
-    const spec::ProblemSpec *problem;
+    const core::Problem *problem;
     codegen::KernelLaunchInfo info;
     std::shared_ptr<const std::string> source;
     nvrtc::Arch arch;
@@ -135,7 +135,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
   std::vector<CompileJob> jobs;
   std::vector<std::string> schedules =
       options.schedules.empty() ? defaultSchedules() : options.schedules;
-  for (const spec::ProblemSpec &problem : spec.problems) {
+  for (const core::Problem &problem : spec.problems) {
     report.problems.push_back(problem.name);
     const size_t jobsBefore = jobs.size();
     std::vector<std::string> rejections; // one line per schedule that skipped it
@@ -254,7 +254,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
   }
   // Compiled, but none launchable on any of the archs (launchableOn said why
   // for each, above): no kernels either.
-  for (const spec::ProblemSpec &problem : spec.problems)
+  for (const core::Problem &problem : spec.problems)
     if (std::none_of(report.kernels.begin(), report.kernels.end(),
                      [&](const CompiledKernel &k) { return k.problem == problem.name; }) &&
         std::none_of(jobs.begin(), jobs.end(), [&](const CompileJob &job) {

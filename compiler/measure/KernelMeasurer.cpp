@@ -12,7 +12,7 @@ namespace {
 // launch data (weight layout, grid tile, block size), which the fixture
 // takes from the entry being measured.
 std::string kernelKey(const kernels::KernelEntry &entry) {
-  return kernels::problemSignature(entry.problem) + "|" + entry.arch + "|" + entry.name + "|" +
+  return core::signature(entry.problem) + "|" + entry.arch + "|" + entry.name + "|" +
          entry.schedule;
 }
 
@@ -52,7 +52,7 @@ KernelMeasurer::~KernelMeasurer() {
 }
 
 Expected<BenchFixture *> KernelMeasurer::fixtureFor(const kernels::ProblemDesc &problem) {
-  std::string key = kernels::problemSignature(problem);
+  std::string key = core::signature(problem);
   if (fixture_ && key == fixtureKey_)
     return fixture_.get();
   // Free the previous problem's memory before allocating the next one's.

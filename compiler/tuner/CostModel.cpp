@@ -53,8 +53,6 @@ int codeBitsOf(const kernels::ProblemDesc &p) {
   return bits > 0 ? bits : 4;
 }
 
-double scaleBytes(const std::string &dtype) { return dtype == "f32" ? 4 : 2; }
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 } // namespace
@@ -63,13 +61,9 @@ ProblemBytes idealBytes(const kernels::ProblemDesc &p, int64_t m) {
   ProblemBytes b;
   double n = double(p.n), k = double(p.k);
   b.weights = n * k * codeBitsOf(p) / 8.0;
-  double scaleCount = p.granularity == "tensor"  ? 1
-                      : p.granularity == "channel" ? n
-                      : p.groupSize > 0            ? n * std::ceil(k / double(p.groupSize))
-                                                   : n;
-  // Zeros, when present, are one more value of the scale's dtype per scale.
-  double perScale = scaleBytes(p.scale) * (p.zero == "none" || p.zero.empty() ? 1 : 2);
-  b.scales = scaleCount * perScale;
+  // Zeros, when present, are one more value per scale (of the scale's dtype,
+  // or a byte when quantized).
+  b.scales = double(core::scaleCount(p)) * (core::scaleElementBytes(p) + core::zeroElementBytes(p));
   b.activations = double(m) * k * 2;
   b.outputs = double(m) * n * 2;
   return b;

@@ -27,19 +27,16 @@ ProblemShape shapeOf(const kernels::ProblemDesc &problem) {
   ProblemShape s;
   s.n = problem.n;
   s.k = problem.k;
-  s.activation = problem.activation;
-  s.granularity = problem.granularity;
-  s.groupSize = problem.groupSize;
-  s.zero = problem.zero;
-  // Weight names are uint1..uint8 and int1..int8 (compiler/spec); anything
-  // else (a minifloat, a lookup code) is not an integer code.
-  for (const char *prefix : {"uint", "int"}) {
-    std::string p = prefix;
-    if (problem.weight.compare(0, p.size(), p) == 0 && problem.weight.size() == p.size() + 1 &&
-        problem.weight.back() >= '1' && problem.weight.back() <= '8') {
-      s.integerCodes = true;
-      s.codeBits = problem.weight.back() - '0';
-    }
+  // The typed model's spellings (core/Problem.h), until the core schedule
+  // rules take the problem itself.
+  s.activation = core::activationName(problem.activation);
+  s.granularity = core::granularitySpelling(problem.scheme.granularity);
+  s.groupSize = problem.scheme.groupSize;
+  s.zero = core::zeroSpelling(problem.scheme.zero, problem.scheme.zeroCodes.has_value());
+  s.actOrder = problem.scheme.actOrder;
+  if (const formats::IntFormat *integer = problem.code.asInt()) {
+    s.integerCodes = true;
+    s.codeBits = integer->bits;
   }
   return s;
 }

@@ -89,10 +89,7 @@ Expected<std::vector<kernels::ProblemDesc>> plannedProblems(const TuneArgs &args
     Expected<spec::KernelSetSpec> set = spec::loadKernelSetSpec(args.spec);
     if (!set.ok())
       return makeError(set.error());
-    for (const spec::ProblemSpec &p : set->problems)
-      problems.push_back({p.name, p.n, p.k, p.activation, p.weight, p.scale, p.granularity,
-                          p.granularity == "group" ? p.groupSize : 0, p.zero});
-    return problems;
+    return set->problems;
   }
   Expected<tune::Format> format = tune::parseFormat(args.format);
   if (!format.ok())
@@ -551,6 +548,8 @@ int runTune(const TuneArgs &args) {
     return exitCode;
   const tuner::SweepSummary *summary = &total;
   printBest(*summary, std::cout);
+  for (const std::string &error : summary->measurementErrors)
+    std::cerr << me << "recorded as failed: " << error << "\n";
   std::cerr << me << tuner::stopReasonName(summary->stop)
             << (summary->stopDetail.empty() ? "" : ": " + summary->stopDetail) << "; measured "
             << summary->measured << ", skipped " << summary->skipped << ", pruned "

@@ -25,8 +25,9 @@
 
 namespace lowbit::testing {
 
-// The image a fake module loads: the problem's shape and the layout the
-// kernel reads its weights in.
+// The image a fake module loads: the problem (its signature: formats, shape,
+// scheme) and the layout the kernel reads its weights in. Its kernel computes
+// with any code width, granularity and zero mode, as the real kernels do.
 // `name` only makes images of otherwise equal kernels differ (a database
 // keys kernels by their cubin's hash); `staticSharedBytes` is what the loaded
 // function reports as CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES.
@@ -60,6 +61,7 @@ struct FakeDriverCounters {
   int ptxLoads = 0;             // images that were the copy kernel's PTX
   bool brokenCopy = false;      // set by a test: the copy kernel copies nothing
   long long corruptColumn = -1; // set by a test: matmuls write this column of Y wrong
+  std::string failLaunchesOf;   // set by a test: launches of this entry point fail
 };
 FakeDriverCounters &fakeDriverCounters();
 

@@ -27,7 +27,7 @@ namespace {
 // 2j + 1 (high half); element e comes from nibble (e >> 1) | ((e & 1) << 2).
 int nibbleOfElement(int e) { return (e >> 1) | ((e & 1) << 2); }
 
-std::string derivedLayout(const char *schedule, const spec::ProblemSpec &problem) {
+std::string derivedLayout(const char *schedule, const core::Problem &problem) {
   mlir::MLIRContext context;
   mlir::DialectRegistry registry;
   registry.insert<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect,
@@ -80,12 +80,12 @@ std::array<int, 8> decodeWord(const uint8_t *word) {
   return elements;
 }
 
-spec::ProblemSpec problem(int64_t n, int64_t k) {
-  spec::ProblemSpec p;
+core::Problem problem(int64_t n, int64_t k) {
+  core::Problem p;
   p.name = "sim";
   p.n = n;
   p.k = k;
-  p.groupSize = 64;
+  p.scheme.groupSize = 64;
   return p;
 }
 
@@ -157,7 +157,7 @@ TEST(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
 // the very layout the staged mma family reads: one packed copy of the
 // weights then serves every M.
 TEST(FragmentSimulation, EveryFamilyButGemvSharesTheMmaLayout) {
-  spec::ProblemSpec p = problem(256, 1024);
+  core::Problem p = problem(256, 1024);
   std::string mma = derivedLayout(
       "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>", p);
   std::string gemv = derivedLayout(

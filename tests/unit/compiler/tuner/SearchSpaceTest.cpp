@@ -70,7 +70,7 @@ bool compilerRulesHold(const ProblemShape &p, const Schedule &s) {
 
 ProblemShape shape(int64_t n, int64_t k, int64_t group = 128) {
   kernels::ProblemDesc d = w4a16(n, k);
-  d.groupSize = group;
+  d.scheme.groupSize = group;
   return shapeOf(d);
 }
 
@@ -212,7 +212,7 @@ TEST(SearchSpace, OverBudgetScheduleIsRejectedWithItsReason) {
 
 TEST(SearchSpace, UnsupportedProblemsGiveTheCompilersReason) {
   kernels::ProblemDesc w2 = w4a16(4096, 4096);
-  w2.weight = "uint2";
+  w2.code = formats::DataFormat::unsignedInt(2);
   Schedule gemv{Family::Gemv, 1, 4, 1024, 1, 4, 1, 1};
   Status why = checkSchedule(shapeOf(w2), *archLimits("sm_80"), gemv);
   ASSERT_FALSE(why.ok());

@@ -60,11 +60,11 @@ protected:
     std::string large = addKernel(database, problem, {"large", "sm_90a", "mma", kLayoutA, 16});
     ASSERT_TRUE(database.putDevice(*device).ok());
     ASSERT_TRUE(database
-                    .setDispatch(db::problemIdForSignature(kernels::problemSignature(problem)),
+                    .setDispatch(db::problemIdForSignature(core::signature(problem)),
                                  device->id(), {{1, 9, small}, {9, std::nullopt, large}})
                     .ok());
     kernels::ProblemDesc withZeros = w4a16Problem(1024, 4096);
-    withZeros.zero = "sub_code";
+    withZeros.scheme.zero = formats::ZeroMode::SubtractCode;
     addKernel(database, withZeros, {"with_zeros", "sm_90a", "gemv"});
     addKernel(database, w4a16Problem(2048, 2048), {"ampere_only", "sm_80", "gemv"});
     FakeKernel ring{"ring", "sm_90a", "mma", kLayoutA, 16};
