@@ -33,11 +33,13 @@ void registerDialects(MLIRContext &context) {
 // The family the runtime's M ranges know: both CUDA-core designs (gemv over
 // rows, gemv_tiled over the mma layout) serve the small-M range as "gemv",
 // which lets a plan swap one for the other when it needs a single layout.
-std::string dispatchFamily(const std::string &scheduleText) {
-  if (scheduleText.find("family = gemv") != std::string::npos)
-    return "gemv";
-  if (scheduleText.find("family = mma") != std::string::npos)
-    return "mma";
+std::string dispatchFamily(lb::KernelFamily family) {
+  switch (family) {
+  case lb::KernelFamily::gemv:
+  case lb::KernelFamily::gemv_tiled: return "gemv";
+  case lb::KernelFamily::mma: return "mma";
+  case lb::KernelFamily::wgmma: break;
+  }
   return "wgmma";
 }
 
@@ -126,6 +128,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
   // kernel's CUDA source, and one NVRTC job per (kernel, arch).
   struct CompileJob {
     const core::Problem *problem;
+    lb::KernelFamily family; // the schedule's, from the parsed attribute
     codegen::KernelLaunchInfo info;
     std::shared_ptr<const std::string> source;
     nvrtc::Arch arch;
@@ -170,7 +173,8 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
               !written.ok())
             return makeError(written.error());
         for (nvrtc::Arch arch : archs)
-          jobs.push_back(CompileJob{&problem, info, shared, arch});
+          jobs.push_back(
+              CompileJob{&problem, cast<lb::ScheduleAttr>(schedule).getFamily(), info, shared, arch});
       }
     }
     // A problem no schedule serves would leave a kernel set that every host
@@ -218,7 +222,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     kernel.name = info.name;
     kernel.arch = nvrtc::archName(job.arch);
     kernel.schedule = info.scheduleText;
-    kernel.family = dispatchFamily(info.scheduleText);
+    kernel.family = dispatchFamily(job.family);
     kernel.weightLayout = info.weightLayout;
     kernel.blockThreads = info.blockThreads;
     kernel.gridTile = info.gridTile;
