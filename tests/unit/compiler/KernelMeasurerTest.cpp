@@ -245,6 +245,24 @@ TEST_F(KernelMeasurerTest, TwoBitProblemsAreMeasured) {
   EXPECT_TRUE(measured->passed) << "relative error " << measured->maxRelError;
 }
 
+// A problem the formats library makes no inputs for (act-order needs a g_idx)
+// cannot have a checked kernel: its candidates fail, as results, so the
+// sweep goes on to the next problem.
+TEST_F(KernelMeasurerTest, AProblemWithoutInputsFailsItsKernelsNotTheSweep) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  kernels::KernelEntry e = gemv_;
+  e.problem.scheme.actOrder = true;
+  for (int64_t m : {1, 2}) {
+    Expected<tuner::Measurement> measured = measurer.measure(e, m);
+    ASSERT_TRUE(measured.ok()) << measured.error();
+    EXPECT_FALSE(measured->passed);
+  }
+  EXPECT_EQ(measurer.rejected(), 2);
+  Expected<tuner::Measurement> other = measurer.measure(gemv_, 1);
+  ASSERT_TRUE(other.ok()) << other.error();
+  EXPECT_TRUE(other->passed);
+}
+
 // A kernel the driver will not launch is an error for that measurement
 // (the sweep records it as failed and goes on, SweepTest.cpp); the measurer
 // itself stays usable for the next candidate.
