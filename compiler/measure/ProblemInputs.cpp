@@ -68,6 +68,36 @@ template <typename Work> void forEachOnCores(int64_t count, const Work &work) {
     worker.join();
 }
 
+// The rows of `block` (whose first row is row0 of the whole matrix) that are
+// reference rows, as a matrix of their own: dequantizing only those keeps
+// the reference cheap (a seventh of the rows, by default). Scales and zeros
+// are per row here, except the one tensor scale.
+formats::QuantizedMatrix referenceRows(const formats::QuantizedMatrix &block, int64_t row0,
+                                       int64_t stride) {
+  formats::QuantizedMatrix out;
+  out.scheme = block.scheme;
+  out.cols = block.cols;
+  const bool perTensor = block.scheme.granularity == formats::Granularity::PerTensor;
+  const int64_t slotsPerRow = perTensor ? 0 : block.scaleCols();
+  if (perTensor) {
+    out.scales = block.scales;
+    out.zeros = block.zeros;
+  }
+  for (int64_t r = (stride - row0 % stride) % stride; r < block.rows; r += stride) {
+    ++out.rows;
+    out.codes.insert(out.codes.end(), block.codes.begin() + r * block.cols,
+                     block.codes.begin() + (r + 1) * block.cols);
+    if (perTensor)
+      continue;
+    out.scales.insert(out.scales.end(), block.scales.begin() + r * slotsPerRow,
+                      block.scales.begin() + (r + 1) * slotsPerRow);
+    if (!block.zeros.empty())
+      out.zeros.insert(out.zeros.end(), block.zeros.begin() + r * slotsPerRow,
+                       block.zeros.begin() + (r + 1) * slotsPerRow);
+  }
+  return out;
+}
+
 } // namespace
 
 uint64_t randomBits(uint64_t &state) {
@@ -115,8 +145,8 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
   Expected<formats::QuantScheme> scheme = core::quantScheme(problem);
   if (!scheme)
     return bad(scheme.error());
-  if (options.referenceStride < 1)
-    return bad("the reference stride must be positive");
+  if (options.referenceStride < 1 || options.blockWeights < 1)
+    return bad("the reference stride and the block size must be positive");
 
   ProblemInputs in;
   in.problem = problem;
@@ -132,10 +162,10 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
   in.zeros.resize(static_cast<size_t>(core::scaleCount(problem) * zeroBytes));
   in.referenceWeights.resize(static_cast<size_t>(in.referenceColumns() * k));
 
-  // Channel and group scales are per row, so blocks of rows quantize alone
-  // (about 4 M weights each); one tensor scale needs the whole matrix.
+  // Channel and group scales are per row, so blocks of rows quantize alone;
+  // one tensor scale needs the whole matrix.
   const bool perTensor = problem.scheme.granularity == formats::Granularity::PerTensor;
-  const int64_t blockRows = perTensor ? n : std::max<int64_t>(1, (int64_t{1} << 22) / k);
+  const int64_t blockRows = perTensor ? n : std::max<int64_t>(1, options.blockWeights / k);
   const int64_t blocks = (n + blockRows - 1) / blockRows;
   const bool nonNegative = !problem.code.isSigned() && !problem.scheme.hasZeros();
   std::mutex failureLock;
@@ -146,11 +176,15 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
     normalWeights(options.seed ^ (0x5851F42D4C957F2Dull * static_cast<uint64_t>(block + 1)),
                   nonNegative, weights.data(), weights.size());
     Expected<formats::QuantizedMatrix> q = formats::quantize(weights.data(), rows, k, *scheme);
-    Expected<std::vector<double>> dequantized =
-        q ? formats::dequantize(*q) : Expected<std::vector<double>>(makeError(q.error()));
-    if (!dequantized) {
+    const int64_t firstReference = (row0 + in.referenceStride - 1) / in.referenceStride;
+    const bool hasReferenceRows = firstReference * in.referenceStride < row0 + rows;
+    Expected<std::vector<double>> reference =
+        !q                 ? Expected<std::vector<double>>(makeError(q.error()))
+        : hasReferenceRows ? formats::dequantize(referenceRows(*q, row0, in.referenceStride))
+                           : std::vector<double>();
+    if (!reference) {
       std::lock_guard<std::mutex> lock(failureLock);
-      failure = dequantized.error();
+      failure = reference.error();
       return;
     }
     std::copy(q->codes.begin(), q->codes.end(), in.codes.begin() + row0 * k);
@@ -158,10 +192,8 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
     storeCodes(q->scales, scaleBytes, &in.scales[static_cast<size_t>(slot0 * scaleBytes)]);
     if (zeroBytes)
       storeCodes(q->zeros, zeroBytes, &in.zeros[static_cast<size_t>(slot0 * zeroBytes)]);
-    for (int64_t r = 0; r < rows; ++r)
-      if ((row0 + r) % in.referenceStride == 0)
-        std::copy_n(dequantized->begin() + r * k, k,
-                    in.referenceWeights.begin() + (row0 + r) / in.referenceStride * k);
+    std::copy(reference->begin(), reference->end(),
+              in.referenceWeights.begin() + firstReference * k);
   });
   if (!failure.empty())
     return bad(failure);

@@ -28,6 +28,9 @@ struct ProblemInputOptions {
   // the check cheap next to a timing while crossing every N tile; the GPU
   // tests check every column with 1.
   int64_t referenceStride = 7;
+  // Weights quantized per block of rows (one block per thread at a time);
+  // tests make it small so that blocks start at every phase of the stride.
+  int64_t blockWeights = int64_t{1} << 22;
 };
 
 // What a kernel reads, laid out as it reads it (the kernel ABI is x, packed

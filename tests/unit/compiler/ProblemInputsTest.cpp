@@ -36,14 +36,17 @@ double element(const std::vector<uint8_t> &bytes, int64_t slot, int width,
 }
 
 // Rebuilds every reference weight from the kernel-facing codes, scales and
-// zeros: they must be the dequantized weights exactly (scales [N][K / 64]).
+// zeros: they must be the dequantized weights exactly (scales [N][K / 64],
+// [N] per channel, [1] per tensor).
 void expectReferenceIsTheKernelsWeights(const ProblemInputs &in) {
   const core::Problem &p = in.problem;
   const formats::DataFormat zeroFormat = p.scheme.zeroCodes ? *p.scheme.zeroCodes : p.scheme.scale;
   const int scaleBytes = core::scaleElementBytes(p), zeroBytes = core::zeroElementBytes(p);
   for (int64_t n = 0; n < p.n; n += in.referenceStride)
     for (int64_t k = 0; k < p.k; ++k) {
-      const int64_t slot = n * (p.k / 64) + k / 64;
+      const int64_t slot = p.scheme.granularity == formats::Granularity::PerTensor    ? 0
+                           : p.scheme.granularity == formats::Granularity::PerChannel ? n
+                                                                                     : n * (p.k / 64) + k / 64;
       double q = p.code.decode(in.codes[size_t(n * p.k + k)]);
       double s = element(in.scales, slot, scaleBytes, p.scheme.scale);
       double z = p.scheme.hasZeros() ? element(in.zeros, slot, zeroBytes, zeroFormat) : 0;
@@ -97,6 +100,29 @@ TEST(ProblemInputs, ScaleDtypesAreTheKernelsBitPatterns) {
     EXPECT_EQ(in->scales.size(), size_t(64 * 4 * core::scaleElementBytes(p)));
     expectReferenceIsTheKernelsWeights(*in);
   }
+}
+
+// Only the reference rows are dequantized, in blocks of rows; whatever the
+// stride and granularity (one tensor scale spans every block), they are the
+// right rows.
+TEST(ProblemInputs, EveryGranularityAndReferenceStride) {
+  for (formats::Granularity granularity :
+       {formats::Granularity::PerTensor, formats::Granularity::PerChannel,
+        formats::Granularity::PerGroup})
+    for (int64_t stride : {1, 3, 7}) {
+      core::Problem p = problem("uint4", "sub_code", 100, 256);
+      p.scheme.granularity = granularity;
+      if (granularity != formats::Granularity::PerGroup)
+        p.scheme.groupSize = 0;
+      ProblemInputOptions options;
+      options.referenceStride = stride;
+      options.blockWeights = 5 * 256; // blocks of 5 rows: every phase of every stride
+      Expected<ProblemInputs> in = makeProblemInputs(p, options);
+      ASSERT_TRUE(in.ok()) << in.error();
+      EXPECT_EQ(in->referenceWeights.size(), size_t((100 + stride - 1) / stride * 256));
+      EXPECT_EQ(in->scales.size(), size_t(core::scaleCount(p) * 2));
+      expectReferenceIsTheKernelsWeights(*in);
+    }
 }
 
 // The reference is exact on the kernel's weights: a y computed from them
