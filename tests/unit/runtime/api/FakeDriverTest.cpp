@@ -111,6 +111,9 @@ protected:
     return choice;
   }
 
+  void launchOnce(int64_t n, int64_t k, int64_t m, const char *function, unsigned sharedBytes,
+                  int optIns);
+
   const LowbitFakeLaunch *state = nullptr;
   TempDir dir;
   std::string path;
@@ -171,37 +174,34 @@ TEST_F(FakeDriverTest, LaunchesTheRangesKernelWithItsGridAndRestoresTheContext) 
   EXPECT_EQ(state->modulesLoaded, 0);
 }
 
+// Plans N x K (uint4 weights at fake pointers), runs M rows once and checks
+// that `function` launched with `sharedBytes` of dynamic shared memory after
+// `optIns` cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) calls at plan
+// creation.
+void FakeDriverTest::launchOnce(int64_t n, int64_t k, int64_t m, const char *function,
+                                unsigned sharedBytes, int optIns) {
+  const int optInsBefore = state->dynamicSharedOptIns;
+  lowbit_plan *p = plan(n, k);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + optIns);
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), static_cast<size_t>(n * k / 2), 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(lowbit_matmul(p, m, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, function);
+  EXPECT_EQ(state->sharedBytes, sharedBytes);
+  lowbit_plan_destroy(p);
+}
+
 // The database row's launch.dynamicSharedBytes reaches cuLaunchKernel, and
 // the plan opts the function in when it loads (the fake fails the launch
 // otherwise, as a GPU would).
 TEST_F(FakeDriverTest, LaunchesWithTheRowsDynamicSharedMemory) {
-  int optInsBefore = state->dynamicSharedOptIns;
-  lowbit_plan *p = plan(4096, 1024);
-  ASSERT_NE(p, nullptr);
-  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + 1);
-  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 4096 * 1024 / 2, 0};
-  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
-  ASSERT_EQ(lowbit_matmul(p, 3, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
-                          nullptr),
-            LOWBIT_STATUS_SUCCESS)
-      << lowbit_last_error();
-  EXPECT_STREQ(state->function, "fake_ring");
-  EXPECT_EQ(state->sharedBytes, static_cast<unsigned>(kRingBytes));
-  lowbit_plan_destroy(p);
-
+  launchOnce(4096, 1024, 3, "fake_ring", static_cast<unsigned>(kRingBytes), 1);
   // A kernel without dynamic shared memory neither opts in nor passes any.
-  lowbit_plan *plain = plan(4096, 4096);
-  ASSERT_NE(plain, nullptr);
-  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + 1);
-  ASSERT_EQ(lowbit_plan_layout_id(plain, &w.layout_id), LOWBIT_STATUS_SUCCESS);
-  w.bytes = 4096 * 4096 / 2;
-  ASSERT_EQ(lowbit_matmul(plain, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr,
-                          0, nullptr),
-            LOWBIT_STATUS_SUCCESS)
-      << lowbit_last_error();
-  EXPECT_STREQ(state->function, "fake_small");
-  EXPECT_EQ(state->sharedBytes, 0u);
-  lowbit_plan_destroy(plain);
+  launchOnce(4096, 4096, 1, "fake_small", 0, 0);
 }
 
 // Static + dynamic shared memory is what the 48 KiB default limits: a kernel
@@ -209,19 +209,7 @@ TEST_F(FakeDriverTest, LaunchesWithTheRowsDynamicSharedMemory) {
 // launches (before the fix, the opt-in looked at the dynamic bytes alone and
 // the launch failed with CUDA_ERROR_INVALID_VALUE).
 TEST_F(FakeDriverTest, OptsInWhenStaticPlusDynamicSharedMemoryPasses48KiB) {
-  int optInsBefore = state->dynamicSharedOptIns;
-  lowbit_plan *p = plan(1024, 1024);
-  ASSERT_NE(p, nullptr);
-  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + 1);
-  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 1024 * 1024 / 2, 0};
-  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
-  ASSERT_EQ(lowbit_matmul(p, 3, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
-                          nullptr),
-            LOWBIT_STATUS_SUCCESS)
-      << lowbit_last_error();
-  EXPECT_STREQ(state->function, "fake_static_and_ring");
-  EXPECT_EQ(state->sharedBytes, 48u * 1024);
-  lowbit_plan_destroy(p);
+  launchOnce(1024, 1024, 3, "fake_static_and_ring", 48u * 1024, 1);
 }
 
 TEST_F(FakeDriverTest, PassesZerosInTheKernelAbiOrder) {
