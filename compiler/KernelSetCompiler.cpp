@@ -11,6 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -32,12 +33,33 @@ void registerDialects(MLIRContext &context) {
 // The family the runtime's M ranges know: both CUDA-core designs (gemv over
 // rows, gemv_tiled over the mma layout) serve the small-M range as "gemv",
 // which lets a plan swap one for the other when it needs a single layout.
-std::string dispatchFamily(const std::string &scheduleText) {
-  if (scheduleText.find("family = gemv") != std::string::npos)
-    return "gemv";
-  if (scheduleText.find("family = mma") != std::string::npos)
-    return "mma";
+std::string dispatchFamily(lb::KernelFamily family) {
+  switch (family) {
+  case lb::KernelFamily::gemv:
+  case lb::KernelFamily::gemv_tiled: return "gemv";
+  case lb::KernelFamily::mma: return "mma";
+  case lb::KernelFamily::wgmma: break;
+  }
   return "wgmma";
+}
+
+std::string firstLine(const std::string &text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.empty() ? "rejected" : line;
+}
+
+std::string joinArchs(const std::vector<std::string> &archs) {
+  std::string out;
+  for (const std::string &arch : archs)
+    out += (out.empty() ? "" : ", ") + arch;
+  return out;
+}
+
+std::string noKernelsError(const std::string &problem, const std::vector<std::string> &rejections) {
+  std::string out = "problem '" + problem + "' gets no kernels: every schedule rejected it";
+  for (const std::string &why : rejections)
+    out += "\n  " + why;
+  return out;
 }
 
 } // namespace
@@ -105,7 +127,8 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
   // 1. MLIR, one module at a time (one context, not thread-safe): every
   // kernel's CUDA source, and one NVRTC job per (kernel, arch).
   struct CompileJob {
-    const spec::ProblemSpec *problem;
+    const core::Problem *problem;
+    lb::KernelFamily family; // the schedule's, from the parsed attribute
     codegen::KernelLaunchInfo info;
     std::shared_ptr<const std::string> source;
     nvrtc::Arch arch;
@@ -115,8 +138,10 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
   std::vector<CompileJob> jobs;
   std::vector<std::string> schedules =
       options.schedules.empty() ? defaultSchedules() : options.schedules;
-  for (const spec::ProblemSpec &problem : spec.problems) {
+  for (const core::Problem &problem : spec.problems) {
     report.problems.push_back(problem.name);
+    const size_t jobsBefore = jobs.size();
+    std::vector<std::string> rejections; // one line per schedule that skipped it
     for (const std::string &scheduleText : schedules) {
       diagnosticText.clear();
       Attribute schedule = parseAttribute(scheduleText, &context);
@@ -132,6 +157,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
         // the reason, rather than compiled wrong.
         diagnostics << "skipped " << problem.name << " with " << scheduleText << ":\n  "
                     << diagnosticText;
+        rejections.push_back(scheduleText + ": " + firstLine(diagnosticText));
         continue;
       }
       std::string source;
@@ -147,9 +173,14 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
               !written.ok())
             return makeError(written.error());
         for (nvrtc::Arch arch : archs)
-          jobs.push_back(CompileJob{&problem, info, shared, arch});
+          jobs.push_back(
+              CompileJob{&problem, cast<lb::ScheduleAttr>(schedule).getFamily(), info, shared, arch});
       }
     }
+    // A problem no schedule serves would leave a kernel set that every host
+    // app's plan creation fails on; say so here, with every reason.
+    if (jobs.size() == jobsBefore)
+      return makeError(noKernelsError(problem.name, rejections));
   }
 
   // 2. NVRTC on a pool of threads: programs are independent, and NVRTC is
@@ -191,7 +222,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     kernel.name = info.name;
     kernel.arch = nvrtc::archName(job.arch);
     kernel.schedule = info.scheduleText;
-    kernel.family = dispatchFamily(info.scheduleText);
+    kernel.family = dispatchFamily(job.family);
     kernel.weightLayout = info.weightLayout;
     kernel.blockThreads = info.blockThreads;
     kernel.gridTile = info.gridTile;
@@ -225,6 +256,17 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     kernel.source = *job.source;
     report.kernels.push_back(std::move(kernel));
   }
+  // Compiled, but none launchable on any of the archs (launchableOn said why
+  // for each, above): no kernels either.
+  for (const core::Problem &problem : spec.problems)
+    if (std::none_of(report.kernels.begin(), report.kernels.end(),
+                     [&](const CompiledKernel &k) { return k.problem == problem.name; }) &&
+        std::none_of(jobs.begin(), jobs.end(), [&](const CompileJob &job) {
+          return job.problem == &problem && !job.result.ok();
+        }))
+      return makeError("problem '" + problem.name +
+                       "' gets no kernels: none of its kernels can launch on " +
+                       joinArchs(spec.archs) + " (see the reasons above)");
   if (toDatabase) {
     if (Status s = writeDatabase(report, options.output, diagnostics); !s.ok())
       return makeError(s.error());

@@ -1,6 +1,7 @@
 #include "compiler/KernelSetOutput.h"
 
 #include "runtime/kernels/KernelRecordCodec.h"
+#include "runtime/kernels/ProblemJson.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Sha256.h"
 
@@ -21,10 +22,7 @@ Status writeFile(const std::filesystem::path &path, const void *data, size_t siz
 
 kernels::KernelEntry kernelEntryOf(const CompiledKernel &k) {
   kernels::KernelEntry e;
-  e.problem = {k.spec.name,   k.spec.n,           k.spec.k,
-               k.spec.activation, k.spec.weight,  k.spec.scale,
-               k.spec.granularity,
-               k.spec.granularity == "group" ? k.spec.groupSize : 0, k.spec.zero};
+  e.problem = k.spec;
   e.name = k.name;
   e.arch = k.arch;
   e.family = k.family;
@@ -41,17 +39,8 @@ kernels::KernelEntry kernelEntryOf(const CompiledKernel &k) {
 
 Status writeManifest(const KernelSetReport &report, const std::filesystem::path &directory) {
   nlohmann::json kernels = nlohmann::json::array();
-  for (const CompiledKernel &k : report.kernels)
-    kernels.push_back({{"problem", k.problem},
-                       {"n", k.spec.n},
-                       {"k", k.spec.k},
-                       {"activation", k.spec.activation},
-                       {"weight", k.spec.weight},
-                       {"scale", k.spec.scale},
-                       {"granularity", k.spec.granularity},
-                       {"group_size", k.spec.granularity == "group" ? k.spec.groupSize : 0},
-                       {"zero", k.spec.zero},
-                       {"name", k.name},
+  for (const CompiledKernel &k : report.kernels) {
+    nlohmann::json kernel = {{"name", k.name},
                        {"arch", k.arch},
                        {"family", k.family},
                        {"schedule", k.schedule},
@@ -64,7 +53,14 @@ Status writeManifest(const KernelSetReport &report, const std::filesystem::path 
                        {"spill_bytes", k.spillBytes},
                        {"stack_bytes", k.stackBytes},
                        {"cubin", k.name + "." + k.arch + ".cubin"},
-                       {"ptx", k.name + "." + k.arch + ".ptx"}});
+                       {"ptx", k.name + "." + k.arch + ".ptx"}};
+    // The problem's fields beside the kernel's, its name under "problem"
+    // (kernels::readKernelSet reads them back the same way).
+    core::Problem problem = k.spec;
+    problem.name = k.problem;
+    kernels::writeProblemJson(problem, "problem", kernel);
+    kernels.push_back(std::move(kernel));
+  }
   std::string text = nlohmann::json{{"kernels", kernels}}.dump(2) + "\n";
   return writeFile(directory / "kernels.json", text.data(), text.size());
 }
@@ -83,7 +79,7 @@ Status writeDatabase(const KernelSetReport &report, const std::string &path,
         continue;
       kernels::KernelEntry entry = kernelEntryOf(k);
       Expected<std::string> problem =
-          database->putProblem(kernels::problemSignature(entry.problem));
+          database->putProblem(core::signature(entry.problem));
       if (!problem.ok())
         return makeError(problem.error());
       db::KernelRecord record = kernels::kernelRecord(entry, k.cubin, k.ptx,

@@ -19,8 +19,8 @@
 namespace lowbit::compiler {
 
 struct CompiledKernel {
-  spec::ProblemSpec spec;
-  std::string problem;   // spec name
+  core::Problem spec;    // the problem it computes
+  std::string problem;   // its name
   std::string name;      // entry point
   std::string arch;
   std::string family;

@@ -11,30 +11,53 @@ using namespace mlir;
 namespace lowbit::compiler {
 namespace {
 
-Type activationType(MLIRContext &context, const std::string &name) {
-  return name == "bf16" ? Type(BFloat16Type::get(&context))
-                        : Type(Float16Type::get(&context));
+Type activationType(MLIRContext &context, core::Activation activation) {
+  return activation == core::Activation::BF16 ? Type(BFloat16Type::get(&context))
+                                              : Type(Float16Type::get(&context));
 }
 
-Type floatType(MLIRContext &context, const std::string &name) {
-  if (name == "bf16")
-    return BFloat16Type::get(&context);
-  if (name == "f32")
-    return Float32Type::get(&context);
-  return Float16Type::get(&context);
+// Scales (and unquantized zeros) are f16, bf16 or f32 (core::validate).
+FailureOr<Type> floatType(MLIRContext &context, const formats::DataFormat &format) {
+  if (format == formats::DataFormat::bf16())
+    return Type(BFloat16Type::get(&context));
+  if (format == formats::DataFormat::f32())
+    return Type(Float32Type::get(&context));
+  if (format == formats::DataFormat::f16())
+    return Type(Float16Type::get(&context));
+  return failure();
 }
 
-// "uint4" -> ui4, "int4" -> si4: signedness is part of the storage format.
-Type weightType(MLIRContext &context, const std::string &name) {
-  bool isUnsigned = name.rfind("uint", 0) == 0;
-  unsigned bits = static_cast<unsigned>(name.back() - '0');
-  return IntegerType::get(&context, bits,
-                          isUnsigned ? IntegerType::Unsigned : IntegerType::Signed);
+// uint4 -> ui4, int4 -> si4: signedness is part of the storage format. Codes
+// with an offset, ternary or fixed-point ones have no builtin type (yet).
+FailureOr<Type> integerType(MLIRContext &context, const formats::DataFormat &format) {
+  const formats::IntFormat *integer = format.asInt();
+  if (!integer || integer->offset != 0 || integer->ternary || integer->fractionBits != 0)
+    return failure();
+  return Type(IntegerType::get(&context, static_cast<unsigned>(integer->bits),
+                               integer->isSigned ? IntegerType::Signed : IntegerType::Unsigned));
+}
+
+lb::ScaleGranularity granularityOf(formats::Granularity granularity) {
+  switch (granularity) {
+  case formats::Granularity::PerTensor: return lb::ScaleGranularity::tensor;
+  case formats::Granularity::PerChannel: return lb::ScaleGranularity::channel;
+  case formats::Granularity::PerGroup: break;
+  }
+  return lb::ScaleGranularity::group;
+}
+
+lb::ZeroMode zeroModeOf(const core::Scheme &scheme) {
+  switch (scheme.zero) {
+  case formats::ZeroMode::None: return lb::ZeroMode::none;
+  case formats::ZeroMode::SubtractScaled: return lb::ZeroMode::sub_value;
+  case formats::ZeroMode::SubtractCode: break;
+  }
+  return scheme.zeroCodes ? lb::ZeroMode::quantized : lb::ZeroMode::sub_code;
 }
 
 } // namespace
 
-std::string problemSymbol(const spec::ProblemSpec &problem) {
+std::string problemSymbol(const core::Problem &problem) {
   std::string symbol;
   for (char c : problem.name)
     symbol += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -43,32 +66,42 @@ std::string problemSymbol(const spec::ProblemSpec &problem) {
 
 FailureOr<OwningOpRef<ModuleOp>>
 buildProblemModule(MLIRContext &context,
-                   const std::vector<spec::ProblemSpec> &problems, Attribute schedule) {
+                   const std::vector<core::Problem> &problems, Attribute schedule) {
   context.loadDialect<lb::LbDialect, func::FuncDialect>();
   OpBuilder builder(&context);
   Location loc = builder.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
 
-  for (const spec::ProblemSpec &problem : problems) {
+  for (const core::Problem &problem : problems) {
     Location problemLoc = NameLoc::get(builder.getStringAttr(problem.name));
     Type activation = activationType(context, problem.activation);
-    Type scale = floatType(context, problem.scale);
-    std::optional<lb::ScaleGranularity> granularity =
-        lb::symbolizeScaleGranularity(problem.granularity);
-    std::optional<lb::ZeroMode> zero = lb::symbolizeZeroMode(problem.zero);
-    if (!granularity || !zero)
-      return emitError(problemLoc, "unknown granularity or zero mode");
+    const core::Scheme &scheme = problem.scheme;
+    FailureOr<Type> scale = floatType(context, scheme.scale);
+    if (failed(scale))
+      return emitError(problemLoc, "no IR type for scales of " + scheme.scale.name());
+    FailureOr<Type> codeType = integerType(context, problem.code);
+    if (failed(codeType))
+      return emitError(problemLoc, "no IR type for " + problem.code.name() + " codes yet");
+    lb::ScaleGranularity granularity = granularityOf(scheme.granularity);
+    lb::ZeroMode zero = zeroModeOf(scheme);
+    Type zeroType = *scale;
+    if (scheme.zeroCodes) {
+      FailureOr<Type> zeroCodes = integerType(context, *scheme.zeroCodes);
+      if (failed(zeroCodes))
+        return emitError(problemLoc, "no IR type for zero codes " + scheme.zeroCodes->name());
+      zeroType = *zeroCodes;
+    }
     int64_t groupSize =
-        *granularity == lb::ScaleGranularity::group ? problem.groupSize : 0;
+        granularity == lb::ScaleGranularity::group ? scheme.groupSize : 0;
     auto quant = lb::QuantAttr::getChecked(
-        [&] { return emitError(problemLoc); }, &context, *granularity,
-        groupSize, scale, *zero, /*actOrder=*/false);
+        [&] { return emitError(problemLoc); }, &context, granularity,
+        groupSize, *scale, zero, scheme.actOrder);
     if (!quant)
       return failure();
 
     SmallVector<int64_t> scaleShape;
-    switch (*granularity) {
+    switch (granularity) {
     case lb::ScaleGranularity::tensor: scaleShape = {1}; break;
     case lb::ScaleGranularity::channel: scaleShape = {problem.n}; break;
     case lb::ScaleGranularity::group:
@@ -76,20 +109,19 @@ buildProblemModule(MLIRContext &context,
       break;
     }
     auto xType = RankedTensorType::get({ShapedType::kDynamic, problem.k}, activation);
-    auto codesType = RankedTensorType::get({problem.n, problem.k},
-                                           weightType(context, problem.weight));
-    auto scalesType = RankedTensorType::get(scaleShape, scale);
+    auto codesType = RankedTensorType::get({problem.n, problem.k}, *codeType);
+    auto scalesType = RankedTensorType::get(scaleShape, *scale);
     auto resultType = RankedTensorType::get({ShapedType::kDynamic, problem.n}, activation);
     SmallVector<Type> inputs = {xType, codesType, scalesType};
-    if (*zero != lb::ZeroMode::none)
-      inputs.push_back(scalesType);
+    if (zero != lb::ZeroMode::none)
+      inputs.push_back(RankedTensorType::get(scaleShape, zeroType));
 
     auto func = builder.create<func::FuncOp>(
         problemLoc, problemSymbol(problem),
         builder.getFunctionType(inputs, {resultType}));
     Block *body = func.addEntryBlock();
     OpBuilder bodyBuilder = OpBuilder::atBlockEnd(body);
-    Value zeros = *zero != lb::ZeroMode::none ? body->getArgument(3) : Value();
+    Value zeros = zero != lb::ZeroMode::none ? body->getArgument(3) : Value();
     auto matmul = bodyBuilder.create<lb::QMatmulOp>(
         problemLoc, resultType, body->getArgument(0), body->getArgument(1),
         body->getArgument(2), zeros, /*table=*/Value(), quant,

@@ -13,38 +13,6 @@
 namespace lowbit::measure {
 namespace {
 
-// splitmix64: cheap, seedable, and good enough for test data.
-uint64_t mix(uint64_t &state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// f16 bits of a value in [-2, 2] and back; bf16 keeps f32's top half.
-uint16_t halfBits(float v, bool bf16) {
-  if (bf16) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    return static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
-  }
-  _Float16 h = static_cast<_Float16>(v);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-double halfValue(uint16_t bits, bool bf16) {
-  if (bf16) {
-    uint32_t wide = static_cast<uint32_t>(bits) << 16;
-    float v;
-    std::memcpy(&v, &wide, 4);
-    return v;
-  }
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<double>(h);
-}
-
 Error driverError(const cuda::DriverApi &api, const std::string &what, CUresult r) {
   return makeError(what + ": " + cuda::describe(api, r));
 }
@@ -67,10 +35,6 @@ int rotationCopies(size_t rotationBytes, size_t perCopy) {
 }
 
 } // namespace
-
-double defaultTolerance(const std::string &activation) {
-  return activation == "bf16" ? 1e-2 : 2e-3;
-}
 
 Expected<std::unique_ptr<LoadedKernel>> LoadedKernel::load(const cuda::DriverApi &api,
                                                            const kernels::KernelEntry &entry,
@@ -95,39 +59,38 @@ LoadedKernel::~LoadedKernel() {
 Expected<std::unique_ptr<BenchFixture>> BenchFixture::create(const cuda::DriverApi &api,
                                                              const kernels::ProblemDesc &p,
                                                              const FixtureOptions &options) {
-  if (p.zero != "none" || (p.weight != "uint4" && p.weight != "int4"))
-    return makeError("the benchmark covers W4 without zero points; " + p.name + " has " +
-                     p.weight + " / zero " + p.zero);
-  if (p.n <= 0 || p.k <= 0 || (p.granularity == "group" && p.groupSize <= 0))
-    return makeError("problem " + p.name + " has no usable shape");
+  // Host data: the problem's weights quantized by the formats library, the
+  // same for every kernel; each weight layout gets its own packing and
+  // rotation (rotationFor).
+  ProblemInputOptions inputOptions;
+  inputOptions.seed = options.seed;
+  Expected<ProblemInputs> inputs = makeProblemInputs(p, inputOptions);
+  if (!inputs.ok())
+    return makeError(inputs.error());
   std::unique_ptr<BenchFixture> f(new BenchFixture(api, p, options));
-  f->bf16_ = p.activation == "bf16";
+  f->inputs_ = std::move(*inputs);
   if (f->options_.tolerance <= 0)
     f->options_.tolerance = defaultTolerance(p.activation);
-  // Host data: random codes and scales, the same for every kernel; each
-  // weight layout gets its own packing and rotation (rotationFor).
-  f->codes_.resize(static_cast<size_t>(p.n * p.k));
-  for (size_t i = 0; i < f->codes_.size(); i += 16) {
-    uint64_t r = mix(f->seed_);
-    for (size_t j = 0; j < 16 && i + j < f->codes_.size(); ++j)
-      f->codes_[i + j] = static_cast<uint8_t>((r >> (4 * j)) & 15);
-  }
-  f->scaleColumns_ = p.granularity == "group" ? p.k / p.groupSize : 1;
-  f->scales_.resize(static_cast<size_t>(p.granularity == "tensor" ? 1 : p.n * f->scaleColumns_));
-  for (uint16_t &s : f->scales_)
-    s = halfBits(0.004f + 0.016f * static_cast<float>(mix(f->seed_) % 1000) / 1000.f, f->bf16_);
-  f->scaleValues_.reserve(f->scales_.size());
-  for (uint16_t s : f->scales_)
-    f->scaleValues_.push_back(halfValue(s, f->bf16_));
   // Activations are drawn from kActivationValues evenly spaced values in
   // [-2, 2]; their bits are computed once, because converting every element
   // of a 4096 x 28672 x would cost more CPU time than timing the kernel.
   f->activationBits_.resize(kActivationValues);
   for (int i = 0; i < kActivationValues; ++i)
     f->activationBits_[static_cast<size_t>(i)] =
-        halfBits(static_cast<float>(i - kActivationValues / 2) / 1000.f, f->bf16_);
-  f->perCopy_ = static_cast<size_t>(p.n * p.k / 2) + f->scales_.size() * 2;
+        activationBits(static_cast<double>(i - kActivationValues / 2) / 1000., p.activation);
+  f->perCopy_ = static_cast<size_t>(p.n * p.k * p.codeBits() / 8) + f->inputs_.scales.size() +
+                f->inputs_.zeros.size();
   return f;
+}
+
+Expected<DeviceMemory> BenchFixture::upload(const std::vector<uint8_t> &bytes, const char *what) {
+  Expected<DeviceMemory> memory = DeviceMemory::allocate(api_, bytes.size());
+  if (!memory.ok())
+    return makeError(memory.error());
+  if (CUresult r = api_.cuMemcpyHtoD(memory->get(), bytes.data(), bytes.size());
+      r != CUDA_SUCCESS)
+    return driverError(api_, std::string("upload ") + what, r);
+  return memory;
 }
 
 Expected<const BenchFixture::Rotation *> BenchFixture::rotationFor(const std::string &layoutText) {
@@ -137,26 +100,25 @@ Expected<const BenchFixture::Rotation *> BenchFixture::rotationFor(const std::st
   Expected<layout::WeightLayout> layout = layout::parseWeightLayout(layoutText);
   if (!layout.ok())
     return makeError(problem_.name + ": " + layout.error());
-  const int64_t n = problem_.n, k = problem_.k;
-  std::vector<uint8_t> packed(static_cast<size_t>(layout::packedBytes(*layout, n, k)));
-  if (Status s = layout::packWeights(*layout, n, k, codes_.data(), packed.data(), packed.size());
-      !s.ok())
-    return makeError(problem_.name + ": " + s.error());
-  perCopy_ = packed.size() + scales_.size() * 2;
+  Expected<std::vector<uint8_t>> packed = inputs_.packed(*layout);
+  if (!packed.ok())
+    return makeError(packed.error());
+  perCopy_ = packed->size() + inputs_.scales.size() + inputs_.zeros.size();
   Rotation rotation;
   rotation.copies = rotationCopies(options_.rotationBytes, perCopy_);
   for (int c = 0; c < rotation.copies; ++c) {
-    Expected<DeviceMemory> w = DeviceMemory::allocate(api_, packed.size());
-    Expected<DeviceMemory> s = DeviceMemory::allocate(api_, scales_.size() * 2);
+    Expected<DeviceMemory> w = upload(*packed, "weights");
+    Expected<DeviceMemory> s = upload(inputs_.scales, "scales");
     if (!w.ok() || !s.ok())
       return makeError(w.ok() ? s.error() : w.error());
-    if (CUresult r = api_.cuMemcpyHtoD(w->get(), packed.data(), packed.size()); r != CUDA_SUCCESS)
-      return driverError(api_, "upload weights", r);
-    if (CUresult r = api_.cuMemcpyHtoD(s->get(), scales_.data(), scales_.size() * 2);
-        r != CUDA_SUCCESS)
-      return driverError(api_, "upload scales", r);
     rotation.weights.push_back(std::move(*w));
     rotation.scales.push_back(std::move(*s));
+    if (!problem_.scheme.hasZeros())
+      continue;
+    Expected<DeviceMemory> z = upload(inputs_.zeros, "zeros");
+    if (!z.ok())
+      return makeError(z.error());
+    rotation.zeros.push_back(std::move(*z));
   }
   return &(rotations_[layoutText] = std::move(rotation));
 }
@@ -183,75 +145,39 @@ Status BenchFixture::ensureRows(int64_t m) {
 
 double BenchFixture::checkRows(const std::vector<uint16_t> &x, const std::vector<uint16_t> &yRows,
                                int64_t m) const {
-  const kernels::ProblemDesc &p = problem_;
-  const bool signedCodes = p.weight == "int4";
-  const int64_t groupSize = p.granularity == "group" ? p.groupSize : p.k;
-  // Rows 0 and M - 1 catch both ends of the M tiling; every 7th column keeps
-  // the check cheap next to the timing while still crossing every N tile.
+  const int64_t k = problem_.k;
+  // Rows 0 and M - 1 catch both ends of the M tiling; the reference columns
+  // (every 7th) keep the check cheap next to the timing while still crossing
+  // every N tile.
   const int64_t rows[2] = {0, m - 1};
-  std::vector<double> xRows(static_cast<size_t>(2 * p.k));
+  std::vector<double> xRows(static_cast<size_t>(2 * k));
   for (int which = 0; which < 2; ++which)
-    for (int64_t kk = 0; kk < p.k; ++kk)
-      xRows[static_cast<size_t>(which * p.k + kk)] =
-          halfValue(x[static_cast<size_t>(rows[which] * p.k + kk)], bf16_);
-  // Columns [first, last) of the checked ones (n = 7 * index), both rows;
-  // returns {Σ error², Σ reference²}.
-  const int64_t columns = (p.n + 6) / 7;
-  auto sums = [&](int64_t first, int64_t last) {
-    double errorSquared = 0, referenceSquared = 0;
-    for (int which = 0; which < 2; ++which) {
-      const double *xRow = &xRows[static_cast<size_t>(which * p.k)];
-      for (int64_t column = first; column < last; ++column) {
-        const int64_t n = 7 * column;
-        const uint8_t *codes = &codes_[static_cast<size_t>(n * p.k)];
-        double ref = 0;
-        // Σ_g s_g · Σ_{k in g} x_k · q_k: the scale is constant over a group.
-        for (int64_t g0 = 0; g0 < p.k; g0 += groupSize) {
-          double partial = 0;
-          for (int64_t kk = g0; kk < std::min(p.k, g0 + groupSize); ++kk) {
-            int c = codes[kk];
-            partial += xRow[kk] * (signedCodes && c >= 8 ? c - 16 : c);
-          }
-          int64_t s = p.granularity == "tensor" ? 0
-                      : n * scaleColumns_ + (p.granularity == "group" ? g0 / p.groupSize : 0);
-          ref += partial * scaleValues_[static_cast<size_t>(s)];
-        }
-        double got = halfValue(yRows[static_cast<size_t>(which * p.n + n)], bf16_);
-        errorSquared += std::isnan(got) || std::isinf(got) ? 1e30 : (got - ref) * (got - ref);
-        referenceSquared += ref * ref;
-      }
-    }
-    return std::make_pair(errorSquared, referenceSquared);
-  };
-  // Spread over the host's cores: for the largest shapes the check is tens
-  // of millions of multiply-adds, more CPU time than the GPU spends timing
-  // the kernel, and the GPU host has cores to spare.
-  const int64_t chunks = std::clamp<int64_t>(
-      std::min<int64_t>(std::thread::hardware_concurrency(), 16), 1,
-      std::max<int64_t>(1, columns * p.k / (1 << 20)));
-  std::vector<std::pair<double, double>> partial(static_cast<size_t>(chunks));
-  std::vector<std::thread> workers;
-  auto run = [&](int64_t chunk) {
-    partial[static_cast<size_t>(chunk)] =
-        sums(columns * chunk / chunks, columns * (chunk + 1) / chunks);
-  };
-  for (int64_t chunk = 1; chunk < chunks; ++chunk) {
-    try {
-      workers.emplace_back(run, chunk);
-    } catch (const std::system_error &) {
-      run(chunk); // no thread to be had: do it here
-    }
+    for (int64_t kk = 0; kk < k; ++kk)
+      xRows[static_cast<size_t>(which * k + kk)] =
+          activationValue(x[static_cast<size_t>(rows[which] * k + kk)], problem_.activation);
+  std::vector<double> y(yRows.size());
+  for (size_t i = 0; i < y.size(); ++i)
+    y[i] = activationValue(yRows[i], problem_.activation);
+  return relativeError(inputs_, xRows, y, 2);
+}
+
+void BenchFixture::bindArgs(LaunchArgs &args, const Rotation &rotation, int copy,
+                            int64_t m) const {
+  args.x = x_.get();
+  args.w = rotation.weights[static_cast<size_t>(copy)].get();
+  args.scales = rotation.scales[static_cast<size_t>(copy)].get();
+  args.y = y_.get();
+  args.rows = m;
+  int i = 0;
+  args.params[i++] = &args.x;
+  args.params[i++] = &args.w;
+  args.params[i++] = &args.scales;
+  if (!rotation.zeros.empty()) {
+    args.zeros = rotation.zeros[static_cast<size_t>(copy)].get();
+    args.params[i++] = &args.zeros;
   }
-  run(0);
-  for (std::thread &worker : workers)
-    worker.join();
-  double errorSquared = 0, referenceSquared = 0;
-  for (const auto &[error, reference] : partial) {
-    errorSquared += error;
-    referenceSquared += reference;
-  }
-  return referenceSquared > 0 ? std::sqrt(errorSquared / referenceSquared)
-                              : (errorSquared > 0 ? INFINITY : 0);
+  args.params[i++] = &args.y;
+  args.params[i++] = &args.rows;
 }
 
 Expected<std::vector<uint16_t>> BenchFixture::uploadRandomRows(int64_t m) {
@@ -259,7 +185,7 @@ Expected<std::vector<uint16_t>> BenchFixture::uploadRandomRows(int64_t m) {
   // Four values per 64 random bits; 65536 mod 4001 leaves a bias of a few
   // parts in ten thousand, irrelevant for test data.
   for (size_t i = 0; i < x.size(); i += 4) {
-    uint64_t r = mix(seed_);
+    uint64_t r = randomBits(seed_);
     for (size_t j = 0; j < 4 && i + j < x.size(); ++j)
       x[i + j] = activationBits_[static_cast<size_t>(((r >> (16 * j)) & 0xFFFF) % kActivationValues)];
   }
@@ -295,12 +221,10 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
                            " bytes of dynamic shared memory",
                        r);
   auto launch = [&](int copy, CUstream stream) {
-    CUdeviceptr xp = x_.get(), wp = rot.weights[copy].get(), sp = rot.scales[copy].get(),
-                yp = y_.get();
-    long long rows = m;
-    void *args[] = {&xp, &wp, &sp, &yp, &rows};
+    LaunchArgs args;
+    bindArgs(args, rot, copy, m);
     return api_.cuLaunchKernel(function, shape->grid[0], shape->grid[1], shape->grid[2],
-                               shape->block, 1, 1, shape->dynamicSharedBytes, stream, args,
+                               shape->block, 1, 1, shape->dynamicSharedBytes, stream, args.params,
                                nullptr);
   };
   // Correctness first, on a poisoned y so unwritten outputs read as NaN.
@@ -347,10 +271,11 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
     // Values in [-0.125, 0.125] in 2001 steps, converted once (as for x).
     std::vector<uint16_t> values(2001);
     for (size_t i = 0; i < values.size(); ++i)
-      values[i] = halfBits(static_cast<float>(static_cast<int64_t>(i) - 1000) / 8000.f, bf16_);
+      values[i] = activationBits(static_cast<double>(static_cast<int64_t>(i) - 1000) / 8000.,
+                                 problem_.activation);
     std::vector<uint16_t> host(static_cast<size_t>(problem_.n * problem_.k));
     for (size_t i = 0; i < host.size(); i += 4) {
-      uint64_t r = mix(seed_);
+      uint64_t r = randomBits(seed_);
       for (size_t j = 0; j < 4 && i + j < host.size(); ++j)
         host[i + j] = values[((r >> (16 * j)) & 0xFFFF) % values.size()];
     }
@@ -374,7 +299,7 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
     return makeError(x.error());
   const int copies = static_cast<int>(dense_.size());
   auto gemm = [&](int i, CUstream s) {
-    return cublas.gemm(bf16_, m, problem_.n, problem_.k, x_.get(), dense_[i % copies].get(),
+    return cublas.gemm(problem_.activation == core::Activation::BF16, m, problem_.n, problem_.k, x_.get(), dense_[i % copies].get(),
                        y_.get(), s);
   };
   // A failed gemm is only CUDA_ERROR_UNKNOWN to the driver-side helpers;

@@ -1,16 +1,19 @@
 // What measuring one problem's kernels needs, prepared once per problem and
 // shared by `lowbit bench` (KernelBench.cpp) and `lowbit tune`
 // (KernelMeasurer.cpp), so both measure the same way:
-// - random weight codes and scales (never zeros: zeros run faster than real
-//   data), packed once per weight layout and rotated over more than 512 MB so
-//   every timed launch reads its weights from DRAM, not from the L2;
+// - real weights quantized by the formats library in the problem's own
+//   format (ProblemInputs.h: codes of any width, scales, zero points), packed
+//   once per weight layout and rotated over more than 512 MB so every timed
+//   launch reads its weights from DRAM, not from the L2;
 // - x and y buffers, grown to the largest M asked for;
-// - per kernel and M: an f64 reference check of rows 0 and M - 1 on fresh
-//   random activations, then graph timing (GraphTimer.h).
+// - per kernel and M: a check of rows 0 and M - 1 on fresh random
+//   activations against the formats library's f64 dequantize and an f64
+//   matmul, on a poisoned y, then graph timing (GraphTimer.h).
 #pragma once
 
 #include "compiler/measure/Cublas.h"
 #include "compiler/measure/GraphTimer.h"
+#include "compiler/measure/ProblemInputs.h"
 #include "runtime/kernels/KernelSet.h"
 
 #include <cstdint>
@@ -53,9 +56,6 @@ struct FixtureOptions {
   uint64_t seed = 0x1b17;
 };
 
-// 2e-3 for f16, 1e-2 for bf16 (8 mantissa bits against f16's 11).
-double defaultTolerance(const std::string &activation);
-
 struct KernelTiming {
   bool passed = false;
   double relativeError = 0; // sqrt(sum err² / sum ref²) over the checked outputs
@@ -64,14 +64,14 @@ struct KernelTiming {
 
 class BenchFixture {
 public:
-  // Fails for problems the fixture cannot generate data for (zero points,
-  // codes other than 4-bit); the message names the problem.
+  // Fails for problems the formats library cannot quantize for (a scheme it
+  // has no quantizer for, act-order); the message names the problem.
   static Expected<std::unique_ptr<BenchFixture>> create(const cuda::DriverApi &api,
                                                         const kernels::ProblemDesc &problem,
                                                         const FixtureOptions &options);
 
   const kernels::ProblemDesc &problem() const { return problem_; }
-  // Bytes of one packed weight copy plus its scales, for GB/s.
+  // Bytes of one packed weight copy plus its scales and zeros, for GB/s.
   size_t weightCopyBytes() const { return perCopy_; }
 
   // Checks then times `kernel` at M rows. Errors are for the device (launch
@@ -96,11 +96,12 @@ public:
 
 private:
   struct Rotation {
-    std::vector<DeviceMemory> weights, scales;
+    std::vector<DeviceMemory> weights, scales, zeros; // zeros: empty without zero points
     int copies = 0;
   };
   BenchFixture(const cuda::DriverApi &api, kernels::ProblemDesc problem, FixtureOptions options)
       : api_(api), problem_(std::move(problem)), options_(options), seed_(options.seed) {}
+  Expected<DeviceMemory> upload(const std::vector<uint8_t> &bytes, const char *what);
   Expected<const Rotation *> rotationFor(const std::string &layoutText);
   Status ensureRows(int64_t m);
   // Host wall time of one launch and a synchronize: only to size a graph
@@ -112,16 +113,19 @@ private:
   // values each) against the f64 reference.
   double checkRows(const std::vector<uint16_t> &x, const std::vector<uint16_t> &yRows,
                    int64_t m) const;
+  // A launch's parameters in the kernel ABI's order: x, w, scales, [zeros,] y, M.
+  struct LaunchArgs {
+    CUdeviceptr x = 0, w = 0, scales = 0, zeros = 0, y = 0;
+    long long rows = 0;
+    void *params[6] = {};
+  };
+  void bindArgs(LaunchArgs &args, const Rotation &rotation, int copy, int64_t m) const;
 
   const cuda::DriverApi &api_;
   kernels::ProblemDesc problem_;
   FixtureOptions options_;
   uint64_t seed_;
-  bool bf16_ = false;
-  int64_t scaleColumns_ = 1;
-  std::vector<uint8_t> codes_;
-  std::vector<uint16_t> scales_;
-  std::vector<double> scaleValues_; // scales_ decoded once, for the reference
+  ProblemInputs inputs_; // codes, scales, zeros and the reference weights
   std::vector<uint16_t> activationBits_; // the values x is drawn from, as f16/bf16 bits
   std::map<std::string, Rotation> rotations_;
   size_t perCopy_ = 0;

@@ -12,7 +12,7 @@ namespace {
 // launch data (weight layout, grid tile, block size), which the fixture
 // takes from the entry being measured.
 std::string kernelKey(const kernels::KernelEntry &entry) {
-  return kernels::problemSignature(entry.problem) + "|" + entry.arch + "|" + entry.name + "|" +
+  return core::signature(entry.problem) + "|" + entry.arch + "|" + entry.name + "|" +
          entry.schedule;
 }
 
@@ -52,28 +52,41 @@ KernelMeasurer::~KernelMeasurer() {
 }
 
 Expected<BenchFixture *> KernelMeasurer::fixtureFor(const kernels::ProblemDesc &problem) {
-  std::string key = kernels::problemSignature(problem);
+  std::string key = core::signature(problem);
   if (fixture_ && key == fixtureKey_)
     return fixture_.get();
+  if (key == fixtureKey_ && !fixtureError_.empty())
+    return makeError(fixtureError_); // making the inputs again would fail again
   // Free the previous problem's memory before allocating the next one's.
   loaded_.clear();
   loadErrors_.clear();
   fixture_.reset();
-  fixtureKey_.clear();
-  Expected<std::unique_ptr<BenchFixture>> fixture = BenchFixture::create(api_, problem, options_);
-  if (!fixture.ok())
-    return makeError(fixture.error());
-  fixture_ = std::move(*fixture);
   fixtureKey_ = key;
+  fixtureError_.clear();
+  Expected<std::unique_ptr<BenchFixture>> fixture = BenchFixture::create(api_, problem, options_);
+  if (!fixture.ok()) {
+    fixtureError_ = fixture.error();
+    if (log_)
+      *log_ << "  " << problem.name << ": " << fixtureError_ << "\n";
+    return makeError(fixtureError_);
+  }
+  fixture_ = std::move(*fixture);
   return fixture_.get();
 }
 
 Expected<tuner::Measurement> KernelMeasurer::measure(const kernels::KernelEntry &kernel,
                                                      int64_t m) {
-  Expected<BenchFixture *> fixture = fixtureFor(kernel.problem);
-  if (!fixture.ok())
-    return makeError(fixture.error());
   tuner::Measurement result;
+  Expected<BenchFixture *> fixture = fixtureFor(kernel.problem);
+  if (!fixture.ok()) {
+    // No inputs for the problem (the formats library has no quantizer for
+    // it): no kernel of it can pass a check, so none is dispatched. This is
+    // the problem's failure, not the device's, and the sweep goes on.
+    ++rejected_;
+    result.passed = false;
+    result.maxRelError = 1e30;
+    return result;
+  }
   const std::string key = kernelKey(kernel);
   auto found = loaded_.find(key);
   if (found == loaded_.end()) {

@@ -39,9 +39,11 @@ public:
                  FixtureOptions options, std::ostream *log = nullptr);
   ~KernelMeasurer() override;
 
-  // A kernel that computes wrong values, or whose cubin does not load here,
-  // is passed = false (recorded as failed, never dispatched); device
-  // failures are errors, which stop the sweep.
+  // A kernel that computes wrong values, whose cubin does not load here, or
+  // whose problem the formats library cannot make inputs for, is passed =
+  // false (recorded as failed, never dispatched). Launch and device failures
+  // are errors: the sweep records the candidate as failed and goes on, and
+  // stops only when several candidates in a row fail so (Sweep.h).
   Expected<tuner::Measurement> measure(const kernels::KernelEntry &kernel, int64_t m) override;
   Expected<double> referenceUs(const kernels::ProblemDesc &problem, int64_t m) override;
 
@@ -60,6 +62,7 @@ private:
   // layout, and the sweep finishes a problem before starting the next.
   std::string fixtureKey_;
   std::unique_ptr<BenchFixture> fixture_;
+  std::string fixtureError_; // why fixtureKey_'s problem has no fixture, if it has none
   // Modules of the current problem's kernels, loaded once for all M points
   // and keyed by the cubin they hold (never by what to pack for them); a
   // null entry is a kernel whose cubin failed to load.

@@ -143,9 +143,11 @@ Expected<Format> parseFormat(const std::string &text) {
     return bad("weight bits must be 1..8");
   std::string activation = head.substr(digits);
   if (activation == "a16") {
-    format.activation = format.scale = "f16";
+    format.activation = core::Activation::F16;
+    format.scheme.scale = formats::DataFormat::f16();
   } else if (activation == "bf16" || activation == "a16bf16") {
-    format.activation = format.scale = "bf16";
+    format.activation = core::Activation::BF16;
+    format.scheme.scale = formats::DataFormat::bf16();
   } else {
     return bad("activations must be a16 (f16) or bf16");
   }
@@ -153,18 +155,22 @@ Expected<Format> parseFormat(const std::string &text) {
   for (size_t i = 1; i < parts.size(); ++i) {
     const std::string &p = parts[i];
     if (p == "ch") {
-      format.granularity = "channel";
-      format.groupSize = 0;
+      format.scheme.granularity = formats::Granularity::PerChannel;
+      format.scheme.groupSize = 0;
     } else if (p == "int") {
       signedCodes = true;
     } else if (p.size() > 1 && p[0] == 'g' && positiveInteger(p.substr(1)) > 0) {
-      format.granularity = "group";
-      format.groupSize = positiveInteger(p.substr(1));
+      format.scheme.granularity = formats::Granularity::PerGroup;
+      format.scheme.groupSize = positiveInteger(p.substr(1));
     } else {
       return bad("unknown option '" + p + "'");
     }
   }
-  format.weight = (signedCodes ? "int" : "uint") + std::to_string(bits);
+  Expected<formats::DataFormat> code =
+      formats::DataFormat::integer(static_cast<int>(bits), signedCodes);
+  if (!code)
+    return bad(code.error());
+  format.code = *code;
   return format;
 }
 
@@ -174,11 +180,8 @@ kernels::ProblemDesc problemFor(const std::string &name, const Shape &shape, con
   p.n = shape.n;
   p.k = shape.k;
   p.activation = format.activation;
-  p.weight = format.weight;
-  p.scale = format.scale;
-  p.granularity = format.granularity;
-  p.groupSize = format.granularity == "group" ? format.groupSize : 0;
-  p.zero = "none";
+  p.code = format.code;
+  p.scheme = format.scheme;
   return p;
 }
 
@@ -196,20 +199,23 @@ std::string oneProblemSpecText(const kernels::ProblemDesc &p, const std::string 
       << "name = " << tomlString(p.name) << "\n"
       << "n = " << p.n << "\n"
       << "k = " << p.k << "\n"
-      << "activation = " << tomlString(p.activation) << "\n"
-      << "weight = " << tomlString(p.weight) << "\n"
-      << "scale = " << tomlString(p.scale) << "\n"
-      << "granularity = " << tomlString(p.granularity) << "\n";
+      << "activation = " << tomlString(core::activationName(p.activation)) << "\n"
+      << "weight = " << tomlString(p.code.name()) << "\n"
+      << "scale = " << tomlString(p.scheme.scale.name()) << "\n"
+      << "granularity = " << tomlString(core::granularitySpelling(p.scheme.granularity)) << "\n";
   // The spec's default group size is 128; state it only where it means
   // something, since the parser checks it against K.
-  if (p.granularity == "group")
-    out << "group_size = " << p.groupSize << "\n";
-  out << "zero = " << tomlString(p.zero) << "\n";
+  if (p.scheme.granularity == formats::Granularity::PerGroup)
+    out << "group_size = " << p.scheme.groupSize << "\n";
+  out << "zero = " << tomlString(core::zeroSpelling(p.scheme.zero, p.scheme.zeroCodes.has_value()))
+      << "\n";
+  if (p.scheme.zeroCodes)
+    out << "zero_codes = " << tomlString(p.scheme.zeroCodes->name()) << "\n";
   return out.str();
 }
 
 std::string problemIdOf(const kernels::ProblemDesc &problem) {
-  return db::problemIdForSignature(kernels::problemSignature(problem));
+  return db::problemIdForSignature(core::signature(problem));
 }
 
 std::vector<std::string> compileArgs(const std::string &specPath, const std::string &database,

@@ -40,11 +40,9 @@ Expected<std::vector<Shape>> parseShapes(const std::string &text);
 // The element formats of a tuned problem.
 struct Format {
   std::string name; // "w4a16-g128"
-  std::string activation = "f16";
-  std::string weight = "uint4";
-  std::string scale = "f16";
-  std::string granularity = "group";
-  int64_t groupSize = 128;
+  core::Activation activation = core::Activation::F16;
+  formats::DataFormat code = formats::DataFormat::unsignedInt(4);
+  core::Scheme scheme; // f16 scales per 128 weights along K, no zeros
 };
 
 // "w<bits>a16" or "w<bits>bf16" (bf16 activations and scales), then '-'

@@ -24,17 +24,6 @@ bool isOneOf(const std::string &value, std::initializer_list<const char *> allow
   return false;
 }
 
-bool isWeightType(const std::string &name) {
-  for (const char *prefix : {"uint", "int"}) {
-    std::string p = prefix;
-    if (name.rfind(p, 0) == 0 && name.size() == p.size() + 1) {
-      char bits = name.back();
-      return bits >= '1' && bits <= '8';
-    }
-  }
-  return false;
-}
-
 // Reads `key` from `table` (falling back to `defaults`) into `out`; type
 // mismatches are errors, absence keeps `out` as is.
 template <typename T>
@@ -52,31 +41,73 @@ Status readKey(const toml::table &table, const toml::table *defaults,
   return Status::success();
 }
 
-Status validateProblem(const ProblemSpec &p, const std::string &at) {
-  if (p.name.empty())
+// The spelled fields of a [[problem]], before core parses them.
+struct SpelledProblem {
+  std::string name;
+  int64_t n = 0, k = 0;
+  std::string activation = "f16", weight = "uint4", scale = "f16", granularity = "group";
+  int64_t groupSize = 128;
+  std::string zero = "none", zeroCodes;
+};
+
+// `what 'text': why`, for a value core refused.
+Error badValue(const std::string &at, const char *what, const std::string &text,
+               const std::string &why) {
+  return makeError(at + ": " + what + " '" + text + "': " + why);
+}
+
+Expected<core::Problem> toProblem(const SpelledProblem &s, const std::string &at) {
+  if (s.name.empty())
     return makeError(at + ": a problem needs a 'name'");
-  if (p.n <= 0 || p.k <= 0)
-    return makeError(at + ": problem '" + p.name + "' needs positive n and k");
-  if (!isOneOf(p.activation, {"f16", "bf16"}))
-    return makeError(at + ": activation '" + p.activation + "' is not f16 or bf16");
-  if (!isWeightType(p.weight))
-    return makeError(at + ": weight '" + p.weight + "' is not uint1..uint8 or int1..int8");
-  if (!isOneOf(p.scale, {"f16", "bf16", "f32"}))
-    return makeError(at + ": scale '" + p.scale + "' is not f16, bf16 or f32");
-  if (!isOneOf(p.granularity, {"tensor", "channel", "group"}))
-    return makeError(at + ": granularity '" + p.granularity +
-                     "' is not tensor, channel or group");
-  if (!isOneOf(p.zero, {"none", "sub_code", "sub_value"}))
-    return makeError(at + ": zero '" + p.zero + "' is not none, sub_code or sub_value");
-  if (p.granularity == "group") {
-    if (p.groupSize <= 0)
-      return makeError(at + ": problem '" + p.name + "' needs a positive group_size");
-    if (p.k % p.groupSize != 0)
-      return makeError(at + ": problem '" + p.name + "': group size " +
-                       std::to_string(p.groupSize) + " does not divide K = " +
-                       std::to_string(p.k));
+  if (s.n <= 0 || s.k <= 0)
+    return makeError(at + ": problem '" + s.name + "' needs positive n and k");
+  core::Problem p;
+  p.name = s.name;
+  p.n = s.n;
+  p.k = s.k;
+  Expected<core::Activation> activation = core::parseActivation(s.activation);
+  if (!activation)
+    return badValue(at, "activation", s.activation, activation.error());
+  p.activation = *activation;
+  Expected<formats::DataFormat> code = formats::parseFormat(s.weight);
+  if (!code)
+    return badValue(at, "weight", s.weight, code.error());
+  p.code = *code;
+  Expected<formats::DataFormat> scale = formats::parseFormat(s.scale);
+  if (!scale)
+    return badValue(at, "scale", s.scale, scale.error());
+  p.scheme.scale = *scale;
+  Expected<formats::Granularity> granularity = core::parseGranularity(s.granularity);
+  if (!granularity)
+    return badValue(at, "granularity", s.granularity, granularity.error());
+  p.scheme.granularity = *granularity;
+  if (*granularity == formats::Granularity::PerGroup) {
+    if (s.groupSize <= 0)
+      return makeError(at + ": problem '" + s.name + "' needs a positive group_size");
+    if (s.k % s.groupSize != 0)
+      return makeError(at + ": problem '" + s.name + "': group size " +
+                       std::to_string(s.groupSize) + " does not divide K = " +
+                       std::to_string(s.k));
+    p.scheme.groupSize = s.groupSize;
+  } else {
+    p.scheme.groupSize = 0; // a [defaults] group_size means nothing here
   }
-  return Status::success();
+  Expected<core::ZeroSpelling> zero = core::parseZero(s.zero);
+  if (!zero)
+    return badValue(at, "zero", s.zero, zero.error());
+  p.scheme.zero = zero->mode;
+  if (zero->quantized != !s.zeroCodes.empty())
+    return makeError(at + ": problem '" + s.name +
+                     "': zero = \"quantized\" and zero_codes (uint4 or uint8) go together");
+  if (zero->quantized) {
+    Expected<formats::DataFormat> zeroCodes = formats::parseFormat(s.zeroCodes);
+    if (!zeroCodes)
+      return badValue(at, "zero_codes", s.zeroCodes, zeroCodes.error());
+    p.scheme.zeroCodes = *zeroCodes;
+  }
+  if (Status valid = core::validate(p); !valid)
+    return makeError(at + ": problem '" + s.name + "': " + valid.error());
+  return p;
 }
 
 } // namespace
@@ -115,7 +146,7 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
     std::string at = where(sourceName, &node);
     if (!table)
       return makeError(at + ": [[problem]] must be a table");
-    ProblemSpec p;
+    SpelledProblem p;
     for (Status s : {readKey(*table, defaults, "name", p.name, sourceName),
                      readKey(*table, defaults, "n", p.n, sourceName),
                      readKey(*table, defaults, "k", p.k, sourceName),
@@ -124,14 +155,16 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
                      readKey(*table, defaults, "scale", p.scale, sourceName),
                      readKey(*table, defaults, "granularity", p.granularity, sourceName),
                      readKey(*table, defaults, "group_size", p.groupSize, sourceName),
-                     readKey(*table, defaults, "zero", p.zero, sourceName)})
+                     readKey(*table, defaults, "zero", p.zero, sourceName),
+                     readKey(*table, defaults, "zero_codes", p.zeroCodes, sourceName)})
       if (!s.ok())
         return makeError(s.error());
-    if (Status s = validateProblem(p, at); !s.ok())
-      return makeError(s.error());
+    Expected<core::Problem> problem = toProblem(p, at);
+    if (!problem)
+      return makeError(problem.error());
     if (!names.insert(p.name).second)
       return makeError(at + ": problem name '" + p.name + "' appears twice");
-    spec.problems.push_back(p);
+    spec.problems.push_back(std::move(*problem));
   }
   return spec;
 }

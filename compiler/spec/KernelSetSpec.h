@@ -2,6 +2,7 @@
 // which archs. Plain C++ (no MLIR), so tools on a GPU host can read specs too.
 #pragma once
 
+#include "core/Problem.h"
 #include "core/support/Expected.h"
 
 #include <cstdint>
@@ -10,25 +11,17 @@
 
 namespace lowbit::spec {
 
-// One `Y[M, N] = X[M, K] · dequant(W[N, K])ᵀ` with M dynamic. Type names are
-// spelled as in the spec file: activation f16|bf16, weight uint1..8|int1..8,
-// scale f16|bf16|f32, granularity tensor|channel|group, zero none|sub_code|
-// sub_value.
-struct ProblemSpec {
-  std::string name;
-  int64_t n = 0;
-  int64_t k = 0;
-  std::string activation = "f16";
-  std::string weight = "uint4";
-  std::string scale = "f16";
-  std::string granularity = "group";
-  int64_t groupSize = 128;
-  std::string zero = "none";
-};
-
+// Each [[problem]] is one `Y[M, N] = X[M, K] · dequant(W[N, K])ᵀ` with M
+// dynamic, in the typed model. Keys (values spelled as core parses them):
+// name, n, k, activation (f16 | bf16), weight (a format name: uint1..uint8,
+// int2..int8, ...), scale (f16 | bf16 | f32), granularity (tensor | channel |
+// group), group_size (group only; ignored otherwise, so [defaults] may set
+// it), zero (none | sub_code | sub_value | quantized) and, with zero =
+// "quantized", zero_codes (uint4 | uint8). Defaults: f16, uint4, f16 scales,
+// group 128, no zeros.
 struct KernelSetSpec {
   std::vector<std::string> archs;
-  std::vector<ProblemSpec> problems;
+  std::vector<core::Problem> problems;
 };
 
 // Parses and validates a spec; errors name the file, the line and the key.

@@ -50,13 +50,6 @@ Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &
 
 namespace {
 
-int codeBitsOf(const kernels::ProblemDesc &p) {
-  Expected<formats::DataFormat> code = formats::parseFormat(p.weight);
-  return code ? code->bits() : 4;
-}
-
-double scaleBytes(const std::string &dtype) { return dtype == "f32" ? 4 : 2; }
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 } // namespace
@@ -64,14 +57,10 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 ProblemBytes idealBytes(const kernels::ProblemDesc &p, int64_t m) {
   ProblemBytes b;
   double n = double(p.n), k = double(p.k);
-  b.weights = n * k * codeBitsOf(p) / 8.0;
-  double scaleCount = p.granularity == "tensor"  ? 1
-                      : p.granularity == "channel" ? n
-                      : p.groupSize > 0            ? n * std::ceil(k / double(p.groupSize))
-                                                   : n;
-  // Zeros, when present, are one more value of the scale's dtype per scale.
-  double perScale = scaleBytes(p.scale) * (p.zero == "none" || p.zero.empty() ? 1 : 2);
-  b.scales = scaleCount * perScale;
+  b.weights = n * k * p.codeBits() / 8.0;
+  // Zeros, when present, are one more value per scale (of the scale's dtype,
+  // or a byte when quantized).
+  b.scales = double(core::scaleCount(p)) * (core::scaleElementBytes(p) + core::zeroElementBytes(p));
   b.activations = double(m) * k * 2;
   b.outputs = double(m) * n * 2;
   return b;
@@ -94,7 +83,7 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
                                     const DeviceModel &d) {
   if (m < 1 || p.n <= 0 || p.k <= 0 || s.tileM <= 0 || s.tileN <= 0)
     return makeError("cost model: M, N, K and the tile must be positive");
-  int bits = codeBitsOf(p);
+  int bits = p.codeBits();
   CostEstimate e;
   int64_t mBlocks = ceilDiv(m, s.tileM);
   int64_t nBlocks = ceilDiv(p.n, s.tileN);

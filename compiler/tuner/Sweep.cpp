@@ -248,6 +248,24 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
   auto shareEnds = [&](size_t pi) {
     return options.budgetSeconds * double(pi + 1) / double(problems.size());
   };
+  const SweepCandidate *lastErringCandidate = nullptr;
+  int erringCandidatesInARow = 0;
+  struct PendingError {
+    db::ResultRecord record;
+    std::string error;
+  };
+  std::vector<PendingError> pending;
+  auto storePending = [&]() -> Status {
+    for (const PendingError &e : pending) {
+      if (Status s = database.addResult(e.record); !s)
+        return makeError("storing " + e.error + ": " + s.error());
+      ++summary.measured;
+      ++summary.failedChecks;
+      summary.measurementErrors.push_back(e.error);
+    }
+    pending.clear();
+    return Status::success();
+  };
   report("starting");
   for (size_t pi = 0; pi < problems.size(); ++pi) {
     const SweepProblem &problem = problems[pi];
@@ -284,12 +302,18 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
           ++progress.pointsDone;
           continue;
         }
-        if (options.cancel && options.cancel->load())
+        if (options.cancel && options.cancel->load()) {
+          if (Status st = storePending(); !st)
+            return makeError(st.error());
           return stopWith(StopReason::Cancelled);
+        }
         if (options.budgetSeconds > 0) {
           const double elapsed = clock.seconds() - start;
-          if (elapsed >= options.budgetSeconds)
+          if (elapsed >= options.budgetSeconds) {
+            if (Status st = storePending(); !st)
+              return makeError(st.error());
             return stopWith(StopReason::Budget);
+          }
           if (!problemCut && elapsed >= shareEnds(pi)) {
             problemCut = true;
             ++summary.problemsCut;
@@ -306,8 +330,35 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
         } catch (...) {
           measured = makeError("measurer threw an unknown exception");
         }
-        if (!measured)
-          return stopWith(StopReason::MeasurerFailed, current + ": " + measured.error());
+        if (!measured) {
+          // This candidate's failure (a launch the driver refuses, a kernel
+          // that faults) is stored as failed, so it is never dispatched and
+          // a resume does not retry it, and the sweep goes on. But different
+          // candidates erring one after another mean the device is gone, not
+          // the kernels: then the sweep stops and stores none of that run of
+          // errors, so a resume on a healthy device measures them. Errors
+          // wait in `pending` until a measurement succeeds or the sweep ends.
+          if (lastErringCandidate != &candidate) {
+            lastErringCandidate = &candidate;
+            ++erringCandidatesInARow;
+          }
+          if (erringCandidatesInARow >= kFailingCandidatesInARow)
+            return stopWith(StopReason::MeasurerFailed,
+                            std::to_string(erringCandidatesInARow) +
+                                " candidates in a row failed to measure; the last: " + current +
+                                ": " + measured.error());
+          Measurement failed;
+          failed.maxRelError = 1e30; // stored and printed: keep it finite
+          pending.push_back({resultRecord(problem, candidate, m, failed, options),
+                             current + ": " + measured.error()});
+          ++progress.pointsDone;
+          report(current);
+          continue;
+        }
+        erringCandidatesInARow = 0;
+        lastErringCandidate = nullptr;
+        if (Status s = storePending(); !s)
+          return makeError(s.error());
         // Committed before the next measurement: an interruption loses at
         // most the one in flight.
         if (Status s = database.addResult(resultRecord(problem, candidate, m, *measured, options));
@@ -324,6 +375,9 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
       ++progress.candidatesDone;
     }
   }
+  // Fewer than kFailingCandidatesInARow at the end: the kernels' failures.
+  if (Status s = storePending(); !s)
+    return makeError(s.error());
   if (summary.problemsCut > 0)
     return stopWith(StopReason::Budget, std::to_string(summary.problemsCut) +
                                             " problem(s) stopped at their share of the budget");
@@ -348,6 +402,8 @@ void mergeSummary(SweepSummary &total, const SweepSummary &part) {
   total.skipped += part.skipped;
   total.pruned += part.pruned;
   total.failedChecks += part.failedChecks;
+  total.measurementErrors.insert(total.measurementErrors.end(), part.measurementErrors.begin(),
+                                 part.measurementErrors.end());
   total.problemsCut += part.problemsCut;
   total.best.insert(total.best.end(), part.best.begin(), part.best.end());
 }

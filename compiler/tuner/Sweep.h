@@ -33,10 +33,12 @@ struct Measurement {
 class Measurer {
 public:
   virtual ~Measurer() = default;
-  // Times `kernel` at M rows and checks it against the reference. An error
-  // means measuring cannot go on (device lost, out of memory): the sweep
-  // stops there, keeping what it committed. A kernel that runs but computes
-  // wrong values is a Measurement with passed = false, not an error.
+  // Times `kernel` at M rows and checks it against the reference. A kernel
+  // that runs but computes wrong values is a Measurement with passed =
+  // false. An error (the kernel does not launch, or faults) is recorded by
+  // the sweep as this candidate's failure and the sweep goes on; only
+  // kFailingCandidatesInARow different candidates erring one after another
+  // (the device is gone, not a kernel) stop it.
   virtual Expected<Measurement> measure(const kernels::KernelEntry &kernel, int64_t m) = 0;
   // The dense reference (cuBLAS f16) at the problem's shape, for speedups.
   virtual Expected<double> referenceUs(const kernels::ProblemDesc &, int64_t) {
@@ -132,11 +134,19 @@ struct BestPoint {
   std::optional<double> referenceUs;
 };
 
+// Different candidates whose measurements err one after another before the
+// sweep takes the device, not the kernels, for broken and stops.
+constexpr int kFailingCandidatesInARow = 4;
+
 struct SweepSummary {
   StopReason stop = StopReason::Completed;
   std::string stopDetail; // the measurer's message, for MeasurerFailed
-  // skipped: already stored for this run (resume); pruned: not worth measuring.
+  // skipped: already stored for this run (resume); pruned: not worth
+  // measuring; failedChecks: wrong results and measurement errors (both
+  // stored as failed); measurementErrors: "problem · kernel · M: why" for the
+  // errors among them (a launch the driver refused, a fault).
   int64_t measured = 0, skipped = 0, pruned = 0, failedChecks = 0;
+  std::vector<std::string> measurementErrors;
   int64_t problemsCut = 0; // problems stopped at their share of the budget
   std::vector<BestPoint> best; // sorted by problem order, then M
   bool complete() const { return stop == StopReason::Completed; }

@@ -1,5 +1,6 @@
 #include "runtime/api/Dispatch.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -56,7 +57,9 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
     return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT, "w->data is NULL");
   if (spec.hasZeros && !args.zeros)
     return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
-                "zeros is NULL but the problem has zero mode " + spec.problem.zero);
+                std::string("zeros is NULL but the problem has zero mode ") +
+                    core::zeroSpelling(spec.problem.scheme.zero,
+                                       spec.problem.scheme.zeroCodes.has_value()));
   if (!spec.hasZeros && args.zeros)
     return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
                 "zeros is given but the problem has no zero points (zero = none); a plan "
@@ -85,7 +88,7 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
       {args.y, kVectorAlignment, "y"},
       {args.w->data, kVectorAlignment, "w->data"},
       {args.scales, static_cast<uintptr_t>(spec.scaleElementBytes), "scales"},
-      {args.zeros, static_cast<uintptr_t>(spec.scaleElementBytes), "zeros"},
+      {args.zeros, static_cast<uintptr_t>(std::max(1, spec.zeroElementBytes)), "zeros"},
   };
   for (const auto &a : alignments)
     if (a.pointer && !aligned(a.pointer, a.alignment))

@@ -23,7 +23,7 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
                                            "lowbit_problem");
         !s)
       return recordFailure(s.error());
-    Result<lowbit::kernels::ProblemDesc> desc = problemFromApi(*problem);
+    Result<lowbit::core::Problem> desc = problemFromApi(*problem);
     if (!desc)
       return recordFailure(desc.error());
 

@@ -270,11 +270,11 @@ bool looksLikeCubin(const std::vector<uint8_t> &bytes) {
 }
 
 Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &databases,
-                               const kernels::ProblemDesc &problem,
+                               const core::Problem &problem,
                                const db::DeviceFingerprint &device) {
   PlanSpec spec;
   spec.problem = problem;
-  spec.signature = kernels::problemSignature(problem);
+  spec.signature = core::signature(problem);
   spec.problemId = db::problemIdForSignature(spec.signature);
   if (databases.empty())
     return apiError(LOWBIT_STATUS_DATABASE_ERROR, "no kernel database is open");
@@ -338,10 +338,10 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.layout = *layout;
   spec.layoutIdHex = first.layoutId;
   spec.layoutId = std::stoull(first.layoutId, nullptr, 16);
-  if (spec.layout.codeBits != weightCodeBits(problem))
+  if (spec.layout.codeBits != problem.codeBits())
     return apiError(LOWBIT_STATUS_CORRUPT_KERNEL,
                     "kernel " + first.name + " packs " + std::to_string(spec.layout.codeBits) +
-                        "-bit codes, but the problem's weights are " + problem.weight);
+                        "-bit codes, but the problem's weights are " + problem.code.name());
   spec.weightBytes = layout::packedBytes(spec.layout, problem.n, problem.k);
   if (spec.weightBytes < 0) {
     Status shape = layout::checkShape(spec.layout, problem.n, problem.k);
@@ -350,10 +350,11 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
                         " cannot take layout " + spec.layoutIdHex + ": " +
                         (shape ? std::string("size overflow") : shape.error()));
   }
-  spec.scaleElementBytes = scaleElementBytes(problem);
-  spec.scaleBytes = scaleCount(problem) * spec.scaleElementBytes;
-  spec.hasZeros = problem.zero != "none";
-  spec.zeroBytes = spec.hasZeros ? spec.scaleBytes : 0;
+  spec.scaleElementBytes = core::scaleElementBytes(problem);
+  spec.scaleBytes = core::scaleCount(problem) * spec.scaleElementBytes;
+  spec.hasZeros = problem.scheme.hasZeros();
+  spec.zeroElementBytes = core::zeroElementBytes(problem);
+  spec.zeroBytes = core::scaleCount(problem) * spec.zeroElementBytes;
   spec.workspaceBytes = 0; // no kernel family uses a workspace yet
   for (const std::string &note : spec.notes)
     spec.notesText += (spec.notesText.empty() ? "" : "\n") + note;

@@ -62,7 +62,7 @@ struct PlannedRange {
 };
 
 struct PlanSpec {
-  kernels::ProblemDesc problem;
+  core::Problem problem;
   std::string signature, problemId;
   db::Tier tier = db::Tier::Heuristic;
   std::vector<PlannedKernel> kernels;
@@ -72,6 +72,7 @@ struct PlanSpec {
   std::string layoutIdHex;
   int64_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
   int scaleElementBytes = 2;
+  int zeroElementBytes = 0; // the scale's bytes, 1 for quantized zeros, 0 without zeros
   bool hasZeros = false;
   std::vector<std::string> notes;
   std::string notesText; // notes joined with newlines, for lowbit_choice
@@ -91,7 +92,7 @@ struct PlanSpec {
 // (the ranges need different weight layouts and no same-layout substitute
 // exists), INVALID_SHAPE (N, K not servable by the layout), DATABASE_ERROR.
 Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &databases,
-                               const kernels::ProblemDesc &problem,
+                               const core::Problem &problem,
                                const db::DeviceFingerprint &device);
 
 } // namespace lowbit::api

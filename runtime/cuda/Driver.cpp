@@ -74,10 +74,17 @@ std::string describe(const DriverApi &api, CUresult result) {
 }
 
 CUresult allowDynamicSharedBytes(const DriverApi &api, CUfunction function, int64_t bytes) {
-  if (bytes <= kDynamicSharedWithoutOptIn)
-    return CUDA_SUCCESS;
-  if (bytes > INT32_MAX)
+  if (bytes < 0 || bytes > INT32_MAX)
     return CUDA_ERROR_INVALID_VALUE; // the attribute is an int
+  if (bytes == 0)
+    return CUDA_SUCCESS; // static shared memory alone never needs an opt-in
+  int staticBytes = 0;
+  if (CUresult r = api.cuFuncGetAttribute(&staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                          function);
+      r != CUDA_SUCCESS)
+    return r;
+  if (staticBytes + bytes <= kSharedWithoutOptIn)
+    return CUDA_SUCCESS;
   return api.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                 static_cast<int>(bytes));
 }

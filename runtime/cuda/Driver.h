@@ -80,13 +80,19 @@ const DriverApi *loadDriver(std::string *whyNot = nullptr);
 // "CUDA_ERROR_X: description" for a driver result code.
 std::string describe(const DriverApi &api, CUresult result);
 
-// Dynamic shared memory a launch may pass without the function opting in,
-// on every arch.
-constexpr int64_t kDynamicSharedWithoutOptIn = 48 * 1024;
+// Shared memory (static + dynamic) a block may use without its function
+// opting in, on every arch.
+constexpr int64_t kSharedWithoutOptIn = 48 * 1024;
 
-// Lets `function` be launched with `bytes` of dynamic shared memory: above
-// kDynamicSharedWithoutOptIn it sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-// (without it the launch fails); at or below, it calls nothing.
+// Lets `function` be launched with `bytes` of dynamic shared memory. The
+// 48 KiB default limit is on static + dynamic, so a kernel with 16 KiB of
+// static shared memory needs the opt-in from 32 KiB of dynamic on: this asks
+// the driver for the function's static bytes (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+// the loaded image's own figure, which a PTX JIT may make differ from the
+// ptxas report) and, when the sum passes kSharedWithoutOptIn, sets
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to `bytes` (without it the
+// launch fails with CUDA_ERROR_INVALID_VALUE). The driver itself refuses an
+// opt-in whose static + dynamic exceeds the device's opt-in maximum.
 CUresult allowDynamicSharedBytes(const DriverApi &api, CUfunction function, int64_t bytes);
 
 // The number of CUDA devices, 0 when there is no driver or no device; `whyNot`

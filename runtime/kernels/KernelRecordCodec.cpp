@@ -1,38 +1,27 @@
 #include "runtime/kernels/KernelRecordCodec.h"
 
 #include "core/layout/WeightLayout.h"
+#include "runtime/kernels/ProblemJson.h"
 
 #include <nlohmann/json.hpp>
 
 namespace lowbit::kernels {
 
-std::string problemSignature(const ProblemDesc &p) {
-  return "lowbit.qmatmul.v1;n=" + std::to_string(p.n) + ";k=" + std::to_string(p.k) +
-         ";act=" + p.activation + ";weight=" + p.weight + ";scale=" + p.scale +
-         ";granularity=" + p.granularity +
-         ";group=" + std::to_string(p.granularity == "group" ? p.groupSize : 0) +
-         ";zero=" + p.zero;
-}
-
 db::KernelRecord kernelRecord(const KernelEntry &entry, const std::vector<char> &cubin,
                               const std::string &ptx, const std::string &sourceHash,
                               const std::string &compilerVersion) {
   db::KernelRecord record;
-  record.problemId = db::problemIdForSignature(problemSignature(entry.problem));
+  record.problemId = db::problemIdForSignature(core::signature(entry.problem));
   record.arch = entry.arch;
   record.family = entry.family;
   record.entry = entry.name;
-  const ProblemDesc &p = entry.problem;
   nlohmann::json description = {
       {"encoding", 1},
       {"schedule", entry.schedule},
       {"weight_layout", entry.weightLayout},
       {"grid_tile", entry.gridTile},
-      {"block_threads", entry.blockThreads},
-      {"problem",
-       {{"name", p.name}, {"n", p.n}, {"k", p.k}, {"activation", p.activation},
-        {"weight", p.weight}, {"scale", p.scale}, {"granularity", p.granularity},
-        {"group_size", p.groupSize}, {"zero", p.zero}}}};
+      {"block_threads", entry.blockThreads}};
+  writeProblemJson(entry.problem, "name", description["problem"]);
   record.scheduleJson = description.dump();
   Expected<layout::WeightLayout> layout = layout::parseWeightLayout(entry.weightLayout);
   record.weightLayoutId = layout.ok() ? layout::layoutId(*layout) : std::string();
@@ -74,20 +63,17 @@ Expected<KernelEntry> kernelEntry(const db::KernelRecord &record) {
         e.gridTile.push_back(v.get<int64_t>());
   if (!d.contains("problem") || !d["problem"].is_object())
     return bad("no problem description");
-  const nlohmann::json &p = d["problem"];
-  e.problem = {p.value("name", ""),        p.value("n", int64_t{0}),
-               p.value("k", int64_t{0}),   p.value("activation", ""),
-               p.value("weight", ""),      p.value("scale", ""),
-               p.value("granularity", ""), p.value("group_size", int64_t{0}),
-               p.value("zero", "")};
+  Expected<ProblemDesc> problem = readProblemJson(d["problem"], "name");
+  if (!problem)
+    return bad(problem.error());
+  e.problem = std::move(*problem);
   e.registers = record.registers;
   e.sharedBytes = static_cast<int>(record.sharedBytes);
   e.spillBytes = static_cast<int>(record.spillBytes);
   e.dynamicSharedBytes = record.launch.dynamicSharedBytes;
-  if (e.name.empty() || e.blockThreads <= 0 || e.gridTile.size() != 3 || e.weightLayout.empty() ||
-      e.problem.n <= 0 || e.problem.k <= 0)
+  if (e.name.empty() || e.blockThreads <= 0 || e.gridTile.size() != 3 || e.weightLayout.empty())
     return bad("incomplete launch description");
-  if (db::problemIdForSignature(problemSignature(e.problem)) != record.problemId)
+  if (db::problemIdForSignature(core::signature(e.problem)) != record.problemId)
     return bad("its problem description does not match its problem id");
   return e;
 }

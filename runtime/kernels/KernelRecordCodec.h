@@ -1,18 +1,13 @@
 // How a compiled kernel is stored in the kernel database: the problem's
-// canonical signature (whose sha256 is the problem id) and the kernel row's
-// schedule JSON, which carries everything the runtime needs to launch it and
-// to pack weights for it.
+// canonical signature (core::signature, whose sha256 is the problem id) and
+// the kernel row's schedule JSON, which carries everything the runtime needs
+// to launch it and to pack weights for it.
 #pragma once
 
 #include "runtime/kernels/KernelSet.h"
 #include "tuning_db/Records.h"
 
 namespace lowbit::kernels {
-
-// "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=f16;
-//  granularity=group;group=128;zero=none" (one line). Equal problems give
-// equal signatures; the name is not part of it.
-std::string problemSignature(const ProblemDesc &problem);
 
 // The database row for a compiled kernel (cubin and PTX included); the id is
 // left for the database to derive from the cubin.

@@ -1,5 +1,7 @@
 #include "runtime/kernels/KernelSet.h"
 
+#include "runtime/kernels/ProblemJson.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -25,10 +27,13 @@ Expected<std::vector<KernelEntry>> readKernelSet(const std::string &directory) {
       return k.contains(key) && k[key].is_number_integer() ? k[key].get<int64_t>() : int64_t{0};
     };
     KernelEntry e;
-    e.problem = {text("problem"),     number("n"),     number("k"),
-                 text("activation"),  text("weight"),  text("scale"),
-                 text("granularity"), number("group_size"), text("zero")};
     e.name = text("name");
+    // The problem's fields sit at the top of each kernel's object, its name
+    // under "problem".
+    Expected<ProblemDesc> problem = readProblemJson(k, "problem");
+    if (!problem)
+      return makeError(manifestPath + ": kernel entry '" + e.name + "': " + problem.error());
+    e.problem = std::move(*problem);
     e.arch = text("arch");
     e.family = text("family");
     e.schedule = text("schedule");
@@ -43,8 +48,8 @@ Expected<std::vector<KernelEntry>> readKernelSet(const std::string &directory) {
     e.spillBytes = static_cast<int>(number("spill_bytes"));
     e.dynamicSharedBytes = number("dynamic_shared_bytes"); // absent before dynamic smem: 0
     e.cubinPath = directory + "/" + text("cubin");
-    if (e.name.empty() || e.problem.n <= 0 || e.problem.k <= 0 || e.blockThreads <= 0 ||
-        e.gridTile.size() != 3 || e.weightLayout.empty())
+    if (e.name.empty() || e.blockThreads <= 0 || e.gridTile.size() != 3 ||
+        e.weightLayout.empty())
       return makeError(manifestPath + ": kernel entry '" + e.name + "' is incomplete");
     entries.push_back(std::move(e));
   }

@@ -5,6 +5,7 @@
 // is what the compiler produces and the tests consume.
 #pragma once
 
+#include "core/Problem.h"
 #include "core/support/Expected.h"
 
 #include <cstdint>
@@ -13,17 +14,9 @@
 
 namespace lowbit::kernels {
 
-// The problem a kernel computes: Y[M, N] = X[M, K] · dequant(W[N, K])ᵀ.
-struct ProblemDesc {
-  std::string name;
-  int64_t n = 0, k = 0;
-  std::string activation;  // f16 | bf16
-  std::string weight;      // uint4 | int4 | ...
-  std::string scale;       // f16 | bf16 | f32
-  std::string granularity; // tensor | channel | group
-  int64_t groupSize = 0;
-  std::string zero;        // none | sub_code | sub_value
-};
+// The problem a kernel computes: Y[M, N] = X[M, K] · dequant(W[N, K])ᵀ, in
+// the typed model every layer shares.
+using ProblemDesc = core::Problem;
 
 struct KernelEntry {
   ProblemDesc problem;

@@ -91,10 +91,7 @@ Expected<std::vector<kernels::ProblemDesc>> plannedProblems(const TuneArgs &args
     Expected<spec::KernelSetSpec> set = spec::loadKernelSetSpec(args.spec);
     if (!set.ok())
       return makeError(set.error());
-    for (const spec::ProblemSpec &p : set->problems)
-      problems.push_back({p.name, p.n, p.k, p.activation, p.weight, p.scale, p.granularity,
-                          p.granularity == "group" ? p.groupSize : 0, p.zero});
-    return problems;
+    return set->problems;
   }
   Expected<tune::Format> format = tune::parseFormat(args.format);
   if (!format.ok())
@@ -131,13 +128,8 @@ int compileCandidates(CompileMain compileMain, const std::vector<kernels::Proble
   int clean = 0;
   for (const kernels::ProblemDesc &problem : problems) {
     // The search space asks the schedule rules of the typed problem.
-    Expected<core::Problem> typed = core::parseSignature(kernels::problemSignature(problem));
-    if (!typed.ok()) {
-      std::cerr << "lowbit tune: " << problem.name << ": " << typed.error() << "\n";
-      continue;
-    }
     tuner::SearchSpace space =
-        tuner::enumerateSchedules(*typed, limits.ok() ? *limits : model.limits);
+        tuner::enumerateSchedules(problem, limits.ok() ? *limits : model.limits);
     std::vector<tuner::RankedSchedule> ranked =
         tuner::rankSchedules(problem, space.accepted, mPoints, model);
     std::vector<std::string> schedules;
@@ -559,6 +551,8 @@ int runTune(const TuneArgs &args) {
     return exitCode;
   const tuner::SweepSummary *summary = &total;
   printBest(*summary, std::cout);
+  for (const std::string &error : summary->measurementErrors)
+    std::cerr << me << "recorded as failed: " << error << "\n";
   std::cerr << me << tuner::stopReasonName(summary->stop)
             << (summary->stopDetail.empty() ? "" : ": " + summary->stopDetail) << "; measured "
             << summary->measured << ", skipped " << summary->skipped << ", pruned "

@@ -1,8 +1,12 @@
 // Every compiled W4A16 kernel of the test set (tests/gpu/kernels/
 // w4a16-gpu-tests.toml, compiled at build time by `lowbit compile`) against
 // an f64 reference, at M values on both sides of every tile boundary.
-// Weights are packed with the layout the compiler derived; inputs are fresh
-// random values for every M; outputs are poisoned with NaN before each run.
+// Weights are real ones quantized by the formats library in each problem's
+// format (measure::makeProblemInputs, shared with the bench and the tuner),
+// packed with the layout the compiler derived; the reference is the formats
+// library's f64 dequantize; activations are fresh random values for every M;
+// outputs are poisoned with NaN before each run.
+#include "compiler/measure/ProblemInputs.h"
 #include "runtime/kernels/KernelSet.h"
 #include "core/formats/DataFormat.h"
 #include "core/layout/WeightLayout.h"
@@ -33,23 +37,15 @@ std::string kernelSetDirectory() {
 
 const int64_t kRowCounts[] = {1, 2, 3, 7, 8, 15, 16, 17, 31, 64, 127, 128, 255, 256, 1000, 4096};
 
-// One problem's weights, scales and zeros on host and device, and the
-// dequantized weights in f64 for the reference; the problem's kernels (one per
+// One problem's quantized weights, scales and zeros on host and device, with
+// the f64 reference weights of every column; the problem's kernels (one per
 // schedule) share all of it.
 struct ProblemData {
-  std::vector<uint8_t> codes; // [N, K], one code per byte
-  std::vector<uint16_t> scales, zeros;
-  std::vector<double> weights; // dequantized [N, K]
+  measure::ProblemInputs inputs;
   std::unique_ptr<DeviceBuffer> scalesDevice, zerosDevice;
   // The codes packed for each weight layout the problem's kernels use.
   std::map<std::string, std::unique_ptr<DeviceBuffer>> packed;
 };
-
-formats::DataFormat codeFormat(const kernels::ProblemDesc &p) {
-  Expected<formats::DataFormat> format = formats::parseFormat(p.weight);
-  EXPECT_TRUE(format.ok()) << format.error();
-  return format.ok() ? *format : formats::DataFormat::unsignedInt(4);
-}
 
 class W4A16Kernels : public ::testing::Test {
 protected:
@@ -74,60 +70,33 @@ protected:
 
 void prepareProblem(const cuda::DriverApi &api, const kernels::ProblemDesc &p, ProblemData &data,
                     SplitMix &rng) {
-  formats::DataFormat code = codeFormat(p);
-  data.codes.resize(static_cast<size_t>(p.n * p.k));
-  for (uint8_t &c : data.codes)
-    do
-      c = static_cast<uint8_t>(rng.next() & (code.codeCount() - 1));
-    while (!code.isValidCode(c));
-  int64_t columns = p.granularity == "group" ? p.k / p.groupSize : 1;
-  int64_t scaleCount = p.granularity == "tensor" ? 1 : p.n * columns;
-  std::vector<double> scaleValues, zeroValues;
-  for (int64_t i = 0; i < scaleCount; ++i) {
-    uint16_t bits = toBits(p.scale.c_str(), static_cast<float>(0.004 + 0.016 * rng.uniform()));
-    data.scales.push_back(bits);
-    scaleValues.push_back(fromBits(p.scale.c_str(), bits));
-    if (p.zero != "none") {
-      uint16_t zero = toBits(p.scale.c_str(), static_cast<float>(rng.next() & 15));
-      data.zeros.push_back(zero);
-      zeroValues.push_back(fromBits(p.scale.c_str(), zero));
-    }
-  }
-  data.weights.resize(data.codes.size());
-  for (int64_t n = 0; n < p.n; ++n)
-    for (int64_t k = 0; k < p.k; ++k) {
-      int64_t s = p.granularity == "tensor" ? 0
-                  : n * columns + (p.granularity == "group" ? k / p.groupSize : 0);
-      double q = code.decode(data.codes[static_cast<size_t>(n * p.k + k)]);
-      data.weights[static_cast<size_t>(n * p.k + k)] =
-          p.zero == "none"       ? q * scaleValues[s]
-          : p.zero == "sub_code" ? (q - zeroValues[s]) * scaleValues[s]
-                                 : q * scaleValues[s] - zeroValues[s];
-    }
-
-  data.scalesDevice = std::make_unique<DeviceBuffer>(api, data.scales.size() * 2);
+  measure::ProblemInputOptions options;
+  options.seed = rng.next();
+  options.referenceStride = 1; // every output is checkable
+  Expected<measure::ProblemInputs> inputs = measure::makeProblemInputs(p, options);
+  ASSERT_TRUE(inputs.ok()) << inputs.error();
+  data.inputs = std::move(*inputs);
+  const measure::ProblemInputs &in = data.inputs;
+  data.scalesDevice = std::make_unique<DeviceBuffer>(api, in.scales.size());
   ASSERT_TRUE(data.scalesDevice->ok());
-  LOWBIT_CU_ASSERT(&api, data.scalesDevice->upload(data.scales.data(), data.scales.size() * 2));
-  if (!data.zeros.empty()) {
-    data.zerosDevice = std::make_unique<DeviceBuffer>(api, data.zeros.size() * 2);
-    LOWBIT_CU_ASSERT(&api, data.zerosDevice->upload(data.zeros.data(), data.zeros.size() * 2));
+  LOWBIT_CU_ASSERT(&api, data.scalesDevice->upload(in.scales.data(), in.scales.size()));
+  if (!in.zeros.empty()) {
+    data.zerosDevice = std::make_unique<DeviceBuffer>(api, in.zeros.size());
+    ASSERT_TRUE(data.zerosDevice->ok());
+    LOWBIT_CU_ASSERT(&api, data.zerosDevice->upload(in.zeros.data(), in.zeros.size()));
   }
 }
 
-void packFor(const cuda::DriverApi &api, const kernels::ProblemDesc &p,
-             const std::string &serializedLayout, ProblemData &data) {
+void packFor(const cuda::DriverApi &api, const std::string &serializedLayout, ProblemData &data) {
   if (data.packed.count(serializedLayout))
     return;
   Expected<layout::WeightLayout> layout = layout::parseWeightLayout(serializedLayout);
   ASSERT_TRUE(layout.ok()) << layout.error();
-  int64_t bytes = layout::packedBytes(*layout, p.n, p.k);
-  std::vector<uint8_t> packed(static_cast<size_t>(bytes));
-  Status status = layout::packWeights(*layout, p.n, p.k, data.codes.data(), packed.data(),
-                                      packed.size());
-  ASSERT_TRUE(status.ok()) << status.error();
-  auto buffer = std::make_unique<DeviceBuffer>(api, packed.size());
+  Expected<std::vector<uint8_t>> packed = data.inputs.packed(*layout);
+  ASSERT_TRUE(packed.ok()) << packed.error();
+  auto buffer = std::make_unique<DeviceBuffer>(api, packed->size());
   ASSERT_TRUE(buffer->ok());
-  LOWBIT_CU_ASSERT(&api, buffer->upload(packed.data(), packed.size()));
+  LOWBIT_CU_ASSERT(&api, buffer->upload(packed->data(), packed->size()));
   data.packed[serializedLayout] = std::move(buffer);
 }
 
@@ -142,11 +111,7 @@ std::vector<double> referenceAt(const kernels::ProblemDesc &p, const ProblemData
     threads.emplace_back([&, w] {
       for (size_t i = w; i < samples.size(); i += workers) {
         const double *xs = &x[static_cast<size_t>(samples[i].first * p.k)];
-        const double *ws = &data.weights[static_cast<size_t>(samples[i].second * p.k)];
-        double sum = 0;
-        for (int64_t k = 0; k < p.k; ++k)
-          sum += xs[k] * ws[k];
-        out[i] = sum;
+        out[i] = data.inputs.reference(xs, samples[i].second);
       }
     });
   for (std::thread &t : threads)
@@ -158,12 +123,11 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
   SplitMix rng{20261129};
   // Activations are drawn from 4096 values rounded once, so drawing the
   // hundreds of millions needed at large M stays cheap.
-  std::vector<std::pair<uint16_t, double>> table[2];
-  for (int t = 0; t < 2; ++t)
+  std::map<core::Activation, std::vector<std::pair<uint16_t, double>>> table;
+  for (core::Activation type : {core::Activation::F16, core::Activation::BF16})
     for (int i = 0; i < 4096; ++i) {
-      const char *type = t ? "bf16" : "f16";
-      uint16_t bits = toBits(type, static_cast<float>(4.0 * rng.uniform() - 2.0));
-      table[t].emplace_back(bits, fromBits(type, bits));
+      uint16_t bits = measure::activationBits(4.0 * rng.uniform() - 2.0, type);
+      table[type].emplace_back(bits, measure::activationValue(bits, type));
     }
 
   // Each problem's data and references are made once and shared by all its
@@ -181,7 +145,7 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
     ProblemData data;
     prepareProblem(*api, p, data, rng);
     for (const kernels::KernelEntry *entry : group)
-      packFor(*api, p, entry->weightLayout, data);
+      packFor(*api, entry->weightLayout, data);
     if (HasFatalFailure())
       return;
     std::vector<std::unique_ptr<LoadedModule>> modules;
@@ -197,7 +161,7 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
       LOWBIT_CU_ASSERT(api, cuda::allowDynamicSharedBytes(*api, functions.back(),
                                                           entry->dynamicSharedBytes));
     }
-    const auto &values = table[p.activation == "bf16" ? 1 : 0];
+    const auto &values = table[p.activation];
 
     for (int64_t m : kRowCounts) {
       SCOPED_TRACE("M = " + std::to_string(m));
@@ -271,17 +235,17 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
         // Every element must be written: 0xFFFF (NaN) left means it was not.
         size_t unwritten = 0;
         for (uint16_t bits : y)
-          unwritten += (bits & 0x7FFF) > (p.activation == "bf16" ? 0x7F80 : 0x7C00);
+          unwritten += !std::isfinite(measure::activationValue(bits, p.activation));
         ASSERT_EQ(unwritten, 0u) << "outputs left unwritten or NaN";
         double errorSquared = 0;
         for (size_t i = 0; i < samples.size(); ++i) {
-          double got = fromBits(p.activation.c_str(),
-                                y[static_cast<size_t>(samples[i].first * p.n + samples[i].second)]);
+          double got = measure::activationValue(
+              y[static_cast<size_t>(samples[i].first * p.n + samples[i].second)], p.activation);
           errorSquared += (got - reference[i]) * (got - reference[i]);
         }
         double relative = std::sqrt(errorSquared / referenceSquared);
         worst = std::max(worst, relative);
-        double tolerance = p.activation == "bf16" ? 1e-2 : 2e-3;
+        double tolerance = measure::defaultTolerance(p.activation);
         EXPECT_LT(relative, tolerance) << "relative error over " << samples.size() << " outputs";
         ++checked;
       }

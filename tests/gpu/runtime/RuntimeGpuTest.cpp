@@ -3,7 +3,9 @@
 // an f64 CPU reference for several M, CUDA graph capture and replay, launches
 // from several threads at once, the PTX JIT path, and the errors a bad call
 // or a bad database must give with a real driver.
+#include "compiler/measure/ProblemInputs.h"
 #include "lowbit/lowbit.h"
+#include "runtime/api/Problem.h"
 #include "tests/gpu/support/HostNumerics.h"
 #include "tests/gpu/support/GpuTest.h"
 #include "tuning_db/Database.h"
@@ -70,69 +72,54 @@ lowbit_problem hostExampleProblem() {
   } while (0)
 
 // A plan with its weights, scales and zeros packed and uploaded, and the
-// dequantized weights in f64 for the reference.
+// reference: real weights quantized by the formats library in the problem's
+// format, shared with the bench and the tuner (measure::makeProblemInputs).
 struct PreparedProblem {
   lowbit_problem problem{};
-  const char *type = "f16"; // activation and scale dtype
+  core::Problem model; // the same problem in the typed model
+  measure::ProblemInputs inputs;
   lowbit_plan *plan = nullptr;
-  std::vector<double> weights; // [N, K]
   std::unique_ptr<DeviceBuffer> packed, scales, zeros;
   lowbit_weights w{};
 
   ~PreparedProblem() { lowbit_plan_destroy(plan); }
 };
 
-// Creates the plan and fills everything with fresh random data.
+// Creates the plan and fills everything with freshly quantized weights.
 void prepare(const cuda::DriverApi &api, lowbit_context *context, const lowbit_problem &problem,
              SplitMix &rng, PreparedProblem &out) {
   out.problem = problem;
-  out.type = problem.activation == LOWBIT_DTYPE_BF16 ? "bf16" : "f16";
+  api::Result<core::Problem> model = api::problemFromApi(problem);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  out.model = *model;
   LOWBIT_OK(lowbit_plan_create(context, &problem, &out.plan));
   size_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
   LOWBIT_OK(lowbit_plan_packed_sizes(out.plan, &weightBytes, &scaleBytes, &zeroBytes,
                                      &workspaceBytes));
   EXPECT_EQ(workspaceBytes, 0u);
-  const int64_t n = problem.n, k = problem.k;
-  const bool isSigned = problem.weight == LOWBIT_WEIGHT_INT4;
-  std::vector<uint8_t> codes(static_cast<size_t>(n * k));
-  for (uint8_t &c : codes)
-    c = static_cast<uint8_t>(rng.next() & 15);
-  const size_t scaleCount = scaleBytes / 2;
-  std::vector<uint16_t> scaleBits(scaleCount), zeroBits(zeroBytes / 2);
-  for (uint16_t &s : scaleBits)
-    s = toBits(out.type, static_cast<float>(0.004 + 0.016 * rng.uniform()));
-  for (uint16_t &z : zeroBits)
-    z = toBits(out.type, static_cast<float>(static_cast<int>(rng.next() % 16) - (isSigned ? 8 : 0)));
-  const int64_t columns = problem.granularity == LOWBIT_GRANULARITY_GROUP ? k / problem.group_size
-                                                                          : 1;
-  out.weights.resize(codes.size());
-  for (int64_t row = 0; row < n; ++row)
-    for (int64_t col = 0; col < k; ++col) {
-      size_t s = problem.granularity == LOWBIT_GRANULARITY_TENSOR ? 0
-                 : static_cast<size_t>(row * columns +
-                                       (problem.granularity == LOWBIT_GRANULARITY_GROUP
-                                            ? col / problem.group_size
-                                            : 0));
-      uint8_t code = codes[static_cast<size_t>(row * k + col)];
-      double q = isSigned && code >= 8 ? code - 16.0 : code;
-      double scale = fromBits(out.type, scaleBits[s]);
-      double zero = zeroBits.empty() ? 0.0 : fromBits(out.type, zeroBits[s]);
-      out.weights[static_cast<size_t>(row * k + col)] =
-          problem.zero == LOWBIT_ZERO_SUB_VALUE ? q * scale - zero : (q - zero) * scale;
-    }
+  measure::ProblemInputOptions options;
+  options.seed = rng.next();
+  options.referenceStride = 1; // every output is checkable
+  Expected<measure::ProblemInputs> inputs = measure::makeProblemInputs(out.model, options);
+  ASSERT_TRUE(inputs.ok()) << inputs.error();
+  out.inputs = std::move(*inputs);
+  const measure::ProblemInputs &in = out.inputs;
+  ASSERT_EQ(in.scales.size(), scaleBytes);
+  ASSERT_EQ(in.zeros.size(), zeroBytes);
   out.packed = std::make_unique<DeviceBuffer>(api, weightBytes);
   out.scales = std::make_unique<DeviceBuffer>(api, scaleBytes);
   ASSERT_TRUE(out.packed->ok() && out.scales->ok());
-  LOWBIT_OK(lowbit_pack_weights(out.plan, codes.data(), reinterpret_cast<void *>(out.packed->get()),
-                                weightBytes, LOWBIT_MEMORY_DEVICE, nullptr));
-  LOWBIT_CU_ASSERT(&api, out.scales->upload(scaleBits.data(), scaleBytes));
+  LOWBIT_OK(lowbit_pack_weights(out.plan, in.codes.data(),
+                                reinterpret_cast<void *>(out.packed->get()), weightBytes,
+                                LOWBIT_MEMORY_DEVICE, nullptr));
+  LOWBIT_CU_ASSERT(&api, out.scales->upload(in.scales.data(), scaleBytes));
   if (zeroBytes) {
     out.zeros = std::make_unique<DeviceBuffer>(api, zeroBytes);
-    LOWBIT_CU_ASSERT(&api, out.zeros->upload(zeroBits.data(), zeroBytes));
+    LOWBIT_CU_ASSERT(&api, out.zeros->upload(in.zeros.data(), zeroBytes));
   }
   // Packing on the host must give the same bytes as packing to the device.
   std::vector<uint8_t> hostPacked(weightBytes), devicePacked(weightBytes);
-  LOWBIT_OK(lowbit_pack_weights(out.plan, codes.data(), hostPacked.data(), weightBytes,
+  LOWBIT_OK(lowbit_pack_weights(out.plan, in.codes.data(), hostPacked.data(), weightBytes,
                                 LOWBIT_MEMORY_HOST, nullptr));
   LOWBIT_CU_ASSERT(&api, out.packed->download(devicePacked.data(), weightBytes));
   ASSERT_EQ(hostPacked, devicePacked);
@@ -153,8 +140,8 @@ Activations randomActivations(const PreparedProblem &p, int64_t m, SplitMix &rng
   a.bits.resize(static_cast<size_t>(m * p.problem.k));
   a.values.resize(a.bits.size());
   for (size_t i = 0; i < a.bits.size(); ++i) {
-    a.bits[i] = toBits(p.type, static_cast<float>(4.0 * rng.uniform() - 2.0));
-    a.values[i] = fromBits(p.type, a.bits[i]);
+    a.bits[i] = measure::activationBits(4.0 * rng.uniform() - 2.0, p.model.activation);
+    a.values[i] = measure::activationValue(a.bits[i], p.model.activation);
   }
   return a;
 }
@@ -165,7 +152,7 @@ double relativeError(const PreparedProblem &p, int64_t m, const Activations &x,
                      const std::vector<uint16_t> &y, SplitMix &rng) {
   const int64_t n = p.problem.n, k = p.problem.k;
   for (uint16_t bits : y)
-    if (std::isnan(fromBits(p.type, bits))) {
+    if (std::isnan(measure::activationValue(bits, p.model.activation))) {
       ADD_FAILURE() << "an output was left unwritten (NaN)";
       return INFINITY;
     }
@@ -185,18 +172,15 @@ double relativeError(const PreparedProblem &p, int64_t m, const Activations &x,
   }
   double errorSquared = 0, referenceSquared = 0;
   for (auto [row, col] : samples) {
-    double want = 0;
-    for (int64_t i = 0; i < k; ++i)
-      want += x.values[static_cast<size_t>(row * k + i)] *
-              p.weights[static_cast<size_t>(col * k + i)];
-    double got = fromBits(p.type, y[static_cast<size_t>(row * n + col)]);
+    double want = p.inputs.reference(&x.values[static_cast<size_t>(row * k)], col);
+    double got = measure::activationValue(y[static_cast<size_t>(row * n + col)], p.model.activation);
     errorSquared += (got - want) * (got - want);
     referenceSquared += want * want;
   }
   return std::sqrt(errorSquared / referenceSquared);
 }
 
-double tolerance(const PreparedProblem &p) { return p.type[0] == 'b' ? 1e-2 : 2e-3; }
+double tolerance(const PreparedProblem &p) { return measure::defaultTolerance(p.model.activation); }
 
 class RuntimeGpu : public ::testing::Test {
 protected:
@@ -270,7 +254,7 @@ TEST_F(RuntimeGpu, MatchesTheReferenceForSeveralM) {
     if (HasFatalFailure())
       return;
     std::printf("problem n=%lld k=%lld %s:\n", static_cast<long long>(problem.n),
-                static_cast<long long>(problem.k), p.type);
+                static_cast<long long>(problem.k), core::signature(p.model).c_str());
     for (int64_t m : {1, 7, 16, 64, 300})
       runAndCheck(p, m, rng);
   }

@@ -46,7 +46,7 @@ TEST(Cublas, ALibraryWithoutTheEntryPointsIsRefused) {
 
 // Small multiples of 1/8, which f16 and bf16 both hold exactly.
 uint16_t bits(double v, bool bf16) {
-  return fakeHalfBits(v, bf16);
+  return measure::activationBits(v, bf16 ? core::Activation::BF16 : core::Activation::F16);
 }
 
 class CublasFake : public ::testing::Test {
@@ -110,7 +110,9 @@ protected:
   static CUresult run(const Cublas &cublas, Problem &p) {
     return cublas.gemm(p.bf16, p.m, p.n, p.k, device(p.x), device(p.w), device(p.y), nullptr);
   }
-  static double value(uint16_t b, bool bf16) { return fakeHalfValue(b, bf16); }
+  static double value(uint16_t b, bool bf16) {
+    return measure::activationValue(b, bf16 ? core::Activation::BF16 : core::Activation::F16);
+  }
 
   void *library_ = nullptr;
   LowbitFakeCublasLtState *fake_ = nullptr;

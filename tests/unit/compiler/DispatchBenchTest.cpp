@@ -26,7 +26,7 @@ protected:
     database_.emplace(std::move(*opened));
     ASSERT_TRUE(database_->putDevice(testDevice()).ok());
     problem_ = w4a16(128, 256, "bench-test.128x256");
-    auto id = database_->putProblem(kernels::problemSignature(problem_));
+    auto id = database_->putProblem(core::signature(problem_));
     ASSERT_TRUE(id.ok()) << id.error();
     problemId_ = *id;
     options_.rowCounts = {1, 16, 32, 100};

@@ -1,10 +1,12 @@
 #include "FakeComputeDriver.h"
 
+#include "compiler/measure/ProblemInputs.h"
 #include "core/layout/WeightLayout.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 
 namespace lowbit::testing {
@@ -12,30 +14,22 @@ namespace {
 
 struct FakeKernel {
   bool copy = false; // the copy kernel rather than a matmul
-  int64_t n = 0, k = 0, groupSize = 0;
-  bool signedCodes = false;
+  core::Problem problem;
   layout::WeightLayout layout;
-  int dynamicSharedOptIn = 0; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  std::string entryName; // what cuModuleGetFunction asked for
+  int staticShared = 0;        // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, from the image
+  int dynamicSharedOptIn = -1; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; -1: never set
 };
+
+constexpr int kSharedWithoutOptIn = 48 * 1024;
+constexpr int kSharedOptInMax = 227 * 1024; // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, as an H100's
 
 bool capturing = false;
 
-double f16Value(uint16_t bits) {
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<double>(h);
-}
-uint16_t f16Bits(double v) {
-  _Float16 h = static_cast<_Float16>(v);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-
 constexpr size_t kElfHeaderBytes = 64;
 
-// "key=value;..." of a fake cubin after its ELF header; the layout text comes
-// last because it holds ';'. Or the copy kernel's PTX.
+// "key=value" lines of a fake cubin after its ELF header (makeFakeCubin),
+// or the copy kernel's PTX.
 FakeKernel *parseFakeImage(const char *image) {
   if (std::strstr(image, ".entry lowbit_copy16")) {
     ++fakeDriverCounters().ptxLoads;
@@ -48,57 +42,103 @@ FakeKernel *parseFakeImage(const char *image) {
                    "ELF",
                    4) != 0)
     return nullptr;
-  std::string text(image + kElfHeaderBytes);
-  if (text.rfind("FAKE-CUBIN;", 0) != 0)
+  std::stringstream lines{std::string(image + kElfHeaderBytes)};
+  std::string line;
+  if (!std::getline(lines, line) || line != "FAKE-CUBIN")
     return nullptr;
-  size_t layoutAt = text.find(";layout=");
-  if (layoutAt == std::string::npos)
-    return nullptr;
-  auto layout = layout::parseWeightLayout(text.substr(layoutAt + 8));
-  if (!layout.ok())
-    return nullptr;
-  auto *kernel = new FakeKernel;
-  kernel->layout = *layout;
-  std::stringstream fields(text.substr(11, layoutAt - 11));
-  std::string field;
-  while (std::getline(fields, field, ';')) {
-    std::string key = field.substr(0, field.find('='));
-    std::string value = field.substr(field.find('=') + 1);
-    if (key == "n")
-      kernel->n = std::stoll(value);
-    else if (key == "k")
-      kernel->k = std::stoll(value);
-    else if (key == "group")
-      kernel->groupSize = std::stoll(value);
-    else if (key == "weight")
-      kernel->signedCodes = value == "int4";
+  auto kernel = std::make_unique<FakeKernel>();
+  bool haveProblem = false, haveLayout = false;
+  while (std::getline(lines, line)) {
+    std::string key = line.substr(0, line.find('='));
+    std::string value = line.substr(line.find('=') + 1);
+    if (key == "static_shared") {
+      kernel->staticShared = std::stoi(value);
+    } else if (key == "problem") {
+      Expected<core::Problem> problem = core::parseSignature(value);
+      if (!problem)
+        return nullptr;
+      kernel->problem = *problem;
+      haveProblem = true;
+    } else if (key == "layout") {
+      Expected<layout::WeightLayout> layout = layout::parseWeightLayout(value);
+      if (!layout)
+        return nullptr;
+      kernel->layout = *layout;
+      haveLayout = true;
+    }
   }
-  return kernel;
+  return haveProblem && haveLayout ? kernel.release() : nullptr;
 }
 
-// Y[m, n] = Σ_k X[m, k] · q(W[n, k]) · S[n, k / group], W read in the
-// kernel's own layout, whatever layout the weights were packed in.
+// The value of the `bytes`-byte little-endian element `index` of `data`
+// decoded in `format`.
+double decodeElement(const uint8_t *data, int64_t index, int bytes,
+                     const formats::DataFormat &format) {
+  uint32_t code = 0;
+  for (int b = 0; b < bytes; ++b)
+    code |= static_cast<uint32_t>(data[index * bytes + b]) << (8 * b);
+  return format.decode(code);
+}
+
+// Y[m, n] = Σ_k X[m, k] · w(n, k), w the kernel's dequantized weight: its
+// code (read in the kernel's own layout, whatever layout the weights were
+// packed in) combined with the slot's scale and zero as the scheme says.
 void compute(const FakeKernel &kernel, void **params) {
-  auto x = reinterpret_cast<const uint16_t *>(*static_cast<CUdeviceptr *>(params[0]));
-  auto w = reinterpret_cast<const uint8_t *>(*static_cast<CUdeviceptr *>(params[1]));
-  auto s = reinterpret_cast<const uint16_t *>(*static_cast<CUdeviceptr *>(params[2]));
-  auto y = reinterpret_cast<uint16_t *>(*static_cast<CUdeviceptr *>(params[3]));
-  long long m = *static_cast<long long *>(params[4]);
-  const int64_t n = kernel.n, k = kernel.k, groups = k / kernel.groupSize;
+  const core::Problem &p = kernel.problem;
+  const bool zeros = p.scheme.hasZeros();
+  auto pointer = [&](int i) { return *static_cast<CUdeviceptr *>(params[i]); };
+  auto x = reinterpret_cast<const uint16_t *>(pointer(0));
+  auto w = reinterpret_cast<const uint8_t *>(pointer(1));
+  auto s = reinterpret_cast<const uint8_t *>(pointer(2));
+  auto z = zeros ? reinterpret_cast<const uint8_t *>(pointer(3)) : nullptr;
+  auto y = reinterpret_cast<uint16_t *>(pointer(zeros ? 4 : 3));
+  long long m = *static_cast<long long *>(params[zeros ? 5 : 4]);
+  const int64_t n = p.n, k = p.k;
   std::vector<uint8_t> codes(static_cast<size_t>(n * k));
   size_t bytes = static_cast<size_t>(layout::packedBytes(kernel.layout, n, k));
   if (!layout::unpackWeights(kernel.layout, n, k, w, bytes, codes.data()).ok())
     std::abort(); // a test bug, not a measurer bug
-  for (long long r = 0; r < m; ++r)
-    for (int64_t col = 0; col < n; ++col) {
-      double sum = 0;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        int c = codes[static_cast<size_t>(col * k + kk)];
-        double q = kernel.signedCodes && c >= 8 ? c - 16 : c;
-        sum += f16Value(x[r * k + kk]) * q * f16Value(s[col * groups + kk / kernel.groupSize]);
-      }
-      y[r * n + col] = f16Bits(col == fakeDriverCounters().corruptColumn ? sum + 1 : sum);
+  // Everything decoded once per launch (codes by value, one scale and zero
+  // per slot, x), so large shapes stay cheap.
+  const int scaleBytes = core::scaleElementBytes(p), zeroBytes = core::zeroElementBytes(p);
+  const formats::DataFormat zeroFormat = p.scheme.zeroCodes ? *p.scheme.zeroCodes : p.scheme.scale;
+  std::vector<double> codeValue(size_t{1} << p.codeBits());
+  for (size_t c = 0; c < codeValue.size(); ++c)
+    codeValue[c] = p.code.decode(static_cast<uint32_t>(c));
+  const int64_t slots = core::scaleCount(p);
+  std::vector<double> scales(static_cast<size_t>(slots)), zeroValues(static_cast<size_t>(slots));
+  for (int64_t i = 0; i < slots; ++i) {
+    scales[static_cast<size_t>(i)] = decodeElement(s, i, scaleBytes, p.scheme.scale);
+    zeroValues[static_cast<size_t>(i)] = zeros ? decodeElement(z, i, zeroBytes, zeroFormat) : 0;
+  }
+  std::vector<double> xValues(static_cast<size_t>(m * k));
+  for (size_t i = 0; i < xValues.size(); ++i)
+    xValues[i] = measure::activationValue(x[i], p.activation);
+  auto slot = [&](int64_t col, int64_t kk) -> int64_t {
+    switch (p.scheme.granularity) {
+    case formats::Granularity::PerTensor: return 0;
+    case formats::Granularity::PerChannel: return col;
+    case formats::Granularity::PerGroup: break;
     }
+    return col * (k / p.scheme.groupSize) + kk / p.scheme.groupSize;
+  };
+  const bool subtractScaled = p.scheme.zero == formats::ZeroMode::SubtractScaled;
+  std::vector<double> row(static_cast<size_t>(k));
+  for (int64_t col = 0; col < n; ++col) {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      double q = codeValue[codes[static_cast<size_t>(col * k + kk)]];
+      const size_t at = static_cast<size_t>(slot(col, kk));
+      row[static_cast<size_t>(kk)] =
+          subtractScaled ? q * scales[at] - zeroValues[at] : (q - zeroValues[at]) * scales[at];
+    }
+    for (long long r = 0; r < m; ++r) {
+      double sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        sum += xValues[static_cast<size_t>(r * k + kk)] * row[static_cast<size_t>(kk)];
+      y[r * n + col] = measure::activationBits(
+          col == fakeDriverCounters().corruptColumn ? sum + 1 : sum, p.activation);
+    }
+  }
 }
 
 CUresult loadModule(CUmodule *module, const void *image, unsigned, CUjit_option *, void **) {
@@ -117,23 +157,40 @@ CUresult unloadModule(CUmodule module) {
   return CUDA_SUCCESS;
 }
 
+// The real rule: an opt-in whose static + dynamic passes the device's opt-in
+// maximum is refused.
 CUresult setAttribute(CUfunction f, CUfunction_attribute attribute, int value) {
   if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-    reinterpret_cast<FakeKernel *>(f)->dynamicSharedOptIn = value;
+    auto *kernel = reinterpret_cast<FakeKernel *>(f);
+    if (value < 0 || kernel->staticShared + value > kSharedOptInMax)
+      return CUDA_ERROR_INVALID_VALUE;
+    kernel->dynamicSharedOptIn = value;
     ++fakeDriverCounters().dynamicSharedOptIns;
   }
+  return CUDA_SUCCESS;
+}
+
+CUresult getAttribute(int *value, CUfunction_attribute attribute, CUfunction f) {
+  const auto *kernel = reinterpret_cast<const FakeKernel *>(f);
+  *value = attribute == CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES ? kernel->staticShared
+           : attribute == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
+                                                                   : 0;
   return CUDA_SUCCESS;
 }
 
 CUresult launch(CUfunction f, unsigned gridX, unsigned, unsigned, unsigned, unsigned, unsigned,
                 unsigned sharedBytes, CUstream, void **params, void **) {
   FakeDriverCounters &counters = fakeDriverCounters();
-  // As on a GPU: past 48 KiB of dynamic shared memory only an opted-in
-  // function launches.
-  if (sharedBytes > 48 * 1024 &&
-      static_cast<unsigned>(reinterpret_cast<const FakeKernel *>(f)->dynamicSharedOptIn) <
-          sharedBytes)
+  // As on a GPU: a function's dynamic limit is what it opted in to, else
+  // what the 48 KiB default leaves next to its static shared memory.
+  const auto *launched = reinterpret_cast<const FakeKernel *>(f);
+  const long long dynamicLimit = launched->dynamicSharedOptIn >= 0
+                                     ? launched->dynamicSharedOptIn
+                                     : kSharedWithoutOptIn - launched->staticShared;
+  if (static_cast<long long>(sharedBytes) > dynamicLimit)
     return CUDA_ERROR_INVALID_VALUE;
+  if (!launched->copy && launched->entryName == counters.failLaunchesOf)
+    return CUDA_ERROR_LAUNCH_FAILED; // set by a test: this kernel never launches
   counters.lastGridX = gridX;
   counters.lastSharedBytes = sharedBytes;
   if (capturing) {
@@ -170,12 +227,14 @@ cuda::DriverApi makeApi() {
   };
   api.cuModuleLoadDataEx = loadModule;
   api.cuModuleUnload = unloadModule;
-  api.cuModuleGetFunction = [](CUfunction *f, CUmodule module, const char *) {
+  api.cuModuleGetFunction = [](CUfunction *f, CUmodule module, const char *name) {
+    reinterpret_cast<FakeKernel *>(module)->entryName = name;
     *f = reinterpret_cast<CUfunction>(module);
     return CUDA_SUCCESS;
   };
   api.cuLaunchKernel = launch;
   api.cuFuncSetAttribute = setAttribute;
+  api.cuFuncGetAttribute = getAttribute;
   api.cuMemAlloc = [](CUdeviceptr *p, size_t bytes) {
     *p = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
     return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -206,6 +265,7 @@ cuda::DriverApi makeApi() {
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 1 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = kSharedOptInMax; break;
     default: *value = 0;
     }
     return CUDA_SUCCESS;
@@ -229,16 +289,16 @@ cuda::DriverApi makeApi() {
 } // namespace
 
 std::vector<char> makeFakeCubin(const kernels::ProblemDesc &problem,
-                                const std::string &weightLayout, const std::string &name) {
+                                const std::string &weightLayout, const std::string &name,
+                                int staticSharedBytes) {
   // What api::looksLikeCubin checks: ELF magic, 64-bit little-endian, EM_CUDA.
   std::vector<char> image(kElfHeaderBytes, 0);
   image[0] = 0x7f, image[1] = 'E', image[2] = 'L', image[3] = 'F';
   image[4] = 2, image[5] = 1;
   image[18] = static_cast<char>(190);
-  std::string text = "FAKE-CUBIN;name=" + name + ";n=" + std::to_string(problem.n) +
-                     ";k=" + std::to_string(problem.k) +
-                     ";group=" + std::to_string(problem.groupSize) + ";weight=" + problem.weight +
-                     ";layout=" + weightLayout;
+  std::string text = "FAKE-CUBIN\nname=" + name +
+                     "\nstatic_shared=" + std::to_string(staticSharedBytes) +
+                     "\nproblem=" + core::signature(problem) + "\nlayout=" + weightLayout + "\n";
   image.insert(image.end(), text.c_str(), text.c_str() + text.size() + 1);
   return image;
 }

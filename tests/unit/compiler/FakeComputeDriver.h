@@ -9,8 +9,11 @@
 // embedded PTX loads too, and copies. Launches while a stream is being
 // captured are not computed (a graph is only timed); each graph replay takes
 // kFakeReplayMs by the events. The device has 4 SMs, 2048 threads per SM and
-// a 1 MiB L2; a launch with more than 48 KiB of dynamic shared memory fails
-// unless its function opted in, as on a GPU.
+// a 1 MiB L2. Shared memory follows the real rule: a launch whose static +
+// dynamic shared memory passes 48 KiB fails unless its function opted in to
+// at least the dynamic bytes (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+// and an opt-in whose static + dynamic passes the device's 227 KiB opt-in
+// maximum is refused.
 #pragma once
 
 #include "compiler/measure/GraphTimer.h"
@@ -22,12 +25,15 @@
 
 namespace lowbit::testing {
 
-// The image a fake module loads: the problem's shape and the layout the
-// kernel reads its weights in.
+// The image a fake module loads: the problem (its signature: formats, shape,
+// scheme) and the layout the kernel reads its weights in. Its kernel computes
+// with any code width, granularity and zero mode, as the real kernels do.
 // `name` only makes images of otherwise equal kernels differ (a database
-// keys kernels by their cubin's hash).
+// keys kernels by their cubin's hash); `staticSharedBytes` is what the loaded
+// function reports as CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES.
 std::vector<char> makeFakeCubin(const kernels::ProblemDesc &problem,
-                                const std::string &weightLayout, const std::string &name = "");
+                                const std::string &weightLayout, const std::string &name = "",
+                                int staticSharedBytes = 0);
 
 constexpr float kFakeReplayMs = 0.5f;
 
@@ -55,6 +61,7 @@ struct FakeDriverCounters {
   int ptxLoads = 0;             // images that were the copy kernel's PTX
   bool brokenCopy = false;      // set by a test: the copy kernel copies nothing
   long long corruptColumn = -1; // set by a test: matmuls write this column of Y wrong
+  std::string failLaunchesOf;   // set by a test: launches of this entry point fail
 };
 FakeDriverCounters &fakeDriverCounters();
 

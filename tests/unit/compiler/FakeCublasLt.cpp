@@ -8,6 +8,7 @@
 // and out, f32 compute and scale, the heuristic's algorithm and enough
 // workspace; anything else fails as the real library would.
 #include "FakeCublasLt.h"
+#include "compiler/measure/ProblemInputs.h"
 
 #include <cublasLt.h>
 
@@ -55,14 +56,18 @@ struct FakePreference {
 };
 constexpr uint64_t kAlgoMagic = 0xA160A160;
 
+lowbit::core::Activation activationOf(cudaDataType type) {
+  return type == CUDA_R_16BF ? lowbit::core::Activation::BF16 : lowbit::core::Activation::F16;
+}
+
 double load(const void *base, int64_t index, cudaDataType type) {
   uint16_t bits;
   std::memcpy(&bits, static_cast<const char *>(base) + 2 * index, 2);
-  return lowbit::testing::fakeHalfValue(bits, type == CUDA_R_16BF);
+  return lowbit::measure::activationValue(bits, activationOf(type));
 }
 
 void store(void *base, int64_t index, cudaDataType type, double value) {
-  uint16_t bits = lowbit::testing::fakeHalfBits(value, type == CUDA_R_16BF);
+  uint16_t bits = lowbit::measure::activationBits(value, activationOf(type));
   std::memcpy(static_cast<char *>(base) + 2 * index, &bits, 2);
 }
 

@@ -9,6 +9,7 @@
 // layout from the cached module's entry: the copy got the mma packing and
 // passed. The layout must come from the entry being measured.
 #include "compiler/measure/KernelMeasurer.h"
+#include "runtime/kernels/KernelRecordCodec.h"
 #include "FakeComputeDriver.h"
 #include "core/layout/WeightLayout.h"
 #include "tests/unit/compiler/tuner/TunerTestSupport.h"
@@ -47,7 +48,9 @@ protected:
       auto layout = cubinLayouts_.find(e.name);
       if (layout == cubinLayouts_.end())
         return makeError("no cubin for " + e.name);
-      return makeFakeCubin(e.problem, layout->second);
+      // The image's static shared memory is the entry's ptxas figure, as a
+      // compiled cubin's would be.
+      return makeFakeCubin(e.problem, layout->second, "", e.sharedBytes);
     };
   }
 
@@ -182,6 +185,138 @@ TEST_F(KernelMeasurerTest, AnEntryWithDynamicSharedMemoryOptsInAndLaunchesWithIt
   Expected<tuner::Measurement> plain = measurer.measure(gemv_, 1);
   ASSERT_TRUE(plain.ok()) << plain.error();
   EXPECT_EQ(fakeDriverCounters().lastSharedBytes, 0);
+}
+
+// The H200's failure (mma_t32x64x128_w1x1_s2_k2): 16 KiB of static and
+// 48 KiB of dynamic shared memory. The 48 KiB default limits the sum, so the
+// function must opt in although the dynamic bytes alone are within it; the
+// opt-in used to look at those alone, and the launch failed.
+TEST_F(KernelMeasurerTest, StaticPlusDynamicSharedMemoryPast48KiBOptsIn) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  kernels::KernelEntry ring = mma_;
+  ring.sharedBytes = 16 * 1024;
+  ring.dynamicSharedBytes = 48 * 1024;
+  const int optInsBefore = fakeDriverCounters().dynamicSharedOptIns;
+  Expected<tuner::Measurement> measured = measurer.measure(ring, 16);
+  ASSERT_TRUE(measured.ok()) << measured.error();
+  EXPECT_TRUE(measured->passed) << "relative error " << measured->maxRelError;
+  EXPECT_EQ(fakeDriverCounters().lastSharedBytes, 48 * 1024);
+  EXPECT_GT(fakeDriverCounters().dynamicSharedOptIns, optInsBefore);
+}
+
+// Zero points, the usual GPTQ / AWQ asymmetric formats, used to be refused
+// ("the benchmark covers W4 without zero points"): every zero mode is
+// measured, on weights the formats library quantized, and the check still
+// catches a wrong output.
+TEST_F(KernelMeasurerTest, ZeroPointProblemsAreMeasuredAndChecked) {
+  for (const char *zero : {"sub_code", "sub_value", "quantized"}) {
+    kernels::KernelEntry e = gemv_;
+    core::ZeroSpelling spelled = *core::parseZero(zero);
+    e.problem.scheme.zero = spelled.mode;
+    if (spelled.quantized)
+      e.problem.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
+    measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+    Expected<tuner::Measurement> measured = measurer.measure(e, 3);
+    ASSERT_TRUE(measured.ok()) << zero << ": " << measured.error();
+    EXPECT_TRUE(measured->passed) << zero << ": relative error " << measured->maxRelError;
+    EXPECT_GT(measured->medianUs, 0) << zero;
+    fakeDriverCounters().corruptColumn = 7;
+    Expected<tuner::Measurement> corrupt = measurer.measure(e, 3);
+    fakeDriverCounters().corruptColumn = -1;
+    ASSERT_TRUE(corrupt.ok()) << corrupt.error();
+    EXPECT_FALSE(corrupt->passed) << zero;
+  }
+}
+
+// A 2-bit kernel (its layout packs 16 codes per word) is measured on 2-bit
+// codes the formats library quantized, in bf16 to cover the other dtype.
+TEST_F(KernelMeasurerTest, TwoBitProblemsAreMeasured) {
+  const char *twoBitLayout = "lbwl1;bits=2;tile=1x32;basis=4,1,2,8,16";
+  kernels::KernelEntry e = gemv_;
+  e.name = "lb_gemv_w2";
+  e.weightLayout = twoBitLayout;
+  e.problem.code = formats::DataFormat::unsignedInt(2);
+  e.problem.activation = core::Activation::BF16;
+  e.problem.scheme.scale = formats::DataFormat::bf16();
+  cubinLayouts_[e.name] = twoBitLayout;
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  Expected<tuner::Measurement> measured = measurer.measure(e, 2);
+  ASSERT_TRUE(measured.ok()) << measured.error();
+  EXPECT_TRUE(measured->passed) << "relative error " << measured->maxRelError;
+}
+
+// A problem the formats library makes no inputs for (act-order needs a g_idx)
+// cannot have a checked kernel: its candidates fail, as results, so the
+// sweep goes on to the next problem.
+TEST_F(KernelMeasurerTest, AProblemWithoutInputsFailsItsKernelsNotTheSweep) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  kernels::KernelEntry e = gemv_;
+  e.problem.scheme.actOrder = true;
+  for (int64_t m : {1, 2}) {
+    Expected<tuner::Measurement> measured = measurer.measure(e, m);
+    ASSERT_TRUE(measured.ok()) << measured.error();
+    EXPECT_FALSE(measured->passed);
+  }
+  EXPECT_EQ(measurer.rejected(), 2);
+  Expected<tuner::Measurement> other = measurer.measure(gemv_, 1);
+  ASSERT_TRUE(other.ok()) << other.error();
+  EXPECT_TRUE(other->passed);
+}
+
+// A kernel the driver will not launch is an error for that measurement
+// (the sweep records it as failed and goes on, SweepTest.cpp); the measurer
+// itself stays usable for the next candidate.
+TEST_F(KernelMeasurerTest, ALaunchFailureDoesNotBreakTheMeasurer) {
+  measure::KernelMeasurer measurer(fakeComputeDriver(), loader(), nullptr, options_);
+  fakeDriverCounters().failLaunchesOf = gemv_.name;
+  Expected<tuner::Measurement> failed = measurer.measure(gemv_, 1);
+  fakeDriverCounters().failLaunchesOf.clear();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().find(gemv_.name), std::string::npos) << failed.error();
+  Expected<tuner::Measurement> next = measurer.measure(mma_, 16);
+  ASSERT_TRUE(next.ok()) << next.error();
+  EXPECT_TRUE(next->passed);
+}
+
+// The H200's sweep: one candidate that does not launch stopped it ("measurer
+// failed"). Through the real measurer, the fake driver and a database, that
+// candidate is stored as failed and the other one still gets measured.
+TEST_F(KernelMeasurerTest, ALaunchFailureOfOneCandidateDoesNotStopTheSweep) {
+  tuner::testing::ScratchDir dir;
+  Expected<db::Database> database = db::Database::open(dir.file("k.db"));
+  ASSERT_TRUE(database.ok()) << database.error();
+  ASSERT_TRUE(database->putDevice(tuner::testing::testDevice()).ok());
+  ASSERT_TRUE(database->putProblem(core::signature(smallProblem())).ok());
+  std::map<std::string, std::string> ids;
+  for (const kernels::KernelEntry &e : {gemv_, mma_}) {
+    Expected<std::string> id = database->putKernel(
+        kernels::kernelRecord(e, makeFakeCubin(e.problem, e.weightLayout, e.name), "", "s", "t"));
+    ASSERT_TRUE(id.ok()) << id.error();
+    ids[e.name] = *id;
+  }
+  Expected<std::vector<tuner::SweepProblem>> problems = tuner::loadSweepProblems(*database, "sm_90a");
+  ASSERT_TRUE(problems.ok()) << problems.error();
+  measure::KernelMeasurer measurer(fakeComputeDriver(), measure::databaseCubins(*database, *problems),
+                                   nullptr, options_);
+  tuner::SweepOptions sweep;
+  sweep.runId = "run";
+  sweep.deviceId = tuner::testing::testDevice().id();
+  sweep.mPoints = {1, 16};
+  tuner::SteadyClock clock;
+  fakeDriverCounters().failLaunchesOf = gemv_.name;
+  Expected<tuner::SweepSummary> summary = tuner::runSweep(*database, *problems, measurer, sweep, clock);
+  fakeDriverCounters().failLaunchesOf.clear();
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_TRUE(summary->complete()) << summary->stopDetail;
+  EXPECT_EQ(summary->measured, 4);
+  EXPECT_EQ(summary->measurementErrors.size(), 2u);
+  for (const auto &[name, id] : ids) {
+    auto results = database->results(id, sweep.deviceId);
+    ASSERT_TRUE(results.ok());
+    ASSERT_EQ(results->size(), 2u) << name;
+    for (const db::ResultRecord &r : *results)
+      EXPECT_EQ(r.passed, name == mma_.name) << name << " M=" << r.m;
+  }
 }
 
 } // namespace

@@ -95,7 +95,7 @@ TEST(KernelSetOutput, DatabaseRoundTripsDynamicSharedBytes) {
   db::Database database = db::testing::openOrDie(path);
   kernels::ProblemDesc problem = kernelEntryOf(kernel("lb_ring", 0)).problem;
   auto rows = database.kernelsForProblem(
-      db::problemIdForSignature(kernels::problemSignature(problem)), /*withBlobs=*/false);
+      db::problemIdForSignature(core::signature(problem)), /*withBlobs=*/false);
   ASSERT_TRUE(rows.ok()) << rows.error();
   ASSERT_EQ(rows->size(), 2u);
   int seen = 0;
@@ -110,6 +110,72 @@ TEST(KernelSetOutput, DatabaseRoundTripsDynamicSharedBytes) {
     ++seen;
   }
   EXPECT_EQ(seen, 2);
+}
+
+// The problem reaches kernels.json and the database as readable keys and
+// comes back as the same typed problem, quantized zero codes included, with
+// the signature (and so the problem id) of its canonical text.
+TEST(KernelSetOutput, ProblemsRoundTripThroughTheManifestAndTheDatabase) {
+  KernelSetReport report = twoKernels();
+  for (CompiledKernel &k : report.kernels) {
+    k.spec.activation = core::Activation::BF16;
+    k.spec.code = formats::DataFormat::signedInt(8);
+    k.spec.scheme.scale = formats::DataFormat::f32();
+    k.spec.scheme.granularity = formats::Granularity::PerChannel;
+    k.spec.scheme.groupSize = 0;
+  }
+  report.kernels[1].spec.code = formats::DataFormat::unsignedInt(2);
+  report.kernels[1].spec.scheme.zero = formats::ZeroMode::SubtractCode;
+  report.kernels[1].spec.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
+  TempDir dir;
+  ASSERT_TRUE(writeManifest(report, dir.path()).ok());
+  std::ifstream file(dir.file("kernels.json"));
+  nlohmann::json manifest = nlohmann::json::parse(file);
+  EXPECT_EQ(manifest["kernels"][1]["weight"], "uint2");
+  EXPECT_EQ(manifest["kernels"][1]["zero"], "quantized");
+  EXPECT_EQ(manifest["kernels"][1]["zero_codes"], "uint4");
+  EXPECT_FALSE(manifest["kernels"][0].contains("zero_codes"));
+  Expected<std::vector<kernels::KernelEntry>> read = kernels::readKernelSet(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  std::string path = dir.file("kernels.db");
+  std::ostringstream diagnostics;
+  ASSERT_TRUE(writeDatabase(report, path, diagnostics).ok()) << diagnostics.str();
+  db::Database database = db::testing::openOrDie(path);
+  for (size_t i = 0; i < 2; ++i) {
+    const core::Problem &want = report.kernels[i].spec;
+    EXPECT_TRUE((*read)[i].problem.sameAs(want)) << core::signature((*read)[i].problem);
+    EXPECT_EQ((*read)[i].problem.name, "p4096");
+    auto rows = database.kernelsForProblem(db::problemIdForSignature(core::signature(want)),
+                                           /*withBlobs=*/false);
+    ASSERT_TRUE(rows.ok()) << rows.error();
+    ASSERT_EQ(rows->size(), 1u);
+    Expected<kernels::KernelEntry> entry = kernels::kernelEntry(rows->front());
+    ASSERT_TRUE(entry.ok()) << entry.error();
+    EXPECT_TRUE(entry->problem.sameAs(want)) << core::signature(entry->problem);
+  }
+}
+
+// Rows written before the typed model stored the spec's default group size
+// (128) with other granularities; the signature printed 0, and still does.
+TEST(KernelSetOutput, OldRowsWithAGroupSizeForChannelScalesKeepTheirId) {
+  KernelSetReport report = twoKernels();
+  report.kernels.resize(1);
+  report.kernels[0].spec.scheme.granularity = formats::Granularity::PerChannel;
+  report.kernels[0].spec.scheme.groupSize = 0;
+  TempDir dir;
+  ASSERT_TRUE(writeManifest(report, dir.path()).ok());
+  nlohmann::json manifest;
+  {
+    std::ifstream file(dir.file("kernels.json"));
+    manifest = nlohmann::json::parse(file);
+  }
+  manifest["kernels"][0]["group_size"] = 128;
+  std::ofstream(dir.file("kernels.json")) << manifest.dump();
+  Expected<std::vector<kernels::KernelEntry>> read = kernels::readKernelSet(dir.path());
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(core::signature((*read)[0].problem),
+            "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=f16;"
+            "granularity=channel;group=0;zero=none");
 }
 
 TEST(KernelSetOutput, KernelsOverAnArchsSharedMemoryAreSkippedThere) {

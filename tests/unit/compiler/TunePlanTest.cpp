@@ -87,22 +87,23 @@ TEST(TunePlan, RejectsBadShapes) {
 TEST(TunePlan, ParsesFormats) {
   Expected<Format> f = parseFormat("w4a16-g128");
   ASSERT_TRUE(f.ok()) << f.error();
-  EXPECT_EQ(f->activation, "f16");
-  EXPECT_EQ(f->weight, "uint4");
-  EXPECT_EQ(f->scale, "f16");
-  EXPECT_EQ(f->granularity, "group");
-  EXPECT_EQ(f->groupSize, 128);
+  EXPECT_EQ(f->activation, core::Activation::F16);
+  EXPECT_EQ(f->code, formats::DataFormat::unsignedInt(4));
+  EXPECT_EQ(f->scheme.scale, formats::DataFormat::f16());
+  EXPECT_EQ(f->scheme.granularity, formats::Granularity::PerGroup);
+  EXPECT_EQ(f->scheme.groupSize, 128);
 
   f = parseFormat("w4bf16-int-g64");
   ASSERT_TRUE(f.ok()) << f.error();
-  EXPECT_EQ(f->activation, "bf16");
-  EXPECT_EQ(f->scale, "bf16");
-  EXPECT_EQ(f->weight, "int4");
-  EXPECT_EQ(f->groupSize, 64);
+  EXPECT_EQ(f->activation, core::Activation::BF16);
+  EXPECT_EQ(f->scheme.scale, formats::DataFormat::bf16());
+  EXPECT_EQ(f->code, formats::DataFormat::signedInt(4));
+  EXPECT_EQ(f->scheme.groupSize, 64);
 
   f = parseFormat("w4a16-ch");
   ASSERT_TRUE(f.ok()) << f.error();
-  EXPECT_EQ(f->granularity, "channel");
+  EXPECT_EQ(f->scheme.granularity, formats::Granularity::PerChannel);
+  EXPECT_EQ(f->scheme.groupSize, 0);
 
   for (const char *bad : {"", "a16", "w9a16", "w4a8", "w4a16-g", "w4a16-g0", "w4a16-zz"})
     EXPECT_FALSE(parseFormat(bad).ok()) << bad;
@@ -125,16 +126,13 @@ TEST(TunePlan, OneProblemSpecParsesBack) {
       ASSERT_TRUE(spec.ok()) << spec.error() << "\n" << text;
       ASSERT_EQ(spec->archs, std::vector<std::string>{"sm_90a"});
       ASSERT_EQ(spec->problems.size(), 1u);
-      const spec::ProblemSpec &q = spec->problems[0];
+      const core::Problem &q = spec->problems[0];
       EXPECT_EQ(q.name, p.name);
-      EXPECT_EQ(q.n, p.n);
-      EXPECT_EQ(q.k, p.k);
-      EXPECT_EQ(q.activation, "f16");
-      EXPECT_EQ(q.weight, "uint4");
-      EXPECT_EQ(q.scale, "f16");
-      EXPECT_EQ(q.granularity, "group");
-      EXPECT_EQ(q.groupSize, 128);
-      EXPECT_EQ(q.zero, "none");
+      EXPECT_TRUE(q.sameAs(p)) << core::signature(q) << " != " << core::signature(p);
+      EXPECT_EQ(core::signature(q), "lowbit.qmatmul.v1;n=" + std::to_string(p.n) + ";k=" +
+                                        std::to_string(p.k) +
+                                        ";act=f16;weight=uint4;scale=f16;granularity=group;"
+                                        "group=128;zero=none");
     }
 }
 
@@ -146,14 +144,20 @@ TEST(TunePlan, OneProblemSpecKeepsOtherFormats) {
     Expected<spec::KernelSetSpec> spec = spec::parseKernelSetSpec(oneProblemSpecText(p, "sm_80"),
                                                                   "<tune>");
     ASSERT_TRUE(spec.ok()) << name << ": " << spec.error();
-    const spec::ProblemSpec &q = spec->problems.at(0);
-    EXPECT_EQ(q.activation, p.activation) << name;
-    EXPECT_EQ(q.weight, p.weight) << name;
-    EXPECT_EQ(q.scale, p.scale) << name;
-    EXPECT_EQ(q.granularity, p.granularity) << name;
-    if (p.granularity == "group") {
-      EXPECT_EQ(q.groupSize, p.groupSize) << name;
-    }
+    const core::Problem &q = spec->problems.at(0);
+    EXPECT_TRUE(q.sameAs(p)) << name << ": " << core::signature(q);
+  }
+  // Zero points, quantized ones included, survive the round trip too.
+  for (const char *zero : {"sub_code", "sub_value", "quantized"}) {
+    kernels::ProblemDesc p = problemFor("z", shape, *parseFormat("w4a16-g128"));
+    core::ZeroSpelling spelled = *core::parseZero(zero);
+    p.scheme.zero = spelled.mode;
+    if (spelled.quantized)
+      p.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
+    Expected<spec::KernelSetSpec> spec =
+        spec::parseKernelSetSpec(oneProblemSpecText(p, "sm_80"), "<tune>");
+    ASSERT_TRUE(spec.ok()) << zero << ": " << spec.error();
+    EXPECT_TRUE(spec->problems.at(0).sameAs(p)) << core::signature(spec->problems.at(0));
   }
 }
 
@@ -188,7 +192,7 @@ TEST(TunePlan, DropPtxKeepsCubinsAndOtherArchs) {
   std::map<std::string, std::string> problemOf;
   for (const kernels::ProblemDesc &p : {tuned, other})
     for (const char *arch : {"sm_90a", "sm_80"}) {
-      ASSERT_TRUE(database.putProblem(kernels::problemSignature(p)).ok());
+      ASSERT_TRUE(database.putProblem(core::signature(p)).ok());
       kernels::KernelEntry e;
       e.problem = p;
       e.name = "lb_" + p.name + "_" + arch;

@@ -32,7 +32,7 @@ int fieldOfElement(int e, int codesPerWord) {
   return (e >> 1) | ((e & 1) ? top : 0);
 }
 
-std::string derivedLayout(const char *schedule, const spec::ProblemSpec &problem) {
+std::string derivedLayout(const char *schedule, const core::Problem &problem) {
   mlir::MLIRContext context;
   mlir::DialectRegistry registry;
   registry.insert<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect,
@@ -88,13 +88,13 @@ std::vector<int> decodeWord(const uint8_t *word, int bits) {
   return elements;
 }
 
-spec::ProblemSpec problem(int64_t n, int64_t k, int bits) {
-  spec::ProblemSpec p;
+core::Problem problem(int64_t n, int64_t k, int bits) {
+  core::Problem p;
   p.name = "sim";
   p.n = n;
   p.k = k;
-  p.groupSize = 64;
-  p.weight = "uint" + std::to_string(bits);
+  p.scheme.groupSize = 64;
+  p.code = formats::DataFormat::unsignedInt(bits);
   return p;
 }
 
@@ -181,7 +181,7 @@ TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
 // the very layout the staged mma family reads: one packed copy of the
 // weights then serves every M.
 TEST_P(FragmentSimulation, EveryFamilyButGemvSharesTheMmaLayout) {
-  spec::ProblemSpec p = problem(256, 1024, GetParam());
+  core::Problem p = problem(256, 1024, GetParam());
   std::string mma = derivedLayout(
       "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>", p);
   std::string gemv = derivedLayout(

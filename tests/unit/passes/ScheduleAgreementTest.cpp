@@ -34,10 +34,9 @@ namespace {
 using core::Family;
 using core::Schedule;
 
-// One problem of the grid, as a spec (what buildProblemModule takes) and in
-// the typed model (what the search space takes).
+// One problem of the grid, in the typed model (what buildProblemModule and
+// the search space both take).
 struct GridProblem {
-  spec::ProblemSpec spec;
   core::Problem problem;
 };
 
@@ -45,22 +44,17 @@ std::optional<GridProblem> gridProblem(int64_t n, int64_t k, const std::string &
                                        const std::string &activation, int64_t group,
                                        const std::string &zero) {
   GridProblem g;
-  g.spec.name = "p";
-  g.spec.n = n, g.spec.k = k;
-  g.spec.weight = weight;
-  g.spec.activation = activation;
-  g.spec.granularity = group > 0 ? "group" : group == 0 ? "channel" : "tensor";
-  g.spec.groupSize = std::max<int64_t>(group, 0);
-  g.spec.zero = zero;
-  // Both descriptions from one signature, so they cannot disagree.
+  std::string granularity = group > 0 ? "group" : group == 0 ? "channel" : "tensor";
   std::string signature = "lowbit.qmatmul.v1;n=" + std::to_string(n) + ";k=" + std::to_string(k) +
                           ";act=" + activation + ";weight=" + weight +
-                          ";scale=f16;granularity=" + g.spec.granularity +
-                          ";group=" + std::to_string(g.spec.groupSize) + ";zero=" + zero;
+                          ";scale=f16;granularity=" + granularity +
+                          ";group=" + std::to_string(std::max<int64_t>(group, 0)) +
+                          ";zero=" + zero;
   Expected<core::Problem> problem = core::parseSignature(signature);
   if (!problem) // a group that does not divide K: not a problem at all
     return std::nullopt;
   g.problem = *problem;
+  g.problem.name = "p";
   return g;
 }
 
@@ -82,7 +76,7 @@ public:
     mlir::Attribute attr = mlir::parseAttribute(schedule.text(), &context_);
     if (!attr)
       return makeError(message);
-    auto module = compiler::buildProblemModule(context_, {g.spec}, attr);
+    auto module = compiler::buildProblemModule(context_, {g.problem}, attr);
     if (mlir::failed(module))
       return makeError("the problem module did not build: " + message);
     mlir::PassManager pm(&context_);

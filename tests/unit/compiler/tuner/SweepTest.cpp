@@ -29,6 +29,7 @@ public:
   int failAfter = -1;
   bool throwInstead = false;
   std::string wrongKernel; // entry name whose reference check fails
+  std::string unlaunchableKernel; // entry name whose every measurement errs
   std::vector<std::pair<std::string, int64_t>> calls;
 
   Expected<Measurement> measure(const kernels::KernelEntry &kernel, int64_t m) override {
@@ -37,6 +38,8 @@ public:
         throw std::runtime_error("device lost");
       return makeError("device lost");
     }
+    if (kernel.name == unlaunchableKernel)
+      return makeError("launch " + kernel.name + ": CUDA_ERROR_INVALID_VALUE");
     calls.emplace_back(kernel.name, m);
     clock_.now += 1;
     Schedule s = *core::parseSchedule(kernel.schedule);
@@ -163,6 +166,30 @@ TEST_F(SweepFixture, ResumeAfterAFailedMeasurerMeasuresOnlyTheRest) {
     EXPECT_EQ(count, 1) << key.first << " M=" << key.second;
   // Best-so-far includes the resumed results: every (problem, M) is there.
   EXPECT_EQ(second->best.size(), 2u * 3u);
+}
+
+// The H200's sweep stopped at one kernel that did not launch ("measurer
+// failed"), leaving four of five problems without a dispatch table. One
+// candidate's errors are its own failure: stored as failed, and the sweep
+// measures everything else.
+TEST_F(SweepFixture, ACandidateThatFailsToLaunchIsRecordedAndTheSweepGoesOn) {
+  FakeMeasurer measurer(clock);
+  measurer.unlaunchableKernel = problems[0].candidates[1].entry.name;
+  auto summary = runSweep(*database, problems, measurer, options, clock);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_TRUE(summary->complete()) << summary->stopDetail;
+  EXPECT_EQ(summary->measured, 6 * 3);
+  EXPECT_EQ(summary->failedChecks, 3);
+  ASSERT_EQ(summary->measurementErrors.size(), 3u);
+  EXPECT_NE(summary->measurementErrors[0].find("CUDA_ERROR_INVALID_VALUE"), std::string::npos);
+  EXPECT_EQ(storedRows("run-1").size(), 18u);
+  auto stored = database->results(problems[0].candidates[1].kernelId, deviceId);
+  ASSERT_TRUE(stored.ok());
+  ASSERT_EQ(stored->size(), 3u);
+  for (const db::ResultRecord &r : *stored)
+    EXPECT_FALSE(r.passed) << "M=" << r.m;
+  // Every (problem, M) still has a best kernel.
+  EXPECT_EQ(summary->best.size(), 2u * 3u);
 }
 
 TEST_F(SweepFixture, AThrowingMeasurerStopsCleanlyToo) {

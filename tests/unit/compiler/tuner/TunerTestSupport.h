@@ -18,20 +18,12 @@ inline kernels::ProblemDesc w4a16(int64_t n, int64_t k, const std::string &name 
   kernels::ProblemDesc p;
   p.name = name.empty() ? std::to_string(n) + "x" + std::to_string(k) : name;
   p.n = n;
-  p.k = k;
-  p.activation = "f16";
-  p.weight = "uint4";
-  p.scale = "f16";
-  p.granularity = "group";
-  p.groupSize = 128;
-  p.zero = "none";
+  p.k = k; // the rest: the model's defaults (f16, uint4, f16 scales, group 128, no zeros)
   return p;
 }
 
-// The same problem in the typed model, which the search space takes.
-inline core::Problem typedProblem(const kernels::ProblemDesc &problem) {
-  return *core::parseSignature(kernels::problemSignature(problem));
-}
+// The problem as the search space takes it (ProblemDesc is the typed model).
+inline const core::Problem &typedProblem(const kernels::ProblemDesc &problem) { return problem; }
 
 inline db::DeviceFingerprint testDevice() {
   db::DeviceFingerprint f;
@@ -72,7 +64,7 @@ inline std::vector<std::string> storeKernels(db::Database &database,
                                              const kernels::ProblemDesc &problem,
                                              const std::vector<core::Schedule> &schedules) {
   std::vector<std::string> ids;
-  auto problemId = database.putProblem(kernels::problemSignature(problem));
+  auto problemId = database.putProblem(core::signature(problem));
   if (!problemId)
     return ids;
   for (size_t i = 0; i < schedules.size(); ++i) {

@@ -24,7 +24,7 @@ protected:
       std::string large = addKernel(database, problem, {"large", "sm_90a", "mma", kLayoutA, 16});
       ASSERT_TRUE(database.putDevice(h100()).ok());
       ASSERT_TRUE(database
-                      .setDispatch(db::problemIdForSignature(kernels::problemSignature(problem)),
+                      .setDispatch(db::problemIdForSignature(core::signature(problem)),
                                    h100().id(), {{1, 9, small}, {9, std::nullopt, large}})
                       .ok());
     }

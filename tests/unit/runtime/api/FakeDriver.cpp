@@ -21,6 +21,16 @@ thread_local CUcontext current = nullptr;
 std::mutex mutex;
 int modulesLoaded = 0;
 std::map<std::string, int> optIns; // function name -> opted-in dynamic shared bytes
+std::map<std::string, int> staticShared; // function name -> its module's static shared bytes
+constexpr int kSharedWithoutOptIn = 48 * 1024;
+constexpr int kSharedOptInMax = 227 * 1024; // the device's MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+
+// A fake image's static shared memory: "static_shared=N" in its text (the
+// cubin's tag or a PTX comment, RuntimeTestSupport.cpp); 0 without.
+int staticSharedOf(const char *text) {
+  const char *found = std::strstr(text, "static_shared=");
+  return found ? std::atoi(found + 14) : 0;
+}
 } // namespace
 
 struct LowbitFakeLaunch {
@@ -81,7 +91,8 @@ LOWBIT_FAKE_API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   ++modulesLoaded;
   lastLaunch.modulesLoaded = modulesLoaded;
   lastLaunch.ptxLoads += cubin ? 0 : 1;
-  *module = reinterpret_cast<CUmodule>(new int(0));
+  *module = reinterpret_cast<CUmodule>(
+      new int(staticSharedOf(static_cast<const char *>(image) + (cubin ? 64 : 0))));
   return CUDA_SUCCESS;
 }
 LOWBIT_FAKE_API CUresult cuModuleUnload(CUmodule module) {
@@ -90,17 +101,28 @@ LOWBIT_FAKE_API CUresult cuModuleUnload(CUmodule module) {
   lastLaunch.modulesLoaded = --modulesLoaded;
   return CUDA_SUCCESS;
 }
-LOWBIT_FAKE_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule, const char *name) {
+LOWBIT_FAKE_API CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name) {
   *f = reinterpret_cast<CUfunction>(strdup(name)); // leaked: a test-only fake
+  std::lock_guard<std::mutex> lock(mutex);
+  staticShared[name] = *reinterpret_cast<int *>(module);
   return CUDA_SUCCESS;
 }
-LOWBIT_FAKE_API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute, CUfunction) { *v = 1024; return CUDA_SUCCESS; }
-// As on a GPU, a launch with more than 48 KiB of dynamic shared memory fails
-// unless its function opted in to at least that much first.
+LOWBIT_FAKE_API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f) {
+  std::lock_guard<std::mutex> lock(mutex);
+  *v = a == CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES ? staticShared[reinterpret_cast<const char *>(f)]
+                                                : 1024;
+  return CUDA_SUCCESS;
+}
+// The real rule: static + dynamic shared memory past 48 KiB launches only if
+// the function opted in to at least the dynamic bytes, and an opt-in whose
+// static + dynamic passes the device's opt-in maximum is refused.
 LOWBIT_FAKE_API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute, int value) {
   std::lock_guard<std::mutex> lock(mutex);
   if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-    optIns[reinterpret_cast<const char *>(f)] = value;
+    const char *name = reinterpret_cast<const char *>(f);
+    if (value < 0 || staticShared[name] + value > kSharedOptInMax)
+      return CUDA_ERROR_INVALID_VALUE;
+    optIns[name] = value;
     ++lastLaunch.dynamicSharedOptIns;
   }
   return CUDA_SUCCESS;
@@ -109,9 +131,14 @@ LOWBIT_FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, 
                                         unsigned by, unsigned bz, unsigned shared, CUstream stream,
                                         void **params, void **) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (shared > 48 * 1024) {
-    auto optIn = optIns.find(reinterpret_cast<const char *>(f));
-    if (optIn == optIns.end() || static_cast<unsigned>(optIn->second) < shared)
+  {
+    // The function's dynamic limit: what it opted in to, else what the
+    // 48 KiB default leaves next to its static bytes.
+    const char *name = reinterpret_cast<const char *>(f);
+    auto optIn = optIns.find(name);
+    long long limit = optIn != optIns.end() ? optIn->second
+                                            : kSharedWithoutOptIn - staticShared[name];
+    if (static_cast<long long>(shared) > limit)
       return CUDA_ERROR_INVALID_VALUE;
   }
   LowbitFakeLaunch &l = lastLaunch;

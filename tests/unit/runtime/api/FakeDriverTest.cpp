@@ -60,16 +60,22 @@ protected:
     std::string large = addKernel(database, problem, {"large", "sm_90a", "mma", kLayoutA, 16});
     ASSERT_TRUE(database.putDevice(*device).ok());
     ASSERT_TRUE(database
-                    .setDispatch(db::problemIdForSignature(kernels::problemSignature(problem)),
+                    .setDispatch(db::problemIdForSignature(core::signature(problem)),
                                  device->id(), {{1, 9, small}, {9, std::nullopt, large}})
                     .ok());
     kernels::ProblemDesc withZeros = w4a16Problem(1024, 4096);
-    withZeros.zero = "sub_code";
+    withZeros.scheme.zero = formats::ZeroMode::SubtractCode;
     addKernel(database, withZeros, {"with_zeros", "sm_90a", "gemv"});
     addKernel(database, w4a16Problem(2048, 2048), {"ampere_only", "sm_80", "gemv"});
     FakeKernel ring{"ring", "sm_90a", "mma", kLayoutA, 16};
     ring.dynamicSharedBytes = kRingBytes;
     addKernel(database, w4a16Problem(4096, 1024), ring);
+    // The H200's failure: 16 KiB static + 48 KiB dynamic needs the opt-in,
+    // though the dynamic bytes alone are within the default.
+    FakeKernel staticAndRing{"static_and_ring", "sm_90a", "mma", kLayoutA, 16};
+    staticAndRing.staticSharedBytes = 16 * 1024;
+    staticAndRing.dynamicSharedBytes = 48 * 1024;
+    addKernel(database, w4a16Problem(1024, 1024), staticAndRing);
 
     lowbit_context_options options;
     std::memset(&options, 0, sizeof(options));
@@ -104,6 +110,9 @@ protected:
     EXPECT_EQ(lowbit_plan_explain(p, m, &choice), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
     return choice;
   }
+
+  void launchOnce(int64_t n, int64_t k, int64_t m, const char *function, unsigned sharedBytes,
+                  int optIns);
 
   const LowbitFakeLaunch *state = nullptr;
   TempDir dir;
@@ -165,37 +174,42 @@ TEST_F(FakeDriverTest, LaunchesTheRangesKernelWithItsGridAndRestoresTheContext) 
   EXPECT_EQ(state->modulesLoaded, 0);
 }
 
+// Plans N x K (uint4 weights at fake pointers), runs M rows once and checks
+// that `function` launched with `sharedBytes` of dynamic shared memory after
+// `optIns` cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) calls at plan
+// creation.
+void FakeDriverTest::launchOnce(int64_t n, int64_t k, int64_t m, const char *function,
+                                unsigned sharedBytes, int optIns) {
+  const int optInsBefore = state->dynamicSharedOptIns;
+  lowbit_plan *p = plan(n, k);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + optIns);
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), static_cast<size_t>(n * k / 2), 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(lowbit_matmul(p, m, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, function);
+  EXPECT_EQ(state->sharedBytes, sharedBytes);
+  lowbit_plan_destroy(p);
+}
+
 // The database row's launch.dynamicSharedBytes reaches cuLaunchKernel, and
 // the plan opts the function in when it loads (the fake fails the launch
 // otherwise, as a GPU would).
 TEST_F(FakeDriverTest, LaunchesWithTheRowsDynamicSharedMemory) {
-  int optInsBefore = state->dynamicSharedOptIns;
-  lowbit_plan *p = plan(4096, 1024);
-  ASSERT_NE(p, nullptr);
-  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + 1);
-  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 4096 * 1024 / 2, 0};
-  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
-  ASSERT_EQ(lowbit_matmul(p, 3, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
-                          nullptr),
-            LOWBIT_STATUS_SUCCESS)
-      << lowbit_last_error();
-  EXPECT_STREQ(state->function, "fake_ring");
-  EXPECT_EQ(state->sharedBytes, static_cast<unsigned>(kRingBytes));
-  lowbit_plan_destroy(p);
-
+  launchOnce(4096, 1024, 3, "fake_ring", static_cast<unsigned>(kRingBytes), 1);
   // A kernel without dynamic shared memory neither opts in nor passes any.
-  lowbit_plan *plain = plan(4096, 4096);
-  ASSERT_NE(plain, nullptr);
-  EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + 1);
-  ASSERT_EQ(lowbit_plan_layout_id(plain, &w.layout_id), LOWBIT_STATUS_SUCCESS);
-  w.bytes = 4096 * 4096 / 2;
-  ASSERT_EQ(lowbit_matmul(plain, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr,
-                          0, nullptr),
-            LOWBIT_STATUS_SUCCESS)
-      << lowbit_last_error();
-  EXPECT_STREQ(state->function, "fake_small");
-  EXPECT_EQ(state->sharedBytes, 0u);
-  lowbit_plan_destroy(plain);
+  launchOnce(4096, 4096, 1, "fake_small", 0, 0);
+}
+
+// Static + dynamic shared memory is what the 48 KiB default limits: a kernel
+// with 16 KiB static and 48 KiB dynamic is opted in at plan creation and
+// launches (before the fix, the opt-in looked at the dynamic bytes alone and
+// the launch failed with CUDA_ERROR_INVALID_VALUE).
+TEST_F(FakeDriverTest, OptsInWhenStaticPlusDynamicSharedMemoryPasses48KiB) {
+  launchOnce(1024, 1024, 3, "fake_static_and_ring", 48u * 1024, 1);
 }
 
 TEST_F(FakeDriverTest, PassesZerosInTheKernelAbiOrder) {

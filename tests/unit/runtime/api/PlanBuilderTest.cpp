@@ -35,7 +35,7 @@ protected:
   }
 
   std::string problemId() const {
-    return db::problemIdForSignature(kernels::problemSignature(w4a16Problem()));
+    return db::problemIdForSignature(core::signature(w4a16Problem()));
   }
 
   TempDir dir;
@@ -284,7 +284,7 @@ TEST_F(PlanBuilderTest, RowsWithBadLaunchDataAreCorrupt) {
 
 TEST_F(PlanBuilderTest, ShapesTheLayoutCannotTileAreRejected) {
   kernels::ProblemDesc odd = w4a16Problem(4096, 4096 + 16); // K not a multiple of 32
-  odd.groupSize = 16;
+  odd.scheme.groupSize = 16;
   {
     db::Database database = openOrDie(path);
     addKernel(database, odd, {"gemv", "sm_90a", "gemv"});
@@ -409,7 +409,7 @@ TEST(KernelDatabasesTest, UserDatabaseTakesPrecedence) {
     ASSERT_TRUE(database.putDevice(h100()).ok());
     ASSERT_TRUE(database
                     .setDispatch(db::problemIdForSignature(
-                                     kernels::problemSignature(w4a16Problem())),
+                                     core::signature(w4a16Problem())),
                                  h100().id(), {{1, std::nullopt, tuned}})
                     .ok());
   }

@@ -1,7 +1,6 @@
 // lowbit_problem validation and translation, and struct_size checks.
 #include "runtime/api/ApiError.h"
 #include "runtime/api/Problem.h"
-#include "runtime/kernels/KernelRecordCodec.h"
 
 #include <gtest/gtest.h>
 
@@ -27,9 +26,9 @@ lowbit_problem w4a16() {
 }
 
 TEST(ProblemTest, TranslatesToTheCompilersSignature) {
-  Result<kernels::ProblemDesc> desc = problemFromApi(w4a16());
+  Result<core::Problem> desc = problemFromApi(w4a16());
   ASSERT_TRUE(desc.ok()) << desc.error().message;
-  EXPECT_EQ(kernels::problemSignature(*desc),
+  EXPECT_EQ(core::signature(*desc),
             "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=f16;"
             "granularity=group;group=128;zero=none");
   lowbit_problem p = w4a16();
@@ -41,11 +40,14 @@ TEST(ProblemTest, TranslatesToTheCompilersSignature) {
   p.zero = LOWBIT_ZERO_SUB_VALUE;
   desc = problemFromApi(p);
   ASSERT_TRUE(desc.ok()) << desc.error().message;
-  EXPECT_EQ(desc->weight, "int2");
-  EXPECT_EQ(desc->zero, "sub_value");
-  EXPECT_EQ(scaleElementBytes(*desc), 4);
-  EXPECT_EQ(scaleCount(*desc), 4096);
-  EXPECT_EQ(weightCodeBits(*desc), 2);
+  EXPECT_EQ(desc->code, formats::DataFormat::signedInt(2));
+  EXPECT_EQ(desc->scheme.zero, formats::ZeroMode::SubtractScaled);
+  EXPECT_EQ(core::scaleElementBytes(*desc), 4);
+  EXPECT_EQ(core::scaleCount(*desc), 4096);
+  EXPECT_EQ(desc->codeBits(), 2);
+  EXPECT_EQ(core::signature(*desc),
+            "lowbit.qmatmul.v1;n=4096;k=4096;act=bf16;weight=int2;scale=f32;"
+            "granularity=channel;group=0;zero=sub_value");
 }
 
 TEST(ProblemTest, RejectsEveryBadField) {
@@ -63,6 +65,9 @@ TEST(ProblemTest, RejectsEveryBadField) {
        LOWBIT_STATUS_INVALID_ARGUMENT, "activation"},
       {[](lowbit_problem &p) { p.weight = static_cast<lowbit_weight_format>(9); },
        LOWBIT_STATUS_INVALID_ARGUMENT, "weight"},
+      // In the enum, but no format: a signed code needs two bits.
+      {[](lowbit_problem &p) { p.weight = LOWBIT_WEIGHT_INT1; }, LOWBIT_STATUS_INVALID_ARGUMENT,
+       "weight int1"},
       {[](lowbit_problem &p) { p.scale = static_cast<lowbit_dtype>(77); },
        LOWBIT_STATUS_INVALID_ARGUMENT, "scale"},
       {[](lowbit_problem &p) { p.granularity = static_cast<lowbit_granularity>(0); },
@@ -77,7 +82,7 @@ TEST(ProblemTest, RejectsEveryBadField) {
   for (const Case &c : cases) {
     lowbit_problem p = w4a16();
     c.edit(p);
-    Result<kernels::ProblemDesc> desc = problemFromApi(p);
+    Result<core::Problem> desc = problemFromApi(p);
     ASSERT_FALSE(desc.ok()) << c.mentions;
     EXPECT_EQ(desc.error().status, c.status) << desc.error().message;
     EXPECT_NE(desc.error().message.find(c.mentions), std::string::npos) << desc.error().message;

@@ -29,16 +29,10 @@ TempDir::~TempDir() {
 }
 
 kernels::ProblemDesc w4a16Problem(int64_t n, int64_t k) {
-  kernels::ProblemDesc p;
+  kernels::ProblemDesc p; // the model's defaults: f16, uint4, f16 scales, group 128, no zeros
   p.name = "test.w4a16";
   p.n = n;
   p.k = k;
-  p.activation = "f16";
-  p.weight = "uint4";
-  p.scale = "f16";
-  p.granularity = "group";
-  p.groupSize = 128;
-  p.zero = "none";
   return p;
 }
 
@@ -58,7 +52,7 @@ std::vector<char> fakeCubin(const std::string &tag) {
 
 std::string addKernel(db::Database &database, const kernels::ProblemDesc &problem,
                       const FakeKernel &kernel) {
-  auto problemId = database.putProblem(kernels::problemSignature(problem));
+  auto problemId = database.putProblem(core::signature(problem));
   EXPECT_TRUE(problemId.ok()) << problemId.error();
   kernels::KernelEntry entry;
   entry.problem = problem;
@@ -70,7 +64,11 @@ std::string addKernel(db::Database &database, const kernels::ProblemDesc &proble
   entry.blockThreads = 128;
   entry.gridTile = {4, kernel.rowsPerBlock, 1};
   entry.dynamicSharedBytes = kernel.dynamicSharedBytes;
-  std::vector<char> cubin = fakeCubin(kernel.tag);
+  entry.sharedBytes = kernel.staticSharedBytes;
+  // Only when set, so the images (and ids) of kernels without it stay as before.
+  const std::string staticShared =
+      kernel.staticSharedBytes ? ";static_shared=" + std::to_string(kernel.staticSharedBytes) : "";
+  std::vector<char> cubin = fakeCubin(kernel.tag + staticShared);
   if (kernel.corruptCubin)
     cubin[18] = 0; // no longer EM_CUDA
   std::string ptx = kernel.withPtx ? ".version 8.0\n.target sm_80\n// " + kernel.tag + "\n" : "";

@@ -41,6 +41,10 @@ struct FakeKernel {
   bool withPtx = true;
   bool corruptCubin = false;
   int64_t dynamicSharedBytes = 0;
+  // Static shared memory: the entry's ptxas figure and, as
+  // "static_shared=N" in the cubin's tag and the PTX, what the fake driver
+  // reports for the loaded function (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).
+  int staticSharedBytes = 0;
 };
 
 // A cubin-shaped image: an ELF64 little-endian header for EM_CUDA, then `tag`.

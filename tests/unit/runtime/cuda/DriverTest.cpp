@@ -34,12 +34,14 @@ TEST(Driver, DeviceCountAgreesWithTheLoader) {
     EXPECT_NE(loadDriver(), nullptr);
 }
 
-// A table whose cuFuncSetAttribute records its call and answers `answer`.
+// A table whose function has `staticBytes` of static shared memory and whose
+// cuFuncSetAttribute records its call and answers `answer`.
 struct SetAttributeCall {
   int calls = 0;
   CUfunction_attribute attribute{};
   int value = 0;
   CUresult answer = CUDA_SUCCESS;
+  int staticBytes = 0;
 };
 SetAttributeCall &lastSetAttribute() {
   static SetAttributeCall call;
@@ -54,6 +56,10 @@ DriverApi recordingApi() {
     call.value = value;
     return call.answer;
   };
+  api.cuFuncGetAttribute = [](int *value, CUfunction_attribute attribute, CUfunction) {
+    *value = attribute == CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES ? lastSetAttribute().staticBytes : 0;
+    return CUDA_SUCCESS;
+  };
   return api;
 }
 
@@ -67,6 +73,20 @@ TEST(Driver, DynamicSharedOptInOnlyAbove48KiB) {
   EXPECT_EQ(lastSetAttribute().calls, 1);
   EXPECT_EQ(lastSetAttribute().attribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
   EXPECT_EQ(lastSetAttribute().value, 48 * 1024 + 16);
+}
+
+// The H200 failure: 16 KiB static + 48 KiB dynamic is past the 48 KiB
+// default, which counts both; the dynamic bytes alone are not.
+TEST(Driver, DynamicSharedOptInCountsStaticSharedMemory) {
+  DriverApi api = recordingApi();
+  lastSetAttribute() = {};
+  lastSetAttribute().staticBytes = 16 * 1024;
+  EXPECT_EQ(allowDynamicSharedBytes(api, nullptr, 32 * 1024), CUDA_SUCCESS);
+  EXPECT_EQ(lastSetAttribute().calls, 0);
+  EXPECT_EQ(allowDynamicSharedBytes(api, nullptr, 48 * 1024), CUDA_SUCCESS);
+  EXPECT_EQ(lastSetAttribute().calls, 1);
+  EXPECT_EQ(lastSetAttribute().attribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  EXPECT_EQ(lastSetAttribute().value, 48 * 1024);
 }
 
 TEST(Driver, DynamicSharedOptInFailureIsReturned) {

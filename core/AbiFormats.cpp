@@ -1,0 +1,88 @@
+#include "core/AbiFormats.h"
+
+#include <string>
+
+namespace lowbit::core {
+namespace {
+
+// Looks `value` up in `table`; the error lists what the table holds.
+template <typename Enum, typename Value, size_t N>
+Expected<Value> lookUp(const char *field, Enum value,
+                       const std::pair<Enum, const char *> (&table)[N],
+                       Expected<Value> (*parse)(const std::string &)) {
+  std::string allowed;
+  for (const auto &[abi, spelling] : table) {
+    if (abi == value) {
+      Expected<Value> parsed = parse(spelling);
+      if (!parsed)
+        return makeError(std::string(field) + " " + spelling + ": " + parsed.error());
+      return parsed;
+    }
+    allowed += (allowed.empty() ? "" : ", ") + std::string(spelling);
+  }
+  return makeError(std::string(field) + " " + std::to_string(static_cast<int>(value)) +
+                   " is not a lowbit.h value here (allowed: " + allowed + ")");
+}
+
+// Each row pairs an ABI value with its spelling in the typed model, which
+// core's one parse turns into the value.
+const std::pair<lowbit_dtype, const char *> kActivations[] = {
+    {LOWBIT_DTYPE_F16, "f16"},
+    {LOWBIT_DTYPE_BF16, "bf16"},
+};
+const std::pair<lowbit_dtype, const char *> kScales[] = {
+    {LOWBIT_DTYPE_F16, "f16"},
+    {LOWBIT_DTYPE_BF16, "bf16"},
+    {LOWBIT_DTYPE_F32, "f32"},
+};
+const std::pair<lowbit_weight_format, const char *> kWeights[] = {
+    {LOWBIT_WEIGHT_UINT1, "uint1"}, {LOWBIT_WEIGHT_UINT2, "uint2"},
+    {LOWBIT_WEIGHT_UINT3, "uint3"}, {LOWBIT_WEIGHT_UINT4, "uint4"},
+    {LOWBIT_WEIGHT_UINT5, "uint5"}, {LOWBIT_WEIGHT_UINT6, "uint6"},
+    {LOWBIT_WEIGHT_UINT7, "uint7"}, {LOWBIT_WEIGHT_UINT8, "uint8"},
+    {LOWBIT_WEIGHT_INT1, "int1"},   {LOWBIT_WEIGHT_INT2, "int2"},
+    {LOWBIT_WEIGHT_INT3, "int3"},   {LOWBIT_WEIGHT_INT4, "int4"},
+    {LOWBIT_WEIGHT_INT5, "int5"},   {LOWBIT_WEIGHT_INT6, "int6"},
+    {LOWBIT_WEIGHT_INT7, "int7"},   {LOWBIT_WEIGHT_INT8, "int8"},
+};
+const std::pair<lowbit_granularity, const char *> kGranularities[] = {
+    {LOWBIT_GRANULARITY_TENSOR, "tensor"},
+    {LOWBIT_GRANULARITY_CHANNEL, "channel"},
+    {LOWBIT_GRANULARITY_GROUP, "group"},
+};
+const std::pair<lowbit_zero_mode, const char *> kZeros[] = {
+    {LOWBIT_ZERO_NONE, "none"},
+    {LOWBIT_ZERO_SUB_CODE, "sub_code"},
+    {LOWBIT_ZERO_SUB_VALUE, "sub_value"},
+};
+
+Expected<formats::ZeroMode> parseZeroMode(const std::string &text) {
+  Expected<ZeroSpelling> zero = parseZero(text);
+  if (!zero)
+    return makeError(zero.error());
+  return zero->mode;
+}
+
+} // namespace
+
+Expected<Activation> activationFromAbi(lowbit_dtype activation) {
+  return lookUp("activation", activation, kActivations, parseActivation);
+}
+
+Expected<formats::DataFormat> weightFormatFromAbi(lowbit_weight_format weight) {
+  return lookUp("weight", weight, kWeights, formats::parseFormat);
+}
+
+Expected<formats::DataFormat> scaleFormatFromAbi(lowbit_dtype scale) {
+  return lookUp("scale", scale, kScales, formats::parseFormat);
+}
+
+Expected<formats::Granularity> granularityFromAbi(lowbit_granularity granularity) {
+  return lookUp("granularity", granularity, kGranularities, parseGranularity);
+}
+
+Expected<formats::ZeroMode> zeroModeFromAbi(lowbit_zero_mode zero) {
+  return lookUp("zero", zero, kZeros, parseZeroMode);
+}
+
+} // namespace lowbit::core

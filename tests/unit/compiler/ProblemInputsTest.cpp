@@ -1,0 +1,154 @@
+// The shared inputs of the bench, the tuner and the GPU tests: codes, scales
+// and zeros come from the formats library's quantizer in the dtype a kernel
+// reads, and the reference is the formats library's f64 dequantize of them.
+#include "compiler/measure/ProblemInputs.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace lowbit::measure {
+namespace {
+
+// Quantized zeros are uint4 for codes of up to 4 bits, uint8 for wider ones
+// (a zero must be able to sit anywhere in the codes' range).
+core::Problem problem(const char *weight, const char *zero, int64_t n = 64, int64_t k = 256) {
+  core::Problem p;
+  p.name = std::string(weight) + "-" + zero;
+  p.n = n;
+  p.k = k;
+  p.code = *formats::parseFormat(weight);
+  p.scheme.groupSize = 64;
+  core::ZeroSpelling spelled = *core::parseZero(zero);
+  p.scheme.zero = spelled.mode;
+  if (spelled.quantized)
+    p.scheme.zeroCodes = formats::DataFormat::unsignedInt(p.code.bits() > 4 ? 8 : 4);
+  return p;
+}
+
+// Element `slot` of bytes laid out as a kernel reads them, decoded.
+double element(const std::vector<uint8_t> &bytes, int64_t slot, int width,
+               const formats::DataFormat &format) {
+  uint32_t code = 0;
+  for (int b = 0; b < width; ++b)
+    code |= uint32_t(bytes[size_t(slot * width + b)]) << (8 * b);
+  return format.decode(code);
+}
+
+// Rebuilds every reference weight from the kernel-facing codes, scales and
+// zeros: they must be the dequantized weights exactly (scales [N][K / 64],
+// [N] per channel, [1] per tensor).
+void expectReferenceIsTheKernelsWeights(const ProblemInputs &in) {
+  const core::Problem &p = in.problem;
+  const formats::DataFormat zeroFormat = p.scheme.zeroCodes ? *p.scheme.zeroCodes : p.scheme.scale;
+  const int scaleBytes = core::scaleElementBytes(p), zeroBytes = core::zeroElementBytes(p);
+  for (int64_t n = 0; n < p.n; n += in.referenceStride)
+    for (int64_t k = 0; k < p.k; ++k) {
+      const int64_t slot = p.scheme.granularity == formats::Granularity::PerTensor    ? 0
+                           : p.scheme.granularity == formats::Granularity::PerChannel ? n
+                                                                                     : n * (p.k / 64) + k / 64;
+      double q = p.code.decode(in.codes[size_t(n * p.k + k)]);
+      double s = element(in.scales, slot, scaleBytes, p.scheme.scale);
+      double z = p.scheme.hasZeros() ? element(in.zeros, slot, zeroBytes, zeroFormat) : 0;
+      double w = p.scheme.zero == formats::ZeroMode::SubtractScaled ? q * s - z : (q - z) * s;
+      ASSERT_EQ(in.referenceWeights[size_t(n / in.referenceStride * p.k + k)], w)
+          << p.name << " n=" << n << " k=" << k;
+    }
+}
+
+// The 2-bit problem the compiler is getting kernels for: the formats library
+// makes its inputs (codes 0..3 spread over all four values, not random bytes).
+TEST(ProblemInputs, TwoBitInputsAndReferenceComeFromTheFormatsLibrary) {
+  Expected<ProblemInputs> in = makeProblemInputs(problem("uint2", "none"));
+  ASSERT_TRUE(in.ok()) << in.error();
+  ASSERT_EQ(in->codes.size(), 64u * 256u);
+  int seen[4] = {};
+  for (uint8_t c : in->codes) {
+    ASSERT_LT(c, 4);
+    ++seen[c];
+  }
+  for (int count : seen)
+    EXPECT_GT(count, 0);
+  EXPECT_EQ(in->scales.size(), 64u * 4u * 2u); // [N][K / 64] f16
+  EXPECT_TRUE(in->zeros.empty());
+  expectReferenceIsTheKernelsWeights(*in);
+}
+
+TEST(ProblemInputs, EveryZeroModeAndWidthIsQuantized) {
+  for (const char *weight : {"uint1", "uint2", "int2", "uint4", "int4", "uint8", "int8"})
+    for (const char *zero : {"none", "sub_code", "sub_value", "quantized"}) {
+      // Unsigned zero codes go with unsigned codes (GPTQ, AWQ); the formats
+      // library refuses a zero below a signed code's range.
+      if (weight[0] == 'i' && std::string(zero) == "quantized")
+        continue;
+      Expected<ProblemInputs> in = makeProblemInputs(problem(weight, zero));
+      ASSERT_TRUE(in.ok()) << weight << " " << zero << ": " << in.error();
+      EXPECT_EQ(in->zeros.size(), std::string(zero) == "none"        ? 0u
+                                  : std::string(zero) == "quantized" ? 64u * 4u
+                                                                     : 64u * 4u * 2u);
+      expectReferenceIsTheKernelsWeights(*in);
+    }
+}
+
+TEST(ProblemInputs, ScaleDtypesAreTheKernelsBitPatterns) {
+  for (formats::DataFormat scale :
+       {formats::DataFormat::f16(), formats::DataFormat::bf16(), formats::DataFormat::f32()}) {
+    core::Problem p = problem("int4", "sub_code");
+    p.scheme.scale = scale;
+    Expected<ProblemInputs> in = makeProblemInputs(p);
+    ASSERT_TRUE(in.ok()) << in.error();
+    EXPECT_EQ(in->scales.size(), size_t(64 * 4 * core::scaleElementBytes(p)));
+    expectReferenceIsTheKernelsWeights(*in);
+  }
+}
+
+// Only the reference rows are dequantized, in blocks of rows; whatever the
+// stride and granularity (one tensor scale spans every block), they are the
+// right rows.
+TEST(ProblemInputs, EveryGranularityAndReferenceStride) {
+  for (formats::Granularity granularity :
+       {formats::Granularity::PerTensor, formats::Granularity::PerChannel,
+        formats::Granularity::PerGroup})
+    for (int64_t stride : {1, 3, 7}) {
+      core::Problem p = problem("uint4", "sub_code", 100, 256);
+      p.scheme.granularity = granularity;
+      if (granularity != formats::Granularity::PerGroup)
+        p.scheme.groupSize = 0;
+      ProblemInputOptions options;
+      options.referenceStride = stride;
+      options.blockWeights = 5 * 256; // blocks of 5 rows: every phase of every stride
+      Expected<ProblemInputs> in = makeProblemInputs(p, options);
+      ASSERT_TRUE(in.ok()) << in.error();
+      EXPECT_EQ(in->referenceWeights.size(), size_t((100 + stride - 1) / stride * 256));
+      EXPECT_EQ(in->scales.size(), size_t(core::scaleCount(p) * 2));
+      expectReferenceIsTheKernelsWeights(*in);
+    }
+}
+
+// The reference is exact on the kernel's weights: a y computed from them
+// has no error, one output changed does.
+TEST(ProblemInputs, RelativeErrorIsZeroOnlyForTheReference) {
+  Expected<ProblemInputs> in = makeProblemInputs(problem("uint4", "sub_value"));
+  ASSERT_TRUE(in.ok()) << in.error();
+  std::vector<double> x(256), y(64);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(double(i));
+  for (int64_t n = 0; n < 64; n += in->referenceStride)
+    y[size_t(n)] = in->reference(x.data(), n);
+  EXPECT_EQ(relativeError(*in, x, y, 1), 0);
+  y[7] += 1;
+  EXPECT_GT(relativeError(*in, x, y, 1), 1e-3);
+  y[7] = NAN;
+  EXPECT_GT(relativeError(*in, x, y, 1), 1e3);
+}
+
+TEST(ProblemInputs, RefusesWhatTheFormatsLibraryCannotQuantize) {
+  core::Problem p = problem("uint4", "none");
+  p.scheme.actOrder = true;
+  Expected<ProblemInputs> in = makeProblemInputs(p);
+  ASSERT_FALSE(in.ok());
+  EXPECT_NE(in.error().find(p.name), std::string::npos) << in.error();
+}
+
+} // namespace
+} // namespace lowbit::measure

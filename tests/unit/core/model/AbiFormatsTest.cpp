@@ -1,0 +1,45 @@
+// The C ABI's enums through core's tables: every value lowbit.h defines
+// lands on the typed model's value, and what has no format is refused with
+// the field named.
+#include "core/AbiFormats.h"
+
+#include <gtest/gtest.h>
+
+namespace lowbit::core {
+namespace {
+
+TEST(AbiFormats, EveryWeightValueIsItsIntegerFormat) {
+  for (int bits = 1; bits <= 8; ++bits) {
+    Expected<formats::DataFormat> unsignedCode =
+        weightFormatFromAbi(static_cast<lowbit_weight_format>(LOWBIT_WEIGHT_UINT1 + bits - 1));
+    ASSERT_TRUE(unsignedCode.ok()) << unsignedCode.error();
+    EXPECT_EQ(*unsignedCode, formats::DataFormat::unsignedInt(bits));
+    Expected<formats::DataFormat> signedCode =
+        weightFormatFromAbi(static_cast<lowbit_weight_format>(LOWBIT_WEIGHT_INT1 + bits - 1));
+    if (bits == 1) {
+      // A signed code needs two bits: the formats library says why.
+      ASSERT_FALSE(signedCode.ok());
+      EXPECT_NE(signedCode.error().find("weight int1"), std::string::npos) << signedCode.error();
+      continue;
+    }
+    ASSERT_TRUE(signedCode.ok()) << signedCode.error();
+    EXPECT_EQ(*signedCode, formats::DataFormat::signedInt(bits));
+  }
+  Expected<formats::DataFormat> outside = weightFormatFromAbi(static_cast<lowbit_weight_format>(9));
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.error().find("uint1"), std::string::npos) << outside.error();
+}
+
+TEST(AbiFormats, DtypesGranularitiesAndZeroModes) {
+  EXPECT_EQ(*activationFromAbi(LOWBIT_DTYPE_BF16), Activation::BF16);
+  EXPECT_FALSE(activationFromAbi(LOWBIT_DTYPE_F32).ok()); // scales only
+  EXPECT_EQ(*scaleFormatFromAbi(LOWBIT_DTYPE_F32), formats::DataFormat::f32());
+  EXPECT_EQ(*granularityFromAbi(LOWBIT_GRANULARITY_CHANNEL), formats::Granularity::PerChannel);
+  EXPECT_EQ(*zeroModeFromAbi(LOWBIT_ZERO_SUB_VALUE), formats::ZeroMode::SubtractScaled);
+  Expected<formats::ZeroMode> bad = zeroModeFromAbi(static_cast<lowbit_zero_mode>(0));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("zero"), std::string::npos);
+}
+
+} // namespace
+} // namespace lowbit::core
