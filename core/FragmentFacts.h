@@ -42,6 +42,12 @@ struct CodeFragment {
   // 32-bit words (and bytes) a lane loads for one unit.
   int wordsPerUnit() const { return kValuesPerUnit * codeBits / 32; }
   int bytesPerUnit() const { return 4 * wordsPerUnit(); }
+  // Units one load of the mma_b_paired fragment holds: when a unit is 8
+  // bytes or fewer (2- and 1-bit codes), the two k16 steps of a 32-wide
+  // block share one load (their units adjacent in the lane's memory), so a
+  // 2-bit lane moves 16 bytes per load instruction and a 1-bit lane 8,
+  // instead of 8 and 4. (gemv_row keeps one unit per load.)
+  int pairedUnitsPerLoad() const { return bytesPerUnit() <= 8 ? 2 : 1; }
   // Bytes of an N x K tile of codes.
   int64_t tileBytes(int64_t n, int64_t k) const { return n * k * codeBits / 8; }
 };

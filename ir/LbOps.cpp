@@ -167,12 +167,14 @@ LogicalResult LoadCodesOp::verify() {
     return emitOpError(getStage() ? "a staging buffer must be [stages, N, K], got rank "
                                   : "weights must be a rank-2 memref [N, K], got rank ")
            << type.getRank();
-  // A unit is 32 codes: as many words as a code has bits.
+  // A unit is 32 codes: as many words as a code has bits; a load holds one
+  // unit or two.
   unsigned bits = getCodeBits(type.getElementType());
   int64_t words = cast<VectorType>(getWords().getType()).getNumElements();
-  if (bits == 0 || words != bits)
-    return emitOpError("a unit of 32 ")
-           << type.getElementType() << " codes is " << bits << " words, not " << words;
+  if (bits == 0 || (words != bits && words != 2 * bits))
+    return emitOpError("a load of 32 or 64 ")
+           << type.getElementType() << " codes is " << bits << " or " << 2 * bits
+           << " words, not " << words;
   if (auto tile = getTile()) {
     if (tile->size() != 2 || (*tile)[0] <= 0 || (*tile)[1] <= 0)
       return emitOpError("tile must be [N, K] with positive sizes");

@@ -28,7 +28,9 @@ def Lb_LoadCodesOp : Lb_Op<"load_codes", [
   let description = [{
     Loads this thread's share of the codes of the weight tile whose origin is
     (`n0`, `k0`): one unit of 32 codes, `bits` 32-bit words (32 bytes for
-    8-bit codes, 16 for 4-bit, 8 for 2-bit, 4 for 1-bit; core/FragmentFacts.h). Which logical codes a thread receives, and in which register
+    8-bit codes, 16 for 4-bit, 8 for 2-bit, 4 for 1-bit), or for
+    mma_b_paired with 2- and 1-bit codes the two units of both k16 steps of
+    the 32-wide block at `k0` (core/FragmentFacts.h). Which logical codes a thread receives, and in which register
     and bit position, is the `fragment`: `gemv_row` (lane l holds codes
     k0 + 32 l .. k0 + 32 l + 31 of row n0) or `mma_b_paired` (the m16n8k16 B
     operand of eight n-subtiles, paired K order). The weight's memory layout is not chosen here:
@@ -51,14 +53,18 @@ def Lb_LoadCodesOp : Lb_Op<"load_codes", [
 def Lb_DecodeOp : Lb_Op<"decode", [Pure]> {
   let summary = "packed codes to compute-type values (before lb-lower-decode)";
   let description = [{
-    Decodes the 32 codes of a unit (`bits` words) to 32 values of the result
+    Decodes the 32 codes of unit `unit` (words [unit x bits, (unit + 1) x
+    bits) of a load that holds one or two units) to 32 values of the result
     type, in the order the codes' fragment defines. The in-register interleave it needs is
     `interleave` (set by lb-propagate-layouts from the decode it will lower
     to); `lb-lower-decode` replaces this op by bit operations.
   }];
-  let arguments = (ins Lb_CodeWords:$words, TypeAttr:$code_type);
+  let arguments = (ins Lb_CodeWords:$words, TypeAttr:$code_type,
+                       DefaultValuedAttr<I64Attr, "0">:$unit);
   let results = (outs VectorOfLengthAndType<[32], [F16, BF16]>:$values);
-  let assemblyFormat = "$words `as` $code_type attr-dict `:` type($words) `->` type($values)";
+  let assemblyFormat = [{
+    $words (`unit` $unit^)? `as` $code_type attr-dict `:` type($words) `->` type($values)
+  }];
 }
 
 def Lb_ExtractWordOp : Lb_Op<"extract_word", [Pure]> {

@@ -30,8 +30,14 @@ struct LbLowerDecodePass : impl::LbLowerDecodeBase<LbLowerDecodePass> {
       OpBuilder builder(decode);
       Location loc = decode.getLoc();
       SmallVector<Value> pairs;
-      int64_t words = decode.getWords().getType().getNumElements();
-      for (int64_t w = 0; w < words; ++w) {
+      // Unit u of the load is words [u bits, (u + 1) bits).
+      int64_t words = lb::getCodeBits(decode.getCodeType());
+      int64_t first = decode.getUnit() * words;
+      if (first + words > decode.getWords().getType().getNumElements()) {
+        decode.emitOpError("unit ") << decode.getUnit() << " is past the loaded words";
+        return signalPassFailure();
+      }
+      for (int64_t w = first; w < first + words; ++w) {
         Value word = builder.create<lb::ExtractWordOp>(loc, builder.getI32Type(), decode.getWords(),
                                                        builder.getI64IntegerAttr(w));
         SmallVector<Value> registers = strategy->emit(builder, loc, word);

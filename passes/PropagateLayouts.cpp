@@ -68,9 +68,11 @@ Expected<LinearLayout> fragmentLayout(lb::Fragment fragment, int elementBits) {
 bool hasStep(lb::Fragment fragment) { return fragment == lb::Fragment::mma_b_paired; }
 
 // The thread's unit of 32 codes, contiguous: offset = 32 lane + c word +
-// field (c codes per word), and with steps, a warp's units of step j follow
-// each other: + 1024 j codes.
-Expected<LinearLayout> memoryLayout(bool hasLane, bool hasStep, int fieldBits) {
+// field (c codes per word). With steps, either a warp's units of step j
+// follow each other (+ 1024 j codes: one load per step), or, when the load
+// holds both steps (`stepInLoad`, 2- and 1-bit codes), a lane's two units
+// are adjacent (+ 32 j, the lane at 64 lane): one load per block.
+Expected<LinearLayout> memoryLayout(bool hasLane, bool hasStep, bool stepInLoad, int fieldBits) {
   int wordBits = 5 - fieldBits;
   std::vector<Dim> ins = {{"word", wordBits}, {"field", fieldBits}};
   std::vector<std::vector<BitTarget>> targets(2);
@@ -79,15 +81,18 @@ Expected<LinearLayout> memoryLayout(bool hasLane, bool hasStep, int fieldBits) {
   for (int b = 0; b < fieldBits; ++b)
     targets[1].push_back({"offset", b});
   int offsetBits = 5;
+  int stepBit = stepInLoad ? 5 : 10, laneBit = stepInLoad ? 6 : 5;
   if (hasStep) {
     ins.insert(ins.begin(), Dim{"step", 1});
-    targets.insert(targets.begin(), {{"offset", 10}});
+    targets.insert(targets.begin(), {{"offset", stepBit}});
     ++offsetBits;
   }
   if (hasLane) {
     ins.insert(ins.begin(), Dim{"lane", 5});
-    targets.insert(targets.begin(), {{"offset", 5}, {"offset", 6}, {"offset", 7},
-                                     {"offset", 8}, {"offset", 9}});
+    std::vector<BitTarget> lane;
+    for (int b = 0; b < 5; ++b)
+      lane.push_back({"offset", laneBit + b});
+    targets.insert(targets.begin(), lane);
     offsetBits += 5;
   }
   return LinearLayout::fromBitPermutation(ins, {{"offset", offsetBits}}, targets);
@@ -122,7 +127,11 @@ FailureOr<layout::WeightLayout> deriveLayout(lb::LoadCodesOp load, lb::DecodeOp 
   if (!valuesOfFields.ok())
     return fail(valuesOfFields.error());
   Expected<LinearLayout> fieldsOfValues = valuesOfFields->invert();
-  Expected<LinearLayout> memory = memoryLayout(hasLane, steps, fieldBits);
+  int64_t unitsInLoad = load.getWords().getType().getNumElements() /
+                        static_cast<int64_t>(lb::getCodeBits(decode.getCodeType()));
+  if (unitsInLoad == 2 && !steps)
+    return fail("only an mma_b_paired load holds two units (both k16 steps)");
+  Expected<LinearLayout> memory = memoryLayout(hasLane, steps, unitsInLoad == 2, fieldBits);
   if (!fieldsOfValues.ok() || !memory.ok())
     return fail(fieldsOfValues.ok() ? memory.error() : fieldsOfValues.error());
   Expected<LinearLayout> offsets = memory->compose(*fieldsOfValues);

@@ -1,6 +1,7 @@
 #include "passes/Passes.h"
 #include "passes/TileFamilies.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
@@ -107,6 +108,30 @@ struct LbTilePass : impl::LbTileBase<LbTilePass> {
 
 VectorType unitWordsType(OpBuilder &b, const KernelProblem &problem) {
   return VectorType::get({problem.fragment.wordsPerUnit()}, b.getI32Type());
+}
+
+PairedCodeLoader::Codes PairedCodeLoader::load(Value n0, Value stepK0, int64_t step,
+                                               int64_t group) {
+  int64_t units = problem_.fragment.pairedUnitsPerLoad();
+  if (units == 2 && step == 1) {
+    auto found = firstStep_.find(group);
+    if (found != firstStep_.end())
+      return {found->second, 1};
+  }
+  auto type =
+      VectorType::get({problem_.fragment.wordsPerUnit() * units}, b_.getI32Type());
+  Value words = b_.create<lb::LoadCodesOp>(loc_, type, weights_, stage_, n0, stepK0,
+                                           lb::Fragment::mma_b_paired, DenseI64ArrayAttr());
+  if (units == 2)
+    firstStep_[group] = words;
+  return {words, 0};
+}
+
+Value PairedCodeLoader::decodeCodes(OpBuilder &b, Location loc, const KernelProblem &problem,
+                                    const Codes &codes) {
+  return b.create<lb::DecodeOp>(loc,
+                                VectorType::get({core::kValuesPerUnit}, problem.activation),
+                                codes.words, problem.code, codes.unit);
 }
 
 void setRegisterBudget(const KernelProblem &problem, int64_t threads, int64_t registers) {

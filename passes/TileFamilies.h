@@ -48,6 +48,39 @@ ScaleAndBias loadScaleAndBias(mlir::OpBuilder &b, mlir::Location loc, const Kern
 // The type of one lb.load_codes: a unit's words.
 mlir::VectorType unitWordsType(mlir::OpBuilder &b, const KernelProblem &problem);
 
+// The mma_b_paired codes of 64-column groups, one k16 step at a time. When
+// the fragment holds both steps of a 32-wide block in one load (2- and 1-bit
+// codes: CodeFragment::pairedUnitsPerLoad), step 1 finds step 0's load and
+// decodes its second unit; otherwise each step is its own load, made where
+// it is asked for (so 4- and 8-bit kernels are built as they always were).
+class PairedCodeLoader {
+public:
+  struct Codes {
+    mlir::Value words;
+    int64_t unit = 0;
+  };
+  // `stage` null: from global memory; else from that stage of a staging
+  // buffer.
+  PairedCodeLoader(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem,
+                   mlir::Value weights, mlir::Value stage)
+      : b_(b), loc_(loc), problem_(problem), weights_(weights), stage_(stage) {}
+  // Step `step` (0, 1) of a block, whose codes start at (n0, stepK0);
+  // `group` names the 64-column group within the block, so step 1 can find
+  // step 0's load. Asked in step order for each group.
+  Codes load(mlir::Value n0, mlir::Value stepK0, int64_t step, int64_t group);
+  // The 32 decoded values of `codes`.
+  mlir::Value decode(const Codes &codes) { return decodeCodes(b_, loc_, problem_, codes); }
+  static mlir::Value decodeCodes(mlir::OpBuilder &b, mlir::Location loc,
+                                 const KernelProblem &problem, const Codes &codes);
+
+private:
+  mlir::OpBuilder &b_;
+  mlir::Location loc_;
+  const KernelProblem &problem_;
+  mlir::Value weights_, stage_;
+  llvm::DenseMap<int64_t, mlir::Value> firstStep_;
+};
+
 // Fill the kernel's entry block (which has only its arguments).
 void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildMmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);

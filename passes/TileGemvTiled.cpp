@@ -77,12 +77,9 @@ struct GemvTiledBuilder {
       ArrayRef<Value> scales = quant.take_front(kSubtiles), zeros = quant.drop_front(kSubtiles);
       auto pairType = VectorType::get({4}, p.activation);
       SmallVector<SmallVector<Value>> fragments(kStepsPerBlock);
+      PairedCodeLoader codes(b, loc, p, p.weights, /*stage=*/Value());
       for (int64_t half = 0; half < kStepsPerBlock; ++half) {
-        auto words = b.create<lb::LoadCodesOp>(
-            loc, unitWordsType(b, p), p.weights, /*stage=*/Value(), n0,
-            add(k0, index(16 * half)), lb::Fragment::mma_b_paired, DenseI64ArrayAttr());
-        Value values = b.create<lb::DecodeOp>(loc, VectorType::get({32}, p.activation), words,
-                                              TypeAttr::get(p.code));
+        Value values = codes.decode(codes.load(n0, add(k0, index(16 * half)), half, 0));
         for (int64_t s = 0; s < kSubtiles; ++s)
           fragments[half].push_back(
               b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s)));

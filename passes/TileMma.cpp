@@ -124,9 +124,9 @@ struct MmaBuilder {
       SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
       auto aType = VectorType::get({8}, p.activation);
       auto bType = VectorType::get({4}, p.activation);
-      auto valuesType = VectorType::get({32}, p.activation);
       auto pairedType = VectorType::get({16}, p.activation);
       SmallVector<Value> paired;
+      PairedCodeLoader codes(b, loc, p, wBuffer, stage);
       for (int64_t ks = 0; ks < shape.tk / kMmaK; ++ks) {
         // Both k16 steps of a 32-wide block read their A fragments with one
         // 16-byte shared load per row (the mma_b_paired K order).
@@ -142,11 +142,8 @@ struct MmaBuilder {
           a.push_back(b.create<lb::SlicePairsOp>(loc, aType, paired[f],
                                                  b.getI64IntegerAttr(4 * (ks % 2))));
         for (int64_t j = 0; j < loadsN; ++j) {
-          auto words = b.create<lb::LoadCodesOp>(
-              loc, unitWordsType(b, p), wBuffer, stage,
-              add(warpN, index(kColumnsPerLoad * j)), index(kMmaK * ks),
-              lb::Fragment::mma_b_paired, DenseI64ArrayAttr());
-          Value values = b.create<lb::DecodeOp>(loc, valuesType, words, TypeAttr::get(p.code));
+          Value values = codes.decode(codes.load(add(warpN, index(kColumnsPerLoad * j)),
+                                                 index(kMmaK * ks), ks % 2, (ks / 2) * loadsN + j));
           for (int64_t s = 0; s < kColumnsPerLoad / kMmaN; ++s) {
             int64_t subtile = j * (kColumnsPerLoad / kMmaN) + s;
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.

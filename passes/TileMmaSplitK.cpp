@@ -151,12 +151,10 @@ struct MmaSplitKBuilder {
     auto aType = VectorType::get({8}, p.activation);
     auto pairsType = VectorType::get({4}, p.activation);
     auto runType = VectorType::get({8}, p.activation);
-    auto valuesType = VectorType::get({32}, p.activation);
     // One 32-wide block of the mma_b_paired layout: two k16 steps, whose
     // codes are two 16-byte loads per 64 columns, and whose activations are
     // one 16-byte load per 8 rows of x: lane (g, t) reads row g of the slice
     // at k0 + 8 t, and step j's B registers are its pairs 2 j and 2 j + 1.
-    auto wordsType = unitWordsType(b, p);
     // The ring (stages > 1): warp w's slots are stages w S .. w S + S - 1 of
     // two dynamic buffers, S = stages x (tile K / 32) blocks. A warp's
     // blocks are numbered in the order it computes them; block i lives in
@@ -227,17 +225,18 @@ struct MmaSplitKBuilder {
     auto step = [&](Value k0, Value chunk0, ArrayRef<Value> quant, ValueRange carried) {
       ArrayRef<Value> scales = quant.take_front(subtiles), biases = quant.drop_front(subtiles);
       SmallVector<Value> acc(carried.begin(), carried.end());
-      SmallVector<Value> words, runs;
+      SmallVector<PairedCodeLoader::Codes> words;
+      SmallVector<Value> runs;
       if (slotsPerWarp) {
         Value slot = slotOf(k0, chunk0);
         b.create<lb::AsyncWaitOp>(loc, b.getI64IntegerAttr(slotsPerWarp - 2));
         b.create<lb::BarrierOp>(loc, /*warp=*/true);
         Value stage = add(mul(warp, index(slotsPerWarp)), slot);
+        PairedCodeLoader codes(b, loc, p, codesRing, stage);
         for (int64_t half = 0; half < kStepsPerBlock; ++half)
           for (int64_t j = 0; j < loadsN(); ++j)
-            words.push_back(b.create<lb::LoadCodesOp>(
-                loc, wordsType, codesRing, stage, index(kColumnsPerLoad * j),
-                index(kMmaK * half), lb::Fragment::mma_b_paired, DenseI64ArrayAttr()));
+            words.push_back(
+                codes.load(index(kColumnsPerLoad * j), index(kMmaK * half), half, j));
         for (int64_t c = 0; c < tokenTiles; ++c)
           runs.push_back(b.create<lb::LoadStagedActivationsOp>(
               loc, runType, xRing, stage, add(index(kTokens * c), group), mul(inGroup, index(8))));
@@ -248,12 +247,11 @@ struct MmaSplitKBuilder {
                                                  b.create<arith::SubIOp>(loc, slot, index(1)));
         copyBlock(blockAhead(k0, chunk0, slotsPerWarp - 1), refill);
       } else {
+        PairedCodeLoader codes(b, loc, p, p.weights, /*stage=*/Value());
         for (int64_t half = 0; half < kStepsPerBlock; ++half)
           for (int64_t j = 0; j < loadsN(); ++j)
-            words.push_back(b.create<lb::LoadCodesOp>(
-                loc, wordsType, p.weights, /*stage=*/Value(),
-                add(n0, index(kColumnsPerLoad * j)), add(k0, index(kMmaK * half)),
-                lb::Fragment::mma_b_paired, DenseI64ArrayAttr()));
+            words.push_back(codes.load(add(n0, index(kColumnsPerLoad * j)),
+                                       add(k0, index(kMmaK * half)), half, j));
         for (int64_t c = 0; c < tokenTiles; ++c)
           runs.push_back(b.create<lb::LoadActivationsOp>(
               loc, runType, p.x, add(m0, add(index(kTokens * c), group)),
@@ -265,8 +263,8 @@ struct MmaSplitKBuilder {
           xT.push_back(b.create<lb::SlicePairsOp>(loc, pairsType, runs[c],
                                                   b.getI64IntegerAttr(2 * half)));
         for (int64_t j = 0; j < loadsN(); ++j) {
-          Value values = b.create<lb::DecodeOp>(loc, valuesType, words[half * loadsN() + j],
-                                                TypeAttr::get(p.code));
+          Value values =
+              PairedCodeLoader::decodeCodes(b, loc, p, words[half * loadsN() + j]);
           SmallVector<Value> scaled;
           for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.

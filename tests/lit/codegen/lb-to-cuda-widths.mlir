@@ -17,9 +17,11 @@
 // CHECK: prmt({{v[0-9]+}}, {{v[0-9]+}}, 0x7440u);
 // CHECK: = __uint_as_float(
 // CHECK: f32x2_to_bf16x2(
-// The split-K mma reads a 2-bit unit of each 64 x 16 step at 8 bytes a lane.
+// The split-K mma reads both 2-bit units of a 32-wide block (its two k16
+// steps) in one 16-byte load a lane, and decodes the second as unit 1.
 // CHECK-LABEL: u2split__mma_t8x64x256_w1x1_s1_k4(
-// CHECK: const U32x2 {{v[0-9]+}} = ld_global_nc_na_v2(arg1 + {{.*}} * 512LL + (({{.*}}) % 32LL) * 16LL + 8LL * (threadIdx.x & 31));
+// CHECK: const U32x4 {{v[0-9]+}} = ld_global_nc_na_v4(arg1 + {{.*}} * 512LL + (({{.*}}) % 32LL) * 16LL + 16LL * (threadIdx.x & 31));
+// CHECK-NOT: ld_global_nc_na_v2(
 func.func @u2(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui2>, %s: tensor<256x16xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
@@ -58,7 +60,7 @@ func.func @u2split(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui2>, %s: tensor<
 // then the activations ring.
 // CHECK: unsigned char *const {{smem[0-9]+}} = lb_dynamic_smem + 0;
 // CHECK-NEXT: unsigned char *const {{smem[0-9]+}} = lb_dynamic_smem + 32768;
-// CHECK: const U32x2 {{v[0-9]+}} = *reinterpret_cast<const U32x2 *>(
+// CHECK: const U32x4 {{v[0-9]+}} = *reinterpret_cast<const U32x4 *>(
 func.func @tern(%x: tensor<?x2048xf16>, %w: tensor<256x2048x!lb.int<bits = 2, offset = -1, ternary = true>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
       schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>

@@ -143,3 +143,16 @@ func.func @tern(%x: tensor<?x1024xf16>, %w: tensor<64x1024x!lb.int<bits = 2, off
       : (tensor<?x1024xf16>, tensor<64x1024x!lb.int<bits = 2, offset = -1, ternary = true>>, tensor<64xf16>) -> tensor<?x64xf16>
   return %y : tensor<?x64xf16>
 }
+
+// 1 bit, split-K mma: one load holds both k16 steps' units (2 words); the
+// second step's decode is unit 1, lowered from word 1.
+// CHECK-LABEL: func.func @u1split__mma
+// CHECK: lb.load_codes {{.*}} mma_b_paired {{.*}} -> vector<2xi32>
+// CHECK: lb.extract_word %{{.*}}[0] : vector<2xi32>
+// CHECK: lb.extract_word %{{.*}}[1] : vector<2xi32>
+func.func @u1split(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui1>, %s: tensor<64x8xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<64x1024xui1>, tensor<64x8xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}

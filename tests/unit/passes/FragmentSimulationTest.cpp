@@ -147,7 +147,7 @@ TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
   ASSERT_EQ(p.layout.tileK, 32);
   // A tile is 64 x 32 codes, 64 units: the warp's units of k16 step j
   // (j = 0, 1) are bytes [32 u j, 32 u j + 32 u) for unit bytes u, lane l's
-  // at u l. Decoded value v sits in register v / 2 (half v % 2); registers
+  // at u l (or, for units of 8 bytes or fewer, lane l's two at 2 u l). Decoded value v sits in register v / 2 (half v % 2); registers
   // 2 s and 2 s + 1 are subtile s's b0b1 and b2b3. PTX m16n8k16 B fragment:
   // half h of register r of lane (groupID g, threadID t) is slot 2 t + h + 8 r
   // of the step, column n = g (of its 8-column subtile). The paired K order
@@ -158,9 +158,13 @@ TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
       for (int j = 0; j < 2; ++j)
         for (int lane = 0; lane < 32; ++lane) {
           int g = lane / 4, t = lane % 4;
+          // Units of 8 bytes or fewer share a load between the two steps
+          // (core::CodeFragment::pairedUnitsPerLoad): a lane's two units
+          // are adjacent, at 2 u l + u j.
+          int64_t inTile = unitBytes <= 8 ? (2 * lane + j) * unitBytes
+                                          : 32 * unitBytes * j + unitBytes * lane;
           const uint8_t *load = &p.bytes[static_cast<size_t>(
-              ((n0 / 64) * (k / 32) + k0 / 32) * 64 * unitBytes + 32 * unitBytes * j +
-              unitBytes * lane)];
+              ((n0 / 64) * (k / 32) + k0 / 32) * 64 * unitBytes + inTile)];
           for (int word = 0; word < bits; ++word) {
             std::vector<int> values = decodeWord(load + 4 * word, bits);
             int perWord = static_cast<int>(values.size());
