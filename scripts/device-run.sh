@@ -7,19 +7,34 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/.device/out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$root/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# The kernel sets travel compressed (device-stage.sh).
+if [[ -f $root/.device/kernels.tar.xz && ! -d $root/.device/kernels ]]; then
+  (cd "$root/.device" && tar xJf kernels.tar.xz)
+fi
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/device.txt"
 
 status=0
+# Which parts run (a device call is limited to 10 minutes, so a full run may
+# take two calls): bench (the kernel sets' benchmarks), tests (every GPU
+# test binary and the host app), tune (lowbit tune --measure-only on the
+# staged tuning database, then lowbit bench --db on what it dispatches).
+parts=" ${LOWBIT_DEVICE_PARTS:-bench tests tune} "
+summary=()
 # The benchmark first, so its numbers come back even if a test runs long.
-if [[ -x $root/.device/bin/lowbit && -d $root/.device/kernels/bench ]]; then
+if [[ $parts == *" bench "* && -x $root/.device/bin/lowbit && -d $root/.device/kernels/perf-widths ]]; then
+  timeout "${LOWBIT_BENCH_TIMEOUT:-240}" "$root/.device/bin/lowbit" bench \
+    --kernels "$root/.device/kernels/perf-widths" --m 1,16 --csv "$out/bench-widths.csv" \
+    >"$out/bench-widths.txt" 2>"$out/bench-widths.log" || { status=1; tail -5 "$out/bench-widths.log"; }
+fi
+if [[ $parts == *" bench "* && -x $root/.device/bin/lowbit && -d $root/.device/kernels/bench ]]; then
   timeout "${LOWBIT_BENCH_TIMEOUT:-240}" "$root/.device/bin/lowbit" bench \
     --kernels "$root/.device/kernels/bench" --csv "$out/bench.csv" ${LOWBIT_BENCH_ARGS:-} \
     >"$out/bench.txt" 2>"$out/bench.log" || { status=1; tail -5 "$out/bench.log"; }
 fi
 
-summary=()
 for binary in "$root"/.device/bin/*_gpu_tests; do
+  [[ $parts == *" tests "* ]] || break
   name=$(basename "$binary")
   log="$out/$name.log"
   timeout "${LOWBIT_TEST_TIMEOUT:-300}" "$binary" >"$log" 2>&1
@@ -38,7 +53,7 @@ done
 
 # The C host app (examples/host_app), built against the installed package,
 # on the runtime tests' database: it checks M = 1, 7, 64, 300 itself.
-if [[ -x $root/.device/bin/lowbit_host_app && -f $root/.device/kernels/runtime-tests.db ]]; then
+if [[ $parts == *" tests "* && -x $root/.device/bin/lowbit_host_app && -f $root/.device/kernels/runtime-tests.db ]]; then
   timeout 120 "$root/.device/bin/lowbit_host_app" "$root/.device/kernels/runtime-tests.db" \
     >"$out/host_app.log" 2>&1
   rc=$?
@@ -47,10 +62,22 @@ if [[ -x $root/.device/bin/lowbit_host_app && -f $root/.device/kernels/runtime-t
   cat "$out/host_app.log"
 fi
 
+# What a user gets: tune the staged database's candidates on this GPU, then
+# bench what the runtime dispatches from it.
+if [[ $parts == *" tune "* && -x $root/.device/bin/lowbit && -f $root/.device/tune/tuned.db ]]; then
+  cp "$root/.device/tune/tuned.db" "$out/tuned.db"
+  timeout "${LOWBIT_TUNE_TIMEOUT:-240}" "$root/.device/bin/lowbit" tune --db "$out/tuned.db" \
+    --measure-only --m "${LOWBIT_TUNE_M:-1,16,64}" >"$out/tune.txt" 2>&1 || { status=1; tail -5 "$out/tune.txt"; }
+  timeout 120 "$root/.device/bin/lowbit" bench --db "$out/tuned.db" --m "${LOWBIT_TUNE_M:-1,16,64}" \
+    --csv "$out/bench-db.csv" >"$out/bench-db.txt" 2>&1 || { status=1; tail -5 "$out/bench-db.txt"; }
+fi
+
 echo
 printf '%-40s %6s %6s %7s %4s\n' "gpu test binary" passed failed skipped rc
 printf '%s\n' "${summary[@]}"
+[[ -f $out/bench-widths.txt ]] && { echo; tail -40 "$out/bench-widths.txt"; }
 [[ -f $out/bench.txt ]] && { echo; tail -40 "$out/bench.txt"; }
+[[ -f $out/bench-db.txt ]] && { echo; tail -30 "$out/bench-db.txt"; }
 # The device tool returns a handful of files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tgz ./*.log && rm -f ./*.log)
+(cd "$out" && tar czf logs.tgz ./*.log && rm -f ./*.log) 2>/dev/null
 exit $status

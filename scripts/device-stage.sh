@@ -18,9 +18,12 @@ app=$build/tests/unit/runtime/api/install-test/app/lowbit_host_app
 # The runtime GPU tests and the host app link the C API's shared library.
 cp -P "$build"/lib/liblowbit_runtime.so* "$root/.device/lib/" 2>/dev/null || true
 # Kernel sets travel as manifests and cubins; their sources and PTX stay here.
+# Compressed with xz: cubins and SQLite files shrink more than 10x, and a
+# device call carries at most 64 MiB. device-run.sh unpacks it.
 if [[ -d $build/kernels ]]; then
   (cd "$build" && tar cf - --exclude='*.cu' --exclude='*.ptx' \
-  --exclude='example-check*' --exclude='*.db-shm' --exclude='*.db-wal' kernels) | (cd "$root/.device" && tar xf -)
+  --exclude='example-check*' --exclude='*.db-shm' --exclude='*.db-wal' kernels) |
+    xz -T0 >"$root/.device/kernels.tar.xz"
 fi
 # The compile-only tuning database scripts/device-sweep.sh measures, when one
 # was made (docs/sweeps/README.md).
@@ -28,5 +31,12 @@ sweep_db=${LOWBIT_SWEEP_DB:-$build/sweep/sweep.db}
 if [[ -f $sweep_db ]]; then
   mkdir -p "$root/.device/sweep"
   cp "$sweep_db" "$root/.device/sweep/sweep.db"
+fi
+# A compile-only tuning database of candidates (lowbit tune --compile-only),
+# which device-run.sh measures and then benches through the dispatcher.
+tune_db=${LOWBIT_TUNE_DB:-$build/tune/tuned.db}
+if [[ -f $tune_db ]]; then
+  mkdir -p "$root/.device/tune"
+  cp "$tune_db" "$root/.device/tune/tuned.db"
 fi
 du -sh "$root/.device"
