@@ -67,7 +67,9 @@ fi
 if [[ $parts == *" tune "* && -x $root/.device/bin/lowbit && -f $root/.device/tune/tuned.db ]]; then
   cp "$root/.device/tune/tuned.db" "$out/tuned.db"
   timeout "${LOWBIT_TUNE_TIMEOUT:-240}" "$root/.device/bin/lowbit" tune --db "$out/tuned.db" \
-    --measure-only --m "${LOWBIT_TUNE_M:-1,16,64}" >"$out/tune.txt" 2>&1 || { status=1; tail -5 "$out/tune.txt"; }
+    --spec "${LOWBIT_TUNE_SPEC:-$root/examples/specs/untuned-widths.toml}" --measure-only \
+    --budget "${LOWBIT_TUNE_BUDGET:-150}" --m "${LOWBIT_TUNE_M:-1,16,64}" \
+    >"$out/tune.txt" 2>&1 || { status=1; tail -5 "$out/tune.txt"; }
   timeout 120 "$root/.device/bin/lowbit" bench --db "$out/tuned.db" --m "${LOWBIT_TUNE_M:-1,16,64}" \
     --csv "$out/bench-db.csv" >"$out/bench-db.txt" 2>&1 || { status=1; tail -5 "$out/bench-db.txt"; }
 fi

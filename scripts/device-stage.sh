@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LOWBIT_BUILD_DIR:-$root/build}
-"$root/scripts/configure.sh"
+[[ ${LOWBIT_STAGE_NO_BUILD:-0} == 1 ]] || "$root/scripts/configure.sh"
 rm -rf "$root/.device"
 mkdir -p "$root/.device/bin" "$root/.device/lib"
 for binary in "$build"/bin/*_gpu_tests "$build"/bin/lowbit; do
