@@ -27,12 +27,19 @@ FailureOr<Type> floatType(MLIRContext &context, const formats::DataFormat &forma
   return failure();
 }
 
-// uint4 -> ui4, int4 -> si4: signedness is part of the storage format. Codes
-// with an offset, ternary or fixed-point ones have no builtin type (yet).
+// uint4 -> ui4, int4 -> si4: signedness is part of the storage format.
+// Unsigned codes with an offset (ternary among them) are !lb.int; fixed-point
+// codes have no IR type (yet).
 FailureOr<Type> integerType(MLIRContext &context, const formats::DataFormat &format) {
   const formats::IntFormat *integer = format.asInt();
-  if (!integer || integer->offset != 0 || integer->ternary || integer->fractionBits != 0)
+  if (!integer || integer->fractionBits != 0)
     return failure();
+  if (integer->offset != 0 || integer->ternary) {
+    if (integer->isSigned)
+      return failure();
+    return Type(lb::OffsetIntType::get(&context, static_cast<unsigned>(integer->bits),
+                                       integer->offset, integer->ternary));
+  }
   return Type(IntegerType::get(&context, static_cast<unsigned>(integer->bits),
                                integer->isSigned ? IntegerType::Signed : IntegerType::Unsigned));
 }

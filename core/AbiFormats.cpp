@@ -44,6 +44,7 @@ const std::pair<lowbit_weight_format, const char *> kWeights[] = {
     {LOWBIT_WEIGHT_INT3, "int3"},   {LOWBIT_WEIGHT_INT4, "int4"},
     {LOWBIT_WEIGHT_INT5, "int5"},   {LOWBIT_WEIGHT_INT6, "int6"},
     {LOWBIT_WEIGHT_INT7, "int7"},   {LOWBIT_WEIGHT_INT8, "int8"},
+    {LOWBIT_WEIGHT_TERNARY, "ternary"},
 };
 const std::pair<lowbit_granularity, const char *> kGranularities[] = {
     {LOWBIT_GRANULARITY_TENSOR, "tensor"},

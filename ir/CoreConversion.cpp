@@ -97,6 +97,12 @@ Expected<formats::DataFormat> dataFormat(Type type) {
                        quoted(type));
     return formats::DataFormat::integer(static_cast<int>(integer.getWidth()), integer.isSigned());
   }
+  if (auto offsetInt = dyn_cast<OffsetIntType>(type)) {
+    if (offsetInt.getTernary())
+      return formats::DataFormat::ternary();
+    return formats::DataFormat::unsignedInt(static_cast<int>(offsetInt.getBits()),
+                                            static_cast<int>(offsetInt.getOffset()));
+  }
   if (isa<LutType>(type))
     return makeError("no register decode for lookup-table codes (" + quoted(type) + ") yet");
   return makeError("no storage format for " + quoted(type));

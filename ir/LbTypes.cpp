@@ -134,9 +134,22 @@ void LutType::print(AsmPrinter &printer) const {
   printer << ">";
 }
 
+LogicalResult OffsetIntType::verify(function_ref<InFlightDiagnostic()> emitError, unsigned bits,
+                                    int64_t offset, bool ternary) {
+  if (bits < 1 || bits > 8)
+    return emitError() << "offset integer codes have 1..8 bits, got " << bits;
+  if (ternary && (bits != 2 || offset != -1))
+    return emitError() << "ternary codes are 2 bits with offset -1";
+  if (offset < -256 || offset > 256)
+    return emitError() << "offset " << offset << " is out of range";
+  return success();
+}
+
 unsigned lowbit::lb::getCodeBits(Type type) {
   if (auto integer = dyn_cast<IntegerType>(type))
     return integer.getWidth() <= 8 ? integer.getWidth() : 0;
+  if (auto offsetInt = dyn_cast<OffsetIntType>(type))
+    return offsetInt.getBits();
   if (auto minifloat = dyn_cast<MiniFloatType>(type))
     return minifloat.getWidth();
   if (auto lut = dyn_cast<LutType>(type))

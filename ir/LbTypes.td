@@ -4,6 +4,7 @@
 include "ir/LbDialect.td"
 include "ir/LbEnums.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
 
 class Lb_Type<string name, string typeMnemonic, list<Trait> traits = []>
     : TypeDef<Lb_Dialect, name, traits> {
@@ -36,6 +37,24 @@ def Lb_MiniFloatType : Lb_Type<"MiniFloat", "float"> {
       return (getIsSigned() ? 1 : 0) + getExponent() + getMantissa();
     }
   }];
+}
+
+def Lb_OffsetIntType : Lb_Type<"OffsetInt", "int", [MemRefElementTypeInterface]> {
+  let summary = "unsigned codes read with a constant offset";
+  let description = [{
+    `!lb.int<bits = 2, offset = -1, ternary = true>` is ternary {-1, 0, 1}
+    stored as the 2-bit codes 0, 1, 2 (code 3 is invalid); `!lb.int<bits = 4,
+    offset = -8>` is an excess-8 int4 (GGUF Q4_0's codes). A code q is worth
+    q + offset. Plain unsigned and two's-complement codes use the builtin
+    `ui<bits>` / `si<bits>`.
+  }];
+  let parameters = (ins
+    "unsigned":$bits,
+    DefaultValuedParameter<"int64_t", "0">:$offset,
+    DefaultValuedParameter<"bool", "false">:$ternary
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 def Lb_LutType : Lb_Type<"Lut", "lut"> {

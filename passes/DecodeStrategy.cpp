@@ -193,12 +193,16 @@ Expected<layout::LinearLayout> rotationInterleave(int fieldBits) {
 
 FailureOr<DecodeStrategy>
 selectDecodeStrategy(Type codeType, Type value, function_ref<InFlightDiagnostic()> emitError) {
-  auto integer = dyn_cast<IntegerType>(codeType);
-  if (!integer || integer.isSignless())
+  IntegerCode code;
+  if (auto offsetInt = dyn_cast<lb::OffsetIntType>(codeType)) {
+    code = {static_cast<int>(offsetInt.getBits()), false, static_cast<int>(offsetInt.getOffset())};
+  } else if (auto integer = dyn_cast<IntegerType>(codeType); integer && !integer.isSignless()) {
+    code = {static_cast<int>(integer.getWidth()), integer.isSigned(), 0};
+  } else {
     return emitError() << "no decode for " << codeType
-                       << " yet (signed and unsigned integers of 1, 2, 4 and 8 bits are "
-                          "implemented)";
-  IntegerCode code{static_cast<int>(integer.getWidth()), integer.isSigned(), 0};
+                       << " yet (signed, unsigned and offset integers of 1, 2, 4 and 8 bits "
+                          "are implemented)";
+  }
   if (code.bits != 1 && code.bits != 2 && code.bits != 4 && code.bits != 8)
     return emitError() << "no decode for " << codeType
                        << ": a code must not straddle a 32-bit word (1, 2, 4 or 8 bits)";

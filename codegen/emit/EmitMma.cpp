@@ -65,9 +65,12 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case<lb::SharedBufferOp>([&](lb::SharedBufferOp buffer) -> LogicalResult {
         auto type = cast<MemRefType>(buffer.getBuffer().getType());
-        int64_t bits = type.getElementType().isIntOrFloat()
-                           ? type.getElementType().getIntOrFloatBitWidth()
-                           : 16;
+        // Codes take their storage width (an !lb.int ternary is 2 bits), values
+        // their type's.
+        Type element = type.getElementType();
+        int64_t bits = lb::getCodeBits(element) ? lb::getCodeBits(element)
+                       : element.isIntOrFloat() ? element.getIntOrFloatBitWidth()
+                                                : 16;
         int64_t bytes = type.getNumElements() * bits / 8;
         if (!buffer.getDynamic()) {
           line() << "__shared__ __align__(128) unsigned char " << bind(buffer.getBuffer(), "smem")

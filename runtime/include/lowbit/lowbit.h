@@ -117,7 +117,8 @@ typedef enum lowbit_weight_format {
   LOWBIT_WEIGHT_INT5 = 21,
   LOWBIT_WEIGHT_INT6 = 22,
   LOWBIT_WEIGHT_INT7 = 23,
-  LOWBIT_WEIGHT_INT8 = 24
+  LOWBIT_WEIGHT_INT8 = 24,
+  LOWBIT_WEIGHT_TERNARY = 32 /* {-1, 0, 1} as the 2-bit codes 0, 1, 2 (3 is invalid) */
 } lowbit_weight_format;
 
 typedef enum lowbit_granularity {

@@ -50,3 +50,18 @@ func.func @u2split(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui2>, %s: tensor<
       : (tensor<?x2048xf16>, tensor<256x2048xui2>, tensor<256x16xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+// Ternary codes are !lb.int, 2 bits each: the split-K ring sizes their stages
+// by the code's storage width (it once took a non-builtin element for 16 bits
+// and overran the kernel's dynamic shared memory).
+// CHECK-LABEL: tern__mma_t16x64x128_w1x1_s2_k8(
+// The codes ring is 8 warps x 8 slots x 64 x 32 2-bit codes = 32768 bytes,
+// then the activations ring.
+// CHECK: unsigned char *const {{smem[0-9]+}} = lb_dynamic_smem + 0;
+// CHECK-NEXT: unsigned char *const {{smem[0-9]+}} = lb_dynamic_smem + 32768;
+// CHECK: const U32x2 {{v[0-9]+}} = *reinterpret_cast<const U32x2 *>(
+func.func @tern(%x: tensor<?x2048xf16>, %w: tensor<256x2048x!lb.int<bits = 2, offset = -1, ternary = true>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>
+      : (tensor<?x2048xf16>, tensor<256x2048x!lb.int<bits = 2, offset = -1, ternary = true>>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}

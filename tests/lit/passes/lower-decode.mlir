@@ -131,3 +131,15 @@ func.func @u8(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xui8>, %s: tensor<64xbf
       : (tensor<?x1024xbf16>, tensor<64x1024xui8>, tensor<64xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
+
+// Ternary (!lb.int, 2-bit codes with offset -1): the offset folds into the
+// bias, sub(v, 1024 + 1) = 1025 (0x64016401 = 1677812737) for the first field.
+// CHECK-LABEL: func.func @tern__gemv
+// CHECK: lb.load_codes {{.*}} -> vector<2xi32>
+// CHECK: %c1677812737_i32
+func.func @tern(%x: tensor<?x1024xf16>, %w: tensor<64x1024x!lb.int<bits = 2, offset = -1, ternary = true>>, %s: tensor<64xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024x!lb.int<bits = 2, offset = -1, ternary = true>>, tensor<64xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}

@@ -30,6 +30,12 @@ TEST(AbiFormats, EveryWeightValueIsItsIntegerFormat) {
   EXPECT_NE(outside.error().find("uint1"), std::string::npos) << outside.error();
 }
 
+TEST(AbiFormats, TernaryIsTheFormatsLibrarysTernary) {
+  Expected<formats::DataFormat> ternary = weightFormatFromAbi(LOWBIT_WEIGHT_TERNARY);
+  ASSERT_TRUE(ternary.ok()) << ternary.error();
+  EXPECT_EQ(*ternary, formats::DataFormat::ternary());
+}
+
 TEST(AbiFormats, DtypesGranularitiesAndZeroModes) {
   EXPECT_EQ(*activationFromAbi(LOWBIT_DTYPE_BF16), Activation::BF16);
   EXPECT_FALSE(activationFromAbi(LOWBIT_DTYPE_F32).ok()); // scales only
