@@ -3,6 +3,7 @@
 #include "codegen/emit/CudaEmitter.h"
 #include "codegen/nvrtc/NvrtcCompiler.h"
 #include "compiler/ProblemModule.h"
+#include "core/Schedule.h"
 #include "ir/LbDialect.h"
 #include "ir/LbOps.h"
 #include "passes/Passes.h"
@@ -64,34 +65,11 @@ std::string noKernelsError(const std::string &problem, const std::vector<std::st
 
 } // namespace
 
-// The runtime's built-in heuristic (no tuned table) takes, per M band, the
-// kernel whose tile M suits the band (tuning_db/Lookup.cpp): the 8-row
-// split-K mma for M <= 8, the 16-row one up to 256. gemv_tiled, the split-K
-// mma and the staged mma share one weight layout, so a plan built from them
-// serves every M from one packed copy.
 std::vector<std::string> defaultSchedules() {
-  return {
-      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 2, split_k = 8>",
-      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
-      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 2, split_k = 16>",
-      "#lb.schedule<family = gemv_tiled, tile = [2, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = gemv_tiled, tile = [4, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>",
-      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 16>",
-      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 4>",
-      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
-      "#lb.schedule<family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 16>",
-      "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 1, split_k = 4>",
-      "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 2, split_k = 4>",
-      "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
-      "#lb.schedule<family = mma, tile = [32, 128, 128], warps = [1, 1], stages = 1, split_k = 2>",
-      "#lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 3, split_k = 1>",
-      "#lb.schedule<family = mma, tile = [128, 128, 64], warps = [4, 2], stages = 2, split_k = 1>",
-      "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
-      "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
-  };
+  std::vector<std::string> texts;
+  for (const core::Schedule &schedule : core::defaultSchedules())
+    texts.push_back(schedule.text());
+  return texts;
 }
 
 Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,

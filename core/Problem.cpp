@@ -211,6 +211,28 @@ Expected<formats::QuantScheme> quantScheme(const Problem &p) {
   return q;
 }
 
+Expected<Scheme> kernelScheme(const formats::QuantScheme &q) {
+  if (q.superBlock)
+    return makeError("two-level (super-block) scales have no kernel scheme");
+  if (q.tensorScale)
+    return makeError("a per-tensor second-level scale has no kernel scheme");
+  if (!isScaleDtype(q.scaleFormat))
+    return makeError("scale dtype " + q.scaleFormat.name() + " is not f16, bf16 or f32");
+  Scheme s;
+  s.granularity = q.granularity;
+  s.groupSize = q.granularity == formats::Granularity::PerGroup ? q.groupSize : 0;
+  s.scale = q.scaleFormat;
+  s.zero = q.zeroMode;
+  s.actOrder = q.actOrder;
+  if (s.hasZeros() && q.zeroFormat && *q.zeroFormat != q.scaleFormat) {
+    if (!q.zeroFormat->asInt())
+      return makeError("zeros in " + q.zeroFormat->name() +
+                       " are neither the scale dtype nor codes");
+    s.zeroCodes = *q.zeroFormat;
+  }
+  return s;
+}
+
 int64_t scaleCount(const Problem &p) {
   switch (p.scheme.granularity) {
   case formats::Granularity::PerTensor: return 1;

@@ -97,6 +97,12 @@ Expected<Problem> parseSignature(const std::string &text);
 // The formats library's scheme for the same weights: its quantizers make the
 // benchmark's and the tests' inputs and its f64 dequantize is their reference.
 Expected<formats::QuantScheme> quantScheme(const Problem &problem);
+// The other way: the scheme a kernel would read for the formats library's
+// scheme, or why a kernel cannot read it (e8m0 or e4m3 block scales,
+// super-block scales, a per-tensor second-level scale, zeros in a dtype that
+// is neither the scale's nor an integer code). The result still goes
+// through validate() with a shape.
+Expected<Scheme> kernelScheme(const formats::QuantScheme &scheme);
 
 // How many scales (and zeros) the problem has, and the bytes of one.
 int64_t scaleCount(const Problem &problem);

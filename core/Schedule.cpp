@@ -143,4 +143,46 @@ Expected<Schedule> parseSchedule(const std::string &text) {
   return s;
 }
 
+// The runtime's built-in heuristic (no tuned table) takes, per M band, the
+// kernel whose tile M suits the band (tuning_db/Lookup.cpp): the 8-row
+// split-K mma for M <= 8, the 16-row one up to 256. gemv_tiled, the split-K
+// mma and the staged mma share one weight layout, so a plan built from them
+// serves every M from one packed copy.
+const std::vector<Schedule> &defaultSchedules() {
+  // One schedule a line, whole, so each reads (and greps) as the dialect spells it.
+  // clang-format off
+  static const char *const texts[] = {
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 2, split_k = 8>",
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 2, split_k = 16>",
+      "#lb.schedule<family = gemv_tiled, tile = [2, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = gemv_tiled, tile = [4, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 16>",
+      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 16>",
+      "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 2, split_k = 4>",
+      "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
+      "#lb.schedule<family = mma, tile = [32, 128, 128], warps = [1, 1], stages = 1, split_k = 2>",
+      "#lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 3, split_k = 1>",
+      "#lb.schedule<family = mma, tile = [128, 128, 64], warps = [4, 2], stages = 2, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
+  };
+  // clang-format on
+  // ScheduleTest checks that every text parses, so none is dropped here.
+  static const std::vector<Schedule> schedules = [] {
+    std::vector<Schedule> parsed;
+    for (const char *text : texts)
+      if (Expected<Schedule> schedule = parseSchedule(text))
+        parsed.push_back(*schedule);
+    return parsed;
+  }();
+  return schedules;
+}
+
 } // namespace lowbit::core

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace lowbit::core {
 
@@ -44,5 +45,9 @@ struct Schedule {
 // (it defaults to 1, as in the dialect). Unknown keys are an error, so a
 // schedule from a newer compiler is not silently misread.
 Expected<Schedule> parseSchedule(const std::string &text);
+
+// The schedules `lowbit compile` instantiates when its options name none,
+// and so the ones `lowbit formats` asks the rules about.
+const std::vector<Schedule> &defaultSchedules();
 
 } // namespace lowbit::core

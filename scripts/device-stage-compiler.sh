@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Stages the compiler for a GPU host that has no LLVM/MLIR (DESIGN.md "Where
-# things run"), so that `lowbit tune` can compile and measure there in one
+# Stages the compiler for a GPU host that has no LLVM/MLIR (docs/architecture.md,
+# "Layers"), so that `lowbit tune` can compile and measure there in one
 # command (scripts/device-tune-overlap.sh). Into .device-compiler/ (ignored by
 # git) it puts
 #   bin/lowbit                   the CLI (links no LLVM),
@@ -41,7 +41,7 @@ for file in "$lowbit" "$compiler"; do
   fi
 done
 
-# Libraries the GPU host has (DESIGN.md "Where things run": Ubuntu 24.04 with
+# Libraries the GPU host has (docs/architecture.md, "Layers": Ubuntu 24.04 with
 # glibc, g++ 13, the CUDA 13 toolkit and driver, and libsqlite3.so.0).
 on_host() {
   case $1 in

@@ -13,7 +13,7 @@
 //                    (integers below 2048 in f16, below 256 in bf16), then
 //                    one rounding: the correctly rounded value of (q - z) * s.
 //  * scale_sub_*:    q * s - m            one fma rounding (GGUF-style "q*s - m").
-// Prefer factoring per group where the algebra allows (DESIGN.md, step 4):
+// Prefer factoring per group where the algebra allows (docs/architecture.md):
 // s * (sum q*x - z * sum x) does these once per group, not per element.
 #pragma once
 

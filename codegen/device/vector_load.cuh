@@ -3,7 +3,8 @@
 // 16 bytes is the widest load a thread can issue (one LDG.128): a warp then
 // moves 512 contiguous bytes per instruction, the fewest instructions and
 // memory transactions per byte. Pre-permuted weights are laid out so that
-// every thread's 16 bytes are exactly the words it decodes (DESIGN.md).
+// every thread's 16 bytes are exactly the words it decodes (docs/architecture.md,
+// "How a weight layout is derived").
 //
 // Which flavour, and why:
 //  * ld_global_nc_na_v4 -- ld.global.nc.L1::no_allocate: for weights (the

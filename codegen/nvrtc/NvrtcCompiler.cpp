@@ -1,6 +1,7 @@
 #include "codegen/nvrtc/NvrtcCompiler.h"
 
 #include "codegen/device/EmbeddedDeviceHeaders.h"
+#include "core/Arch.h"
 
 #include <nvrtc.h>
 
@@ -51,28 +52,18 @@ Expected<Arch> parseArch(const std::string &name) {
   for (Arch arch : {Arch::Sm80, Arch::Sm86, Arch::Sm89, Arch::Sm90a})
     if (name == archName(arch))
       return arch;
-  return makeError("unknown arch '" + name +
-                   "' (expected sm_80, sm_86, sm_89 or sm_90a)");
+  return makeError("unknown arch '" + name + "' (expected " + core::targetArchList() + ")");
 }
 
 int archComputeCapability(Arch arch) {
-  switch (arch) {
-  case Arch::Sm80: return 80;
-  case Arch::Sm86: return 86;
-  case Arch::Sm89: return 89;
-  case Arch::Sm90a: return 90;
-  }
-  return 0;
+  Expected<core::TargetArch> target = core::findTargetArch(archName(arch));
+  return target ? target->computeCapability : 0;
 }
 
 int64_t maxSharedBytesPerBlock(Arch arch) {
-  switch (arch) {
-  case Arch::Sm80: return 163 * 1024;
-  case Arch::Sm86: return 99 * 1024;
-  case Arch::Sm89: return 99 * 1024;
-  case Arch::Sm90a: return 227 * 1024;
-  }
-  return 48 * 1024; // what every arch allows without an opt-in
+  Expected<core::TargetArch> target = core::findTargetArch(archName(arch));
+  // 48 KiB is what every arch allows without an opt-in.
+  return target ? target->maxSharedBytesPerBlock : 48 * 1024;
 }
 
 Status checkSharedBytesPerBlock(Arch arch, int64_t staticBytes, int64_t dynamicBytes) {

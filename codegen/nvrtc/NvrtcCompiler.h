@@ -12,8 +12,8 @@
 
 namespace lowbit::nvrtc {
 
-// The archs lowbit targets. sm_90a (not sm_90) because wgmma and setmaxnreg
-// exist only in the arch-specific target.
+// One enumerator per core::targetArchs() entry (core/Arch.h holds their
+// facts; NvrtcTest checks the two agree).
 enum class Arch { Sm80, Sm86, Sm89, Sm90a };
 
 const char *archName(Arch arch); // "sm_80", ...
@@ -22,7 +22,8 @@ Expected<Arch> parseArch(const std::string &name);
 int archComputeCapability(Arch arch);
 
 // The most shared memory, static plus dynamic, one block may use on `arch`
-// once its function opts in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES):
+// once its function opts in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+// as core::TargetArch states it:
 // the SM's shared memory less the 1 KiB the system reserves per block (CUDA C
 // Programming Guide, "Technical Specifications per Compute Capability").
 int64_t maxSharedBytesPerBlock(Arch arch);

@@ -1,4 +1,4 @@
-// The device's memory bandwidth as PERF.md measures its ceiling: a copy,
+// The device's memory roof (docs/architecture.md, "Correctness and measurement"): a copy,
 // counting bytes read plus bytes written, over buffers far larger than the
 // L2, timed as a CUDA graph of launches with events (GraphTimer.h). The copy
 // is a kernel (CopyKernel.cu), not cuMemcpy, so the roof is what a kernel

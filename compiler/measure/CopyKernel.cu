@@ -1,7 +1,7 @@
 // The copy kernel that measures the device's memory bandwidth (read + write)
-// for `lowbit bench` and `lowbit tune`: PERF.md's ceiling is a device-to-
-// device copy, and a kernel (rather than cuMemcpy) is what lowbit's kernels
-// compete with. Compiled to PTX for compute_80 at build time (nvcc -ptx),
+// for `lowbit bench` and `lowbit tune`: the memory roof is a device-to-device
+// copy (docs/architecture.md), and a kernel (rather than cuMemcpy) is what
+// lowbit's kernels compete with. Compiled to PTX for compute_80 at build time (nvcc -ptx),
 // embedded in the binary and JIT-compiled by the driver, so the GPU host
 // needs neither nvcc nor NVRTC.
 //

@@ -1,4 +1,4 @@
-// Timing as ../shared/PERF.md prescribes: many launches captured in one CUDA
+// Timing as docs/architecture.md prescribes: many launches captured in one CUDA
 // graph (so launch gaps shrink to what a real engine sees), timed with device
 // events, one warm-up replay, then the median (and p10/p90) of the replays.
 #pragma once

@@ -50,10 +50,10 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
 // the row's shape and median; left at zero for a row without a median.
 void setRates(BenchRow &row, double weightBytes, double copyGBs);
 
-// The families' M ranges (DESIGN.md): gemv re-reads the weights for every
-// tile M rows and mma pads M to its tile, so kernels far outside their range
-// are not worth timing. An 8-row tile (split-K mma, M on the n8 side) wastes
-// little even at M = 1.
+// The families' M ranges (docs/architecture.md, "Kernel families"): gemv
+// re-reads the weights for every tile M rows and mma pads M to its tile, so
+// kernels far outside their range are not worth timing. An 8-row tile
+// (split-K mma, M on the n8 side) wastes little even at M = 1.
 bool worthBenchmarking(const kernels::KernelEntry &entry, int64_t m);
 
 // The kernels of one problem grouped by the weight layout they read: each

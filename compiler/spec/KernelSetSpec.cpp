@@ -1,5 +1,7 @@
 #include "compiler/spec/KernelSetSpec.h"
 
+#include "core/Arch.h"
+
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
@@ -15,13 +17,6 @@ std::string where(const std::string &sourceName, const toml::node *node) {
   if (node && node->source().begin)
     out += ":" + std::to_string(node->source().begin.line);
   return out;
-}
-
-bool isOneOf(const std::string &value, std::initializer_list<const char *> allowed) {
-  for (const char *candidate : allowed)
-    if (value == candidate)
-      return true;
-  return false;
 }
 
 // Reads `key` from `table` (falling back to `defaults`) into `out`; type
@@ -130,9 +125,8 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
     return makeError(sourceName + ": 'archs' must list at least one arch");
   for (const toml::node &arch : *archs) {
     std::optional<std::string> name = arch.value<std::string>();
-    if (!name || !isOneOf(*name, {"sm_80", "sm_86", "sm_89", "sm_90a"}))
-      return makeError(where(sourceName, &arch) +
-                       ": archs must be sm_80, sm_86, sm_89 or sm_90a");
+    if (!name || !core::findTargetArch(*name))
+      return makeError(where(sourceName, &arch) + ": archs must be " + core::targetArchList());
     spec.archs.push_back(*name);
   }
 

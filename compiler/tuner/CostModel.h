@@ -25,11 +25,11 @@ namespace lowbit::tuner {
 struct DeviceModel {
   std::string name = "NVIDIA H200";
   int smCount = 132;
-  double copyGBs = 4190;         // PERF.md: measured device-to-device copy, read + write
+  double copyGBs = 4190;         // a kernel copy, read + write (docs/measurements/README.md)
   double l2Bytes = 50e6;
   double l2GBs = 12000;          // L2 hit bandwidth, roughly 3x DRAM on Hopper
   double memoryLatencyUs = 0.8;  // a DRAM round trip under load
-  double tensorTflops = 700;     // f16 mma.sync, ~75% of Hopper's dense peak (PERF.md)
+  double tensorTflops = 700;     // f16 mma.sync, ~75% of Hopper's dense peak
   double cudaCoreTflops = 60;    // f32 FMA on CUDA cores, decode included
   double decodeWeightsPerUs = 40e6; // int4 -> f16 decodes per µs across the GPU
   double launchUs = 2.5;         // a launch inside a CUDA graph

@@ -1,6 +1,7 @@
 // What a sweep found, per (problem, M): the best kernel's time, its
 // bandwidth against the measured copy bandwidth, its TFLOP/s, and its
-// speedup over cuBLAS at the same shape (PERF.md's reporting rules). Written
+// speedup over cuBLAS at the same shape (docs/architecture.md's reporting
+// rules). Written
 // as CSV, JSON and a dependency-free SVG plot.
 #pragma once
 
@@ -46,7 +47,7 @@ enum class Roofline {
 struct SvgOptions {
   std::string title = "lowbit tune";
   double copyGBs = 4190;    // the roofline's slope
-  double peakTflops = 660;  // its ceiling: cuBLAS f16 at large M on the H200 (PERF.md)
+  double peakTflops = 660;  // its ceiling: about cuBLAS f16 at large M on the H200
   Roofline roofline = Roofline::Flops;
   int width = 1120, height = 480;
 };

@@ -1,5 +1,5 @@
 // `lowbit bench`: lowbit's kernels next to cuBLAS, measured as
-// ../shared/PERF.md describes, in one run, with the copy bandwidth (the
+// docs/architecture.md describes, in one run, with the copy bandwidth (the
 // memory roof) measured by a copy kernel in the same run.
 //
 // --db FILE: for each problem in the database, the kernel the runtime would

@@ -1,6 +1,6 @@
 #include "compiler/tools/lowbit/Command.h"
 
-#include "core/formats/Listing.h"
+#include "core/FormatListing.h"
 
 #include <CLI/CLI.hpp>
 
@@ -10,9 +10,10 @@ namespace lowbit::cli {
 
 void addFormatsCommand(CLI::App &app) {
   CLI::App *formats = app.add_subcommand(
-      "formats", "list every weight format and scheme, with bits per weight");
+      "formats",
+      "list every weight format and scheme: bits per weight, and the archs kernels exist for");
   formats->callback([] {
-    std::cout << formats::formatListing();
+    std::cout << core::formatListing();
     setExitCode(0);
   });
 }

@@ -1,6 +1,6 @@
 // `lowbit tune`: compile candidate schedules per problem (where the compiler
 // is), measure them on the GPU (where the GPU is), and store results and
-// dispatch ranges in the kernel database. DESIGN.md "Where things run": this
+// dispatch ranges in the kernel database. docs/architecture.md, "Layers": this
 // binary links no LLVM; candidates are compiled through liblowbit_compiler.so,
 // loaded with dlopen only when there is something to compile.
 #include "compiler/tools/lowbit/Command.h"

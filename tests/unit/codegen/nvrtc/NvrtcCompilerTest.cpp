@@ -1,4 +1,5 @@
 #include "codegen/nvrtc/NvrtcCompiler.h"
+#include "core/Arch.h"
 
 #include <gtest/gtest.h>
 
@@ -64,6 +65,16 @@ TEST(NvrtcCompiler, ParsesArchNames) {
   Expected<Arch> bad = parseArch("sm_90");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("sm_90a"), std::string::npos);
+}
+
+// The enum is NVRTC's spelling of core::targetArchs(): one enumerator each.
+TEST(NvrtcCompiler, ArchesAreTheCoreTargets) {
+  for (const core::TargetArch &target : core::targetArchs()) {
+    Expected<Arch> arch = parseArch(target.name);
+    ASSERT_TRUE(arch.ok()) << arch.error();
+    EXPECT_EQ(archName(*arch), target.name);
+    EXPECT_EQ(archComputeCapability(*arch), target.computeCapability);
+  }
 }
 
 // The opt-in maxima of the CUDA C Programming Guide's per-arch table.

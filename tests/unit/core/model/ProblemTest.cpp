@@ -103,5 +103,28 @@ TEST(Problem, QuantSchemeMatchesTheFormatsLibrary) {
   EXPECT_EQ(zeroElementBytes(p), 2);
 }
 
+// kernelScheme inverts quantScheme where a kernel can read the scheme.
+TEST(Problem, KernelSchemeInvertsQuantScheme) {
+  for (ZeroMode zero : {ZeroMode::None, ZeroMode::SubtractCode, ZeroMode::SubtractScaled}) {
+    Problem p = w4g128();
+    p.scheme.zero = zero;
+    Expected<formats::QuantScheme> q = quantScheme(p);
+    ASSERT_TRUE(q.ok()) << q.error();
+    Expected<Scheme> back = kernelScheme(*q);
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(*back, p.scheme);
+  }
+  Expected<formats::QuantScheme> awq = formats::findScheme("awq-w4-g128");
+  ASSERT_TRUE(awq.ok());
+  Expected<Scheme> quantized = kernelScheme(*awq);
+  ASSERT_TRUE(quantized.ok()) << quantized.error();
+  EXPECT_EQ(quantized->zeroCodes, DataFormat::unsignedInt(4));
+  for (const char *name : {"mxfp4", "nvfp4", "gguf-q4_k"}) {
+    Expected<formats::QuantScheme> q = formats::findScheme(name);
+    ASSERT_TRUE(q.ok());
+    EXPECT_FALSE(kernelScheme(*q).ok()) << name;
+  }
+}
+
 } // namespace
 } // namespace lowbit::core

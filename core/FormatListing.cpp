@@ -1,0 +1,145 @@
+#include "core/FormatListing.h"
+
+#include "core/Arch.h"
+#include "core/FragmentFacts.h"
+#include "core/ScheduleRules.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace lowbit::core {
+
+namespace {
+
+using formats::DataFormat;
+using formats::QuantScheme;
+
+// A Llama-scale square matrix: every group size the formats library uses
+// (16 to 256) divides it, and so does every default schedule's tile.
+constexpr int64_t kRepresentativeDimension = 4096;
+
+KernelAvailability none(std::string reason) {
+  KernelAvailability availability;
+  availability.reason = std::move(reason);
+  return availability;
+}
+
+// The rules' answer for `scheme` over both activations: an arch has kernels
+// when some default schedule is accepted and fits its shared memory.
+KernelAvailability availability(const DataFormat &code, const Scheme &scheme) {
+  if (Expected<CodeFragment> fragment = codeFragment(code); !fragment)
+    return none(fragment.error());
+  std::vector<bool> archHasKernels(targetArchs().size(), false);
+  KernelAvailability result;
+  for (Activation activation : {Activation::F16, Activation::BF16}) {
+    Problem problem;
+    problem.n = problem.k = kRepresentativeDimension;
+    problem.activation = activation;
+    problem.code = code;
+    problem.scheme = scheme;
+    if (Status valid = validate(problem); !valid)
+      return none(valid.error());
+    bool accepted = false;
+    for (const Schedule &schedule : defaultSchedules()) {
+      Status rules = checkSchedule(problem, schedule);
+      if (!rules) {
+        if (result.reason.empty())
+          result.reason = rules.error();
+        continue;
+      }
+      int64_t shared =
+          staticSharedBytes(schedule, code.bits()) + dynamicSharedBytes(schedule, code.bits());
+      for (size_t a = 0; a < targetArchs().size(); ++a)
+        if (shared <= targetArchs()[a].maxSharedBytesPerBlock)
+          archHasKernels[a] = accepted = true;
+    }
+    if (accepted)
+      result.activations.push_back(activation);
+  }
+  for (size_t a = 0; a < targetArchs().size(); ++a)
+    if (archHasKernels[a])
+      result.archs.push_back(targetArchs()[a].name);
+  if (result.any())
+    result.reason.clear();
+  return result;
+}
+
+// "sm_80 sm_86 sm_89 sm_90a", "... (f16 only)" or "none: <why>".
+std::string describe(const KernelAvailability &kernels) {
+  if (!kernels.any())
+    return "none: " + kernels.reason;
+  std::string out;
+  for (const std::string &arch : kernels.archs)
+    out += (out.empty() ? "" : " ") + arch;
+  if (kernels.activations.size() == 1)
+    out += std::string(" (") + activationName(kernels.activations[0]) + " only)";
+  return out;
+}
+
+// "f16 bf16 f32 s8 e4m3"; an inexact float target is marked with '~' (the
+// decoded value is rounded, as nf4 is in f16).
+std::string targetList(const DataFormat &format) {
+  std::string list;
+  for (const formats::DecodeTarget &target : format.decodeTargets()) {
+    if (!list.empty())
+      list += " ";
+    list += formats::computeTypeName(target.type);
+    if (!target.exact)
+      list += "~";
+  }
+  return list;
+}
+
+std::string valueRange(const DataFormat &format) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "[%g, %g]", format.minFinite(), format.maxFinite());
+  return buffer;
+}
+
+std::string pad(const std::string &text, size_t width) {
+  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
+}
+
+} // namespace
+
+KernelAvailability elementKernels(const DataFormat &code) {
+  return availability(code, Scheme{});
+}
+
+KernelAvailability schemeKernels(const QuantScheme &quant) {
+  Expected<Scheme> scheme = kernelScheme(quant);
+  if (!scheme)
+    return none(scheme.error());
+  return availability(quant.element, *scheme);
+}
+
+std::string formatListing() {
+  std::ostringstream out;
+  out << "Element formats (kernels: with groups of 128 and f16 scales)\n";
+  out << pad("  name", 12) << pad("bits", 6) << pad("encoding", 34) << pad("range", 28)
+      << pad("decodes to", 22) << "kernels\n";
+  for (const DataFormat &format : formats::builtinElementFormats()) {
+    out << "  " << pad(format.name(), 10) << pad(std::to_string(format.bits()), 6)
+        << pad(format.spelling(), 34) << pad(valueRange(format), 28) << pad(targetList(format), 22)
+        << describe(elementKernels(format)) << "\n";
+  }
+  out << "\nScale formats: f16, bf16, f32 (any scheme), e8m0 (MX only), "
+         "e4m3fn with an f32 tensor scale (NVFP4)\n";
+  out << "\nSchemes (bits per weight include scales, zeros and super-scales; "
+         "per-channel metadata is charged at K = 4096)\n";
+  out << pad("  name", 25) << pad("bits/w", 10) << pad("decodes to", 26) << pad("layout", 48)
+      << "kernels\n";
+  for (const QuantScheme &scheme : formats::builtinSchemes()) {
+    char bits[32];
+    std::snprintf(bits, sizeof bits, "%.6g", formats::bitsPerWeight(scheme));
+    out << "  " << pad(scheme.name, 23) << pad(bits, 10) << pad(targetList(scheme.element), 26)
+        << pad(formats::describeScheme(scheme), 48) << describe(schemeKernels(scheme)) << "\n";
+  }
+  out << "\n'~' marks a compute type that rounds the decoded element.\n"
+         "Kernels: the archs `lowbit compile` makes kernels for with its default schedules "
+         "(f16 and bf16 activations, N = K = "
+      << kRepresentativeDimension << "), as the fragment facts and the schedule rules decide.\n";
+  return out.str();
+}
+
+} // namespace lowbit::core

@@ -1,0 +1,112 @@
+#include "core/FormatListing.h"
+
+#include "core/Arch.h"
+#include "core/formats/Scheme.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace lowbit::core {
+namespace {
+
+using formats::DataFormat;
+using formats::QuantScheme;
+
+std::string lineWith(const std::string &text, const std::string &needle) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.find(needle) != std::string::npos)
+      return line;
+  return "";
+}
+
+std::vector<std::string> allArchs() {
+  std::vector<std::string> names;
+  for (const TargetArch &arch : targetArchs())
+    names.push_back(arch.name);
+  return names;
+}
+
+QuantScheme builtin(const std::string &name) {
+  Expected<QuantScheme> scheme = formats::findScheme(name);
+  EXPECT_TRUE(scheme.ok()) << name;
+  return scheme ? *scheme : QuantScheme{};
+}
+
+bool contains(const std::string &text, const std::string &needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+TEST(FormatListing, ListsEveryFormatAndScheme) {
+  std::string listing = formatListing();
+  for (const DataFormat &format : formats::builtinElementFormats())
+    EXPECT_NE(lineWith(listing, "  " + format.name() + " "), "") << format.name();
+  for (const QuantScheme &scheme : formats::builtinSchemes())
+    EXPECT_NE(lineWith(listing, "  " + scheme.name + " "), "") << scheme.name;
+  EXPECT_TRUE(contains(lineWith(listing, "  w4-g128 "), "4.125"));
+  EXPECT_TRUE(contains(lineWith(listing, "  gguf-q4_k "), "4.5"));
+  EXPECT_TRUE(contains(lineWith(listing, "  gguf-q6_k "), "6.5625"));
+  EXPECT_TRUE(contains(lineWith(listing, "  mxfp4 "), "4.25"));
+  EXPECT_TRUE(contains(lineWith(listing, "  nf4 "), "f16~"));
+  EXPECT_TRUE(contains(lineWith(listing, "  int4 "), "f16 bf16 f32 s8 e4m3"));
+  EXPECT_TRUE(contains(lineWith(listing, "  e8m0 "), "float<8,0,127,fn|unsigned|nosub>"));
+}
+
+// Every integer width the fragment facts decode has kernels on every arch
+// `lowbit compile` accepts, with both activations.
+TEST(FormatListing, IntegerWidthsHaveKernelsOnEveryArch) {
+  for (const DataFormat &code :
+       {DataFormat::unsignedInt(1), DataFormat::unsignedInt(2), DataFormat::unsignedInt(4),
+        DataFormat::signedInt(4), DataFormat::unsignedInt(8), DataFormat::int8(),
+        DataFormat::ternary()}) {
+    KernelAvailability kernels = elementKernels(code);
+    EXPECT_EQ(kernels.archs, allArchs()) << code.name() << ": " << kernels.reason;
+    EXPECT_EQ(kernels.activations.size(), 2u) << code.name();
+    EXPECT_EQ(kernels.reason, "") << code.name();
+  }
+  std::string uint2 = lineWith(formatListing(), "  uint2 ");
+  EXPECT_TRUE(contains(uint2, "sm_80 sm_86 sm_89 sm_90a")) << uint2;
+}
+
+TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
+  for (const DataFormat &code :
+       {DataFormat::e2m1(), DataFormat::nf4(), DataFormat::e4m3fn(), DataFormat::unsignedInt(3)}) {
+    KernelAvailability kernels = elementKernels(code);
+    EXPECT_FALSE(kernels.any()) << code.name();
+    EXPECT_TRUE(contains(kernels.reason, "no register decode")) << kernels.reason;
+  }
+  std::string e2m1 = lineWith(formatListing(), "  e2m1 ");
+  EXPECT_TRUE(contains(e2m1, "none: no register decode for e2m1")) << e2m1;
+}
+
+TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
+  for (const char *name : {"w4-g128", "w4-g32", "w4-g128-bf16", "w8-channel", "w4-g128-fzero",
+                           "ternary-tensor", "gguf-q4_0"}) {
+    KernelAvailability kernels = schemeKernels(builtin(name));
+    EXPECT_EQ(kernels.archs, allArchs()) << name << ": " << kernels.reason;
+  }
+  struct Missing {
+    const char *scheme;
+    const char *why;
+  };
+  for (const Missing &missing : {
+           Missing{"mxfp4", "scale dtype e8m0 is not f16, bf16 or f32"},
+           Missing{"nvfp4", "per-tensor second-level scale"},
+           Missing{"gguf-q4_k", "two-level (super-block) scales"},
+           Missing{"nf4-g64", "no register decode for nf4"},
+           Missing{"w3-g128-asym", "no register decode for 3-bit codes"},
+           Missing{"awq-w4-g128", "quantized zero codes are not implemented"},
+       }) {
+    KernelAvailability kernels = schemeKernels(builtin(missing.scheme));
+    EXPECT_FALSE(kernels.any()) << missing.scheme;
+    EXPECT_TRUE(contains(kernels.reason, missing.why)) << missing.scheme << ": " << kernels.reason;
+  }
+  std::string listing = formatListing();
+  EXPECT_TRUE(contains(lineWith(listing, "  w4-g128 "), "sm_80 sm_86 sm_89 sm_90a"));
+  EXPECT_TRUE(contains(lineWith(listing, "  mxfp4 "), "none: scale dtype e8m0"));
+}
+
+} // namespace
+} // namespace lowbit::core
