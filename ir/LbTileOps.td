@@ -152,18 +152,6 @@ def Lb_WarpSumOp : Lb_Op<"warp_sum", [Pure]> {
   let assemblyFormat = "$value (`width` $width^)? attr-dict";
 }
 
-def Lb_LoadActivationPairsOp : Lb_Op<"load_activation_pairs", [MemoryEffects<[MemRead]>]> {
-  let summary = "x[m, k .. k+2) and x[m, k+8 .. k+10): the k of a B fragment's registers";
-  let description = [{
-    The two packed pairs a lane needs to multiply the two registers of an
-    m16n8k16 B fragment on CUDA cores (register r holds k = 2 tig + 8 r and
-    the next); zeros where m >= M.
-  }];
-  let arguments = (ins AnyMemRef:$x, Index:$m, Index:$k, Index:$rows);
-  let results = (outs VectorOfLengthAndType<[4], [F16, BF16]>:$values);
-  let assemblyFormat = "$x `[` $m `,` $k `]` `rows` $rows attr-dict `:` type($x) `->` type($values)";
-}
-
 def Lb_StorePartialOp : Lb_Op<"store_partial", [MemoryEffects<[MemWrite]>]> {
   let summary = "a warp's partial sum for `slot`, one per group of 4 lanes, into a [warps, slots, 8] buffer";
   let arguments = (ins F32:$value, AnyMemRef:$buffer, Index:$warp, Index:$slot);

@@ -300,20 +300,6 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         line() << "}\n";
         return success();
       })
-      .Case<lb::LoadActivationPairsOp>([&](lb::LoadActivationPairsOp load) {
-        auto x = cast<MemRefType>(load.getX().getType());
-        std::string var = bind(load.getValues());
-        line() << valueType(load.getValues().getType()) << " " << var << ";\n";
-        line() << "if (" << name(load.getM()) << " < " << name(load.getRows()) << ") {\n";
-        line() << "  const u16 *p = " << name(load.getX()) << " + (" << name(load.getM())
-               << ") * " << x.getDimSize(1) << "LL + " << name(load.getK()) << ";\n";
-        line() << "  " << var << ".r[0] = *reinterpret_cast<const u32 *>(p);\n";
-        line() << "  " << var << ".r[1] = *reinterpret_cast<const u32 *>(p + 8);\n";
-        line() << "} else {\n";
-        line() << "  " << var << ".r[0] = 0u; " << var << ".r[1] = 0u;\n";
-        line() << "}\n";
-        return success();
-      })
       .Case<lb::StorePartialOp>([&](lb::StorePartialOp store) {
         auto buffer = cast<MemRefType>(store.getBuffer().getType());
         line() << "reinterpret_cast<float *>(" << name(store.getBuffer()) << ")[(("
