@@ -3,7 +3,7 @@
 // rules; the arch limits are lifted) compile, and the ones it rejects fail
 // lb-tile with the very message the search space gives as the reason.
 //
-// The grid: unsigned 1, 2, 4 and 8-bit, int2, int4 and int8 codes; f16 and
+// The grid: unsigned 1, 2, 4 and 8-bit, int2, int4, int8 and ternary codes; f16 and
 // bf16; scales per tensor, per channel and per group of 32, 64 and 128; zero
 // points none, sub_code and sub_value (quantized zero codes, which a spec
 // cannot express yet, are in tests/lit/passes/tile-schedule-rules.mlir);
@@ -164,7 +164,7 @@ TEST(ScheduleAgreement, LbTileAndTheSearchSpaceAgreeOnTheGrid) {
   // N and K that divide every tile; N in 64s but not 128s and K in 32s but
   // not 64s; N in 4s only and K in 64s but not 128s.
   for (Shape shape : {Shape{4096, 4096}, Shape{192, 1056}, Shape{4100, 4160}})
-    for (const char *weight : {"uint1", "uint2", "uint4", "uint8", "int2", "int4", "int8"})
+    for (const char *weight : {"uint1", "uint2", "uint4", "uint8", "int2", "int4", "int8", "ternary"})
       for (const char *activation : {"f16", "bf16"})
         for (int64_t group : {-1, 0, 32, 64, 128})
           for (const char *zero : {"none", "sub_code", "sub_value"}) {
