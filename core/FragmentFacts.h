@@ -37,8 +37,6 @@ static_assert(kSubtilesPerUnit * kRegistersPerSubtile * 2 == kValuesPerUnit,
 struct CodeFragment {
   int codeBits = 4;
   int codesPerWord() const { return 32 / codeBits; }
-  // Registers of value pairs one word decodes to.
-  int registersPerWord() const { return codesPerWord() / 2; }
   // 32-bit words (and bytes) a lane loads for one unit.
   int wordsPerUnit() const { return kValuesPerUnit * codeBits / 32; }
   int bytesPerUnit() const { return 4 * wordsPerUnit(); }
@@ -48,8 +46,6 @@ struct CodeFragment {
   // 2-bit lane moves 16 bytes per load instruction and a 1-bit lane 8,
   // instead of 8 and 4. (gemv_row keeps one unit per load.)
   int pairedUnitsPerLoad() const { return bytesPerUnit() <= 8 ? 2 : 1; }
-  // Bytes of an N x K tile of codes.
-  int64_t tileBytes(int64_t n, int64_t k) const { return n * k * codeBits / 8; }
 };
 
 // The fragment of a code type the compiler can decode in registers: integer

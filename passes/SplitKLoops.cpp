@@ -7,9 +7,9 @@ using namespace mlir;
 namespace lowbit::passes {
 namespace {
 
-// One mma_b_paired block: two k16 steps whose activations a lane reads with
-// one 16-byte load.
-constexpr int64_t kStepK = 32;
+// One mma_b_paired block (core::kBlockK): two k16 steps whose activations a
+// lane reads with one 16-byte load.
+constexpr int64_t kStepK = core::kBlockK;
 
 Value index(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);

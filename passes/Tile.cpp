@@ -127,8 +127,8 @@ PairedCodeLoader::Codes PairedCodeLoader::load(Value n0, Value stepK0, int64_t s
   return {words, 0};
 }
 
-Value PairedCodeLoader::decodeCodes(OpBuilder &b, Location loc, const KernelProblem &problem,
-                                    const Codes &codes) {
+Value decodeUnit(OpBuilder &b, Location loc, const KernelProblem &problem,
+                 const PairedCodeLoader::Codes &codes) {
   return b.create<lb::DecodeOp>(loc,
                                 VectorType::get({core::kValuesPerUnit}, problem.activation),
                                 codes.words, problem.code, codes.unit);

@@ -68,10 +68,6 @@ public:
   // `group` names the 64-column group within the block, so step 1 can find
   // step 0's load. Asked in step order for each group.
   Codes load(mlir::Value n0, mlir::Value stepK0, int64_t step, int64_t group);
-  // The 32 decoded values of `codes`.
-  mlir::Value decode(const Codes &codes) { return decodeCodes(b_, loc_, problem_, codes); }
-  static mlir::Value decodeCodes(mlir::OpBuilder &b, mlir::Location loc,
-                                 const KernelProblem &problem, const Codes &codes);
 
 private:
   mlir::OpBuilder &b_;
@@ -80,6 +76,10 @@ private:
   mlir::Value weights_, stage_;
   llvm::DenseMap<int64_t, mlir::Value> firstStep_;
 };
+
+// The 32 decoded values of one unit of loaded codes.
+mlir::Value decodeUnit(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem,
+                       const PairedCodeLoader::Codes &codes);
 
 // Fill the kernel's entry block (which has only its arguments).
 void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);

@@ -17,7 +17,7 @@ using namespace mlir;
 namespace lowbit::passes {
 namespace {
 
-constexpr int64_t kCodesPerLane = 32;
+constexpr int64_t kCodesPerLane = core::kValuesPerUnit; // one gemv_row unit
 constexpr int64_t kCodesPerWarpStep = 32 * kCodesPerLane;
 
 struct GemvBuilder {
@@ -39,7 +39,7 @@ struct GemvBuilder {
     auto words = b.create<lb::LoadCodesOp>(
         loc, unitWordsType(b, p), p.weights, /*stage=*/Value(), n, k,
         lb::Fragment::gemv_row, DenseI64ArrayAttr());
-    Value values = b.create<lb::DecodeOp>(loc, valuesType, words, p.code, /*unit=*/0);
+    Value values = decodeUnit(b, loc, p, {words, 0});
     SmallVector<Value> qIndex = quantIndex(b, loc, p, n, k);
     Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, qIndex);
     Value zero = p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, qIndex) : Value();

@@ -22,8 +22,9 @@ using namespace mlir;
 namespace lowbit::passes {
 namespace {
 
-constexpr int64_t kRowsPerBlock = 64, kSubtiles = 8, kGroupsPerWarp = 8;
-constexpr int64_t kStepsPerBlock = 2; // k16 steps per mma_b_paired block
+constexpr int64_t kRowsPerBlock = core::kColumnsPerUnit, kSubtiles = core::kSubtilesPerUnit;
+constexpr int64_t kGroupsPerWarp = 8;
+constexpr int64_t kStepsPerBlock = core::kBlockK / core::kUnitK; // per mma_b_paired block
 
 struct GemvTiledBuilder {
   OpBuilder &b;
@@ -79,7 +80,7 @@ struct GemvTiledBuilder {
       SmallVector<SmallVector<Value>> fragments(kStepsPerBlock);
       PairedCodeLoader codes(b, loc, p, p.weights, /*stage=*/Value());
       for (int64_t half = 0; half < kStepsPerBlock; ++half) {
-        Value values = codes.decode(codes.load(n0, add(k0, index(16 * half)), half, 0));
+        Value values = decodeUnit(b, loc, p, codes.load(n0, add(k0, index(16 * half)), half, 0));
         for (int64_t s = 0; s < kSubtiles; ++s)
           fragments[half].push_back(
               b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s)));

@@ -21,8 +21,9 @@ using namespace mlir;
 namespace lowbit::passes {
 namespace {
 
-constexpr int64_t kColumnsPerLoad = 64; // n extent of one lane-wide code load
+constexpr int64_t kColumnsPerLoad = core::kColumnsPerUnit; // n extent of one code unit
 constexpr int64_t kMmaK = 16, kMmaM = 16, kMmaN = 8;
+static_assert(kMmaK == core::kUnitK, "a code unit is one k16 step of the mma");
 
 struct MmaShape {
   int64_t tm, tn, tk, wm, wn, stages;
@@ -142,8 +143,9 @@ struct MmaBuilder {
           a.push_back(b.create<lb::SlicePairsOp>(loc, aType, paired[f],
                                                  b.getI64IntegerAttr(4 * (ks % 2))));
         for (int64_t j = 0; j < loadsN; ++j) {
-          Value values = codes.decode(codes.load(add(warpN, index(kColumnsPerLoad * j)),
-                                                 index(kMmaK * ks), ks % 2, (ks / 2) * loadsN + j));
+          Value values = decodeUnit(b, loc, p,
+                                    codes.load(add(warpN, index(kColumnsPerLoad * j)),
+                                               index(kMmaK * ks), ks % 2, (ks / 2) * loadsN + j));
           for (int64_t s = 0; s < kColumnsPerLoad / kMmaN; ++s) {
             int64_t subtile = j * (kColumnsPerLoad / kMmaN) + s;
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.

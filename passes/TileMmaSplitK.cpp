@@ -40,11 +40,12 @@ using namespace mlir;
 namespace lowbit::passes {
 namespace {
 
-constexpr int64_t kColumnsPerLoad = 64; // one layout tile's n extent
+constexpr int64_t kColumnsPerLoad = core::kColumnsPerUnit; // one layout tile's n extent
 constexpr int64_t kWeightRows = 16, kTokens = 8, kMmaK = 16; // W·xᵀ: m16 x n8 x k16
-constexpr int64_t kSubtileColumns = 8; // a decoded B-fragment slice: columns g
-constexpr int64_t kSubtilesPerLoad = kColumnsPerLoad / kSubtileColumns;
-constexpr int64_t kStepsPerBlock = 2;   // k16 steps per mma_b_paired block
+static_assert(kMmaK == core::kUnitK, "a code unit is one k16 step of the mma");
+constexpr int64_t kSubtileColumns = core::kSubtileColumns; // a B-fragment slice: columns g
+constexpr int64_t kSubtilesPerLoad = core::kSubtilesPerUnit;
+constexpr int64_t kStepsPerBlock = core::kBlockK / core::kUnitK; // per mma_b_paired block
 constexpr int64_t kPartialFloats = 32 * 4; // a warp's accumulator fragment
 
 // Accumulators of a block: 16-column slices of W times 8-row slices of x.
@@ -60,7 +61,7 @@ int64_t partialBytes(const KernelProblem &p) {
 
 // With stages > 1 each warp streams its codes and activations through its
 // own ring of `stages` chunks in dynamic shared memory (see build()).
-constexpr int64_t kStepK = kStepsPerBlock * kMmaK; // one mma_b_paired block
+constexpr int64_t kStepK = core::kBlockK; // one mma_b_paired block
 using core::kMaxSharedBytesPerBlock;
 
 bool streamsThroughRing(const KernelProblem &p) { return p.schedule.getStages() > 1; }
@@ -264,7 +265,7 @@ struct MmaSplitKBuilder {
                                                   b.getI64IntegerAttr(2 * half)));
         for (int64_t j = 0; j < loadsN(); ++j) {
           Value values =
-              PairedCodeLoader::decodeCodes(b, loc, p, words[half * loadsN() + j]);
+              decodeUnit(b, loc, p, words[half * loadsN() + j]);
           SmallVector<Value> scaled;
           for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.
