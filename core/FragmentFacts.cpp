@@ -16,4 +16,11 @@ Expected<CodeFragment> codeFragment(const formats::DataFormat &code) {
   return CodeFragment{bits};
 }
 
+int rawSubtileBitOffset(const CodeFragment &fragment, int subtile) {
+  // A unit's registers are its words' registers in word order.
+  int registersPerWord = fragment.codesPerWord() / 2;
+  return f16FieldBitOffset(fragment.codeBits,
+                           (subtile * kRegistersPerSubtile) % registersPerWord);
+}
+
 } // namespace lowbit::core

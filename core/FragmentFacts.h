@@ -48,6 +48,26 @@ struct CodeFragment {
   int pairedUnitsPerLoad() const { return bytesPerUnit() <= 8 ? 2 : 1; }
 };
 
+// Where a decoded register's codes sit in f16, shared by the decode
+// (passes/DecodeStrategy.cpp) and the builders that scale its results.
+// f16's decode of 1-, 2- and 4-bit codes takes a 16-bit half's fields in two
+// windows of 8 bits (the word as loaded, and shifted right by 8), a field at
+// bit p of its window. Register r of a word holds the fields at window r % 2
+// and bit offset kF16FieldBitOffset(bits, r): registers 2 j and 2 j + 1 (one
+// subtile's two registers) share their offset, so one factor describes both.
+// 8-bit codes are a whole window: offset 0.
+constexpr int kF16Windows = 2;
+constexpr int f16FieldBitOffset(int codeBits, int registerInWord) {
+  return codeBits == 8 ? 0 : (registerInWord / kF16Windows) * codeBits;
+}
+// A *raw* decode (lb.decode raw: f16 values, unsigned codes) only masks the
+// fields in place: the half's bits are the code at bit p with a zero
+// exponent, the exact subnormal code x 2^(p - 24). The mma multiplies
+// subnormals exactly, so a kernel that scales its f32 sums (once per scale
+// period) folds 2^(24 - p) into the scale and saves the one f16x2 fma or sub
+// per register that normalizing costs. This is subtile s's p.
+int rawSubtileBitOffset(const CodeFragment &fragment, int subtile);
+
 // The fragment of a code type the compiler can decode in registers: integer
 // codes of 1, 2, 4 or 8 bits (unsigned, two's complement, ternary, or with an
 // offset). Anything else gets the reason.

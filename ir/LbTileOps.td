@@ -55,15 +55,17 @@ def Lb_DecodeOp : Lb_Op<"decode", [Pure]> {
   let description = [{
     Decodes the 32 codes of unit `unit` (words [unit x bits, (unit + 1) x
     bits) of a load that holds one or two units) to 32 values of the result
-    type, in the order the codes' fragment defines. The in-register interleave it needs is
-    `interleave` (set by lb-propagate-layouts from the decode it will lower
-    to); `lb-lower-decode` replaces this op by bit operations.
+    type, in the order the codes' fragment defines; `lb-lower-decode`
+    replaces this op by bit operations, and lb-propagate-layouts folds their
+    in-register interleave into the weight layout. With `raw` (unsigned codes
+    to f16) the values are the codes times 2^(p - 24), p the bit offset
+    core::rawSubtileBitOffset gives each subtile: the consumer scales them.
   }];
   let arguments = (ins Lb_CodeWords:$words, TypeAttr:$code_type,
-                       DefaultValuedAttr<I64Attr, "0">:$unit);
+                       DefaultValuedAttr<I64Attr, "0">:$unit, UnitAttr:$raw);
   let results = (outs VectorOfLengthAndType<[32], [F16, BF16]>:$values);
   let assemblyFormat = [{
-    $words (`unit` $unit^)? `as` $code_type attr-dict `:` type($words) `->` type($values)
+    $words (`unit` $unit^)? (`raw` $raw^)? `as` $code_type attr-dict `:` type($words) `->` type($values)
   }];
 }
 

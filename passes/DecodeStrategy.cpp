@@ -12,18 +12,26 @@
 // {n_lo, n_hi} exactly. The word shifted right by the window's start gives
 // the next window's fields the same way: f16 takes the fields of each byte
 // (shifts 0 and 8), bf16 as many as fit in 7 bits (4-bit codes: one field a
-// shift, 0, 4, 8, 12). Register r (0 .. 16 / bits) thus holds, in its low
-// half, field r of the word's low half and, in its high half, the field
-// 16 / bits places later: field bit t -> element bit t + 1 and the top field
-// bit -> element bit 0, the interleave this strategy reports (a rotation of
-// the field index), which lb-propagate-layouts folds into the weight layout.
+// shift, 0, 4, 8, 12). Register r (0 .. 16 / bits) holds, in its low half,
+// one field of the word's low half and, in its high half, the field 16 / bits
+// places later. bf16 takes the fields in order (register r: field r). f16
+// alternates windows (register r: window r % 2, offset p = (r / 2) bits), so
+// the two registers of a subtile share p (core::f16FieldBitOffset). Either
+// order is a permutation of the field index's bits, the interleave this
+// strategy reports, which lb-propagate-layouts folds into the weight layout.
+//
+// Raw (f16, unsigned codes): the lop3 becomes a plain mask with no magic, and
+// nothing is undone. A half with a zero exponent and the code at bit p is the
+// subnormal n 2^(p - 24), exact, and the mma multiplies subnormals exactly;
+// a kernel that scales its f32 sums folds 2^(24 - p) into the scale.
 //
 // 8 bits: prmt. prmt(word, 0x64646464, 0x4240) places bytes 0 and 2 under
 // f16's 1024 (bytes {q0, 0x64, q2, 0x64}), and 0x4341 bytes 1 and 3; one sub
 // each. bf16 has 7 mantissa bits, too few for a byte: prmt(word, 0x4B000000,
 // 0x744j) makes the f32 2^23 + q_j, an f32 subtract leaves q_j, and one
 // cvt.rn.bf16x2.f32 packs two (exact: |q| < 256 fits bf16's 8 significant
-// bits). Registers hold bytes (0, 2) and (1, 3): the same rotation.
+// bits). Registers hold bytes (0, 2) and (1, 3): a rotation. Raw f16: the
+// same prmt with zero high bytes, the subnormal q 2^-24, and nothing more.
 //
 // Signed codes are two's complement: flipping each code's top bit maps them
 // to offset binary (n + 2^(bits-1)), and the bias subtracts that too. For
@@ -33,6 +41,7 @@
 // (ternary is 2-bit unsigned with offset -1) folds into the same bias.
 #include "passes/DecodeStrategy.h"
 
+#include "core/FragmentFacts.h"
 #include "ir/LbOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -92,10 +101,30 @@ struct EmitContext {
   }
 };
 
+// Where register r of a word finds its field: the field's index within a
+// 16-bit half, the window (the word shifted right by window x the window's
+// bits) and the field's bit p in it. bf16 takes fields in order, as many a
+// window as fit in 7 bits. f16 alternates its two 8-bit windows, so that a
+// subtile's two registers share p (core::f16FieldBitOffset).
+struct FieldSlot {
+  int field = 0, window = 0, p = 0;
+};
+
+FieldSlot fieldOfRegister(int bits, bool bf16, int r) {
+  if (bf16) {
+    int perWindow = 7 / bits;
+    return {r, r / perWindow, (r % perWindow) * bits};
+  }
+  int perWindow = 8 / bits, window = r % core::kF16Windows;
+  int p = core::f16FieldBitOffset(bits, r);
+  return {window * perWindow + p / bits, window, p};
+}
+
 // 1, 2 or 4 bits (see the file comment).
 struct InPlaceMagicEmitter {
   IntegerCode code;
   bool bf16;
+  bool raw;
 
   SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
     EmitContext c{b, loc, bf16};
@@ -103,15 +132,15 @@ struct InPlaceMagicEmitter {
     uint32_t magicBits = splat(halfBits(magic, bf16));
     uint32_t fieldMask = (1u << code.bits) - 1;
     SmallVector<Value> registers;
-    const int window = bf16 ? 7 : 8, fieldsPerWindow = window / code.bits;
-    const int fieldsPerHalf = 16 / code.bits;
+    const int registersPerWord = 16 / code.bits;
+    const int windowBits = bf16 ? 7 / code.bits * code.bits : 8;
     // The word shifted to each window's start. The order the shifts are made
     // in only changes the emitted text: f16 makes them up front and bf16 at
     // first use, which keeps the 4-bit kernels' CUDA as it was measured.
     SmallVector<Value> shifted;
     auto windowWord = [&](int windowIndex) {
       while (static_cast<int>(shifted.size()) <= windowIndex) {
-        int start = static_cast<int>(shifted.size()) * fieldsPerWindow * code.bits;
+        int start = static_cast<int>(shifted.size()) * windowBits;
         shifted.push_back(start == 0
                               ? word
                               : b.create<arith::ShRUIOp>(loc, word, c.i32(start)).getResult());
@@ -119,16 +148,19 @@ struct InPlaceMagicEmitter {
       return shifted[windowIndex];
     };
     if (!bf16)
-      windowWord((fieldsPerHalf - 1) / fieldsPerWindow);
-    for (int field = 0; field < fieldsPerHalf; ++field) {
-      int windowIndex = field / fieldsPerWindow;
-      int p = (field - windowIndex * fieldsPerWindow) * code.bits;
-      Value q = windowWord(windowIndex);
-      uint32_t mask = splat(fieldMask << p);
-      uint32_t flip = code.isSigned ? splat(1u << (p + code.bits - 1)) : 0;
-      double scale = std::ldexp(1.0, -p);
+      windowWord(core::kF16Windows - 1);
+    for (int r = 0; r < registersPerWord; ++r) {
+      FieldSlot slot = fieldOfRegister(code.bits, bf16, r);
+      Value q = windowWord(slot.window);
+      uint32_t mask = splat(fieldMask << slot.p);
+      if (raw) { // the subnormal code x 2^(p - 24): nothing to undo
+        registers.push_back(b.create<arith::AndIOp>(loc, q, c.i32(mask)));
+        continue;
+      }
+      uint32_t flip = code.isSigned ? splat(1u << (slot.p + code.bits - 1)) : 0;
+      double scale = std::ldexp(1.0, -slot.p);
       double bias = magic * scale + code.bias();
-      if (p == 0 && !bf16) // sub.f16x2; bf16 has only the fma on sm_80
+      if (slot.p == 0 && !bf16) // sub.f16x2; bf16 has only the fma on sm_80
         registers.push_back(c.pair(lb::PairOp::sub, c.lop3(q, mask, magicBits | flip),
                                    splat(halfBits(bias, bf16)), std::nullopt));
       else
@@ -143,6 +175,7 @@ struct InPlaceMagicEmitter {
 struct BytePermuteEmitter {
   IntegerCode code;
   bool bf16;
+  bool raw;
 
   SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
     EmitContext c{b, loc, bf16};
@@ -152,12 +185,16 @@ struct BytePermuteEmitter {
     constexpr int kBytes[2][2] = {{0, 2}, {1, 3}};
     SmallVector<Value> registers;
     if (!bf16) {
+      // Raw: zero high bytes make each half the subnormal code x 2^-24.
       for (const auto &bytes : kBytes) {
         uint32_t selector = bytes[0] | 4u << 4 | bytes[1] << 8 | 4u << 12;
-        Value biased = b.create<lb::PrmtOp>(loc, b.getI32Type(), q, c.i32(0x64646464u),
-                                            b.getI32IntegerAttr(static_cast<int32_t>(selector)));
-        registers.push_back(c.pair(lb::PairOp::sub, biased,
-                                   splat(halfBits(1024 + code.bias(), false)), std::nullopt));
+        Value biased =
+            b.create<lb::PrmtOp>(loc, b.getI32Type(), q, c.i32(raw ? 0u : 0x64646464u),
+                                 b.getI32IntegerAttr(static_cast<int32_t>(selector)));
+        registers.push_back(raw ? biased
+                                : c.pair(lb::PairOp::sub, biased,
+                                         splat(halfBits(1024 + code.bias(), false)),
+                                         std::nullopt));
       }
       return registers;
     }
@@ -180,11 +217,36 @@ struct BytePermuteEmitter {
   }
 };
 
-// Field bit t -> element bit t + 1, the top field bit -> element bit 0.
-Expected<layout::LinearLayout> rotationInterleave(int fieldBits) {
+// The interleave of a word: field f of the low half lands in register r's
+// low half (element 2 r), the same field of the high half in its high half
+// (element 2 r + 1). It is a bit permutation of the field index (checked):
+// for bf16 and for 8-bit codes a rotation (field bit t -> element bit t + 1,
+// the top field bit -> element bit 0); f16's alternating windows also move
+// the window bit below the offset bits.
+Expected<layout::LinearLayout> wordInterleave(int bits, bool bf16) {
+  int fields = 32 / bits, registers = fields / 2;
+  std::vector<int> elementOf(fields);
+  for (int r = 0; r < registers; ++r) {
+    int field = bits == 8 ? r : fieldOfRegister(bits, bf16, r).field;
+    elementOf[field] = 2 * r;
+    elementOf[field + registers] = 2 * r + 1;
+  }
+  int fieldBits = static_cast<int>(std::log2(fields));
   std::vector<std::vector<layout::BitTarget>> targets(1);
-  for (int t = 0; t < fieldBits; ++t)
-    targets[0].push_back({"element", t + 1 == fieldBits ? 0 : t + 1});
+  for (int t = 0; t < fieldBits; ++t) {
+    int image = elementOf[1 << t];
+    if (image == 0 || (image & (image - 1)))
+      return makeError("the decode's register order is not a bit permutation");
+    targets[0].push_back({"element", static_cast<int>(std::log2(image))});
+  }
+  for (int f = 0; f < fields; ++f) {
+    int linear = 0;
+    for (int t = 0; t < fieldBits; ++t)
+      if (f >> t & 1)
+        linear ^= elementOf[1 << t];
+    if (linear != elementOf[f])
+      return makeError("the decode's register order is not a bit permutation");
+  }
   return layout::LinearLayout::fromBitPermutation({{"field", fieldBits}},
                                                   {{"element", fieldBits}}, targets);
 }
@@ -192,7 +254,8 @@ Expected<layout::LinearLayout> rotationInterleave(int fieldBits) {
 } // namespace
 
 FailureOr<DecodeStrategy>
-selectDecodeStrategy(Type codeType, Type value, function_ref<InFlightDiagnostic()> emitError) {
+selectDecodeStrategy(Type codeType, Type value, bool raw,
+                     function_ref<InFlightDiagnostic()> emitError) {
   IntegerCode code;
   if (auto offsetInt = dyn_cast<lb::OffsetIntType>(codeType)) {
     code = {static_cast<int>(offsetInt.getBits()), false, static_cast<int>(offsetInt.getOffset())};
@@ -211,18 +274,20 @@ selectDecodeStrategy(Type codeType, Type value, function_ref<InFlightDiagnostic(
   if (!value.isF16() && !value.isBF16())
     return emitError() << "integer codes decode to f16 or bf16, not " << value;
 
+  if (raw && (!value.isF16() || code.isSigned || code.offset != 0))
+    return emitError() << "a raw decode takes unsigned codes without an offset to f16, not "
+                       << codeType << " to " << value;
   int codesPerWord = 32 / code.bits;
-  Expected<layout::LinearLayout> interleave =
-      rotationInterleave(static_cast<int>(std::log2(codesPerWord)));
+  Expected<layout::LinearLayout> interleave = wordInterleave(code.bits, value.isBF16());
   if (!interleave.ok())
     return emitError() << "internal: " << interleave.error();
   DecodeStrategy strategy;
   strategy.codesPerWord = codesPerWord;
   strategy.interleave = *interleave;
   if (code.bits == 8)
-    strategy.emit = BytePermuteEmitter{code, value.isBF16()};
+    strategy.emit = BytePermuteEmitter{code, value.isBF16(), raw};
   else
-    strategy.emit = InPlaceMagicEmitter{code, value.isBF16()};
+    strategy.emit = InPlaceMagicEmitter{code, value.isBF16(), raw};
   return strategy;
 }
 

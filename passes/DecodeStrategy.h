@@ -25,8 +25,12 @@ struct DecodeStrategy {
       emit;
 };
 
+// `raw`: the sequence leaves each register's codes as f16 subnormals at their
+// field's bit (core::rawSubtileBitOffset); unsigned codes to f16 only. The
+// interleave is the same either way, so raw and normalizing kernels of a
+// problem share one weight layout.
 mlir::FailureOr<DecodeStrategy>
-selectDecodeStrategy(mlir::Type code, mlir::Type value,
+selectDecodeStrategy(mlir::Type code, mlir::Type value, bool raw,
                      llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 } // namespace lowbit::passes

@@ -23,7 +23,7 @@ struct LbLowerDecodePass : impl::LbLowerDecodeBase<LbLowerDecodePass> {
     for (lb::DecodeOp decode : decodes) {
       auto valuesType = decode.getValues().getType();
       FailureOr<DecodeStrategy> strategy =
-          selectDecodeStrategy(decode.getCodeType(), valuesType.getElementType(),
+          selectDecodeStrategy(decode.getCodeType(), valuesType.getElementType(), decode.getRaw(),
                                [&] { return decode.emitOpError(); });
       if (failed(strategy))
         return signalPassFailure();

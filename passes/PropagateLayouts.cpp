@@ -103,7 +103,7 @@ FailureOr<layout::WeightLayout> deriveLayout(lb::LoadCodesOp load, lb::DecodeOp 
     return load.emitOpError("cannot derive the weight layout: ") << why;
   };
   FailureOr<DecodeStrategy> strategy = selectDecodeStrategy(
-      decode.getCodeType(), decode.getValues().getType().getElementType(),
+      decode.getCodeType(), decode.getValues().getType().getElementType(), decode.getRaw(),
       [&] { return decode.emitOpError(); });
   if (failed(strategy))
     return failure();

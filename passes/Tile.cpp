@@ -128,10 +128,15 @@ PairedCodeLoader::Codes PairedCodeLoader::load(Value n0, Value stepK0, int64_t s
 }
 
 Value decodeUnit(OpBuilder &b, Location loc, const KernelProblem &problem,
-                 const PairedCodeLoader::Codes &codes) {
+                 const PairedCodeLoader::Codes &codes, bool raw) {
   return b.create<lb::DecodeOp>(loc,
                                 VectorType::get({core::kValuesPerUnit}, problem.activation),
-                                codes.words, problem.code, codes.unit);
+                                codes.words, problem.code, codes.unit, raw);
+}
+
+bool decodesRaw(const KernelProblem &problem) {
+  auto integer = dyn_cast<IntegerType>(problem.code);
+  return problem.activation.isF16() && integer && integer.isUnsigned();
 }
 
 void setRegisterBudget(const KernelProblem &problem, int64_t threads, int64_t registers) {

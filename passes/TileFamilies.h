@@ -77,9 +77,13 @@ private:
   llvm::DenseMap<int64_t, mlir::Value> firstStep_;
 };
 
-// The 32 decoded values of one unit of loaded codes.
+// The 32 decoded values of one unit of loaded codes; `raw`: as the f16
+// subnormals lb.decode raw leaves (the caller folds 2^(24 - p) into its
+// scales), which only decodesRaw problems allow.
 mlir::Value decodeUnit(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem,
-                       const PairedCodeLoader::Codes &codes);
+                       const PairedCodeLoader::Codes &codes, bool raw = false);
+// Whether the problem's codes have a raw decode: unsigned, no offset, f16.
+bool decodesRaw(const KernelProblem &problem);
 
 // Fill the kernel's entry block (which has only its arguments).
 void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);

@@ -35,6 +35,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace lowbit::passes {
@@ -88,13 +90,23 @@ struct MmaSplitKBuilder {
     return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
   }
 
+  // Whether the mma takes raw decodes (lb.decode raw): set by build().
+  bool rawCodes = false;
+
   // The lane's scale of each 8-column subtile at K offset k (column
   // 8 s + groupID), then their zero-point biases (null without zero points).
+  // Raw decodes are the codes x 2^(p - 24): their scales carry 2^(24 - p).
   SmallVector<Value> loadQuant(Value n0, Value group, Value k) {
     SmallVector<Value> scales, biases;
     for (int64_t s = 0; s < subtiles(); ++s) {
       ScaleAndBias q =
           loadScaleAndBias(b, loc, p, add(n0, add(index(kSubtileColumns * s), group)), k);
+      if (rawCodes) {
+        int shift = 24 - core::rawSubtileBitOffset(p.fragment, s % kSubtilesPerLoad);
+        Value factor = b.create<arith::ConstantOp>(
+            loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, shift))));
+        q.scale = b.create<arith::MulFOp>(loc, q.scale, factor);
+      }
       scales.push_back(q.scale);
       biases.push_back(q.bias);
     }
@@ -130,6 +142,9 @@ struct MmaSplitKBuilder {
     bool scaleAtEnd = p.quant.getZero() == lb::ZeroMode::none && !splitKShape(p).scalesAlongK;
     if (scaleAtEnd)
       scalePeriodSums = false;
+    // Sums scaled in f32 can take the codes raw (one mask a register, not a
+    // mask and an f16x2 op): the fold of 2^(24 - p) is exact.
+    rawCodes = (scalePeriodSums || scaleAtEnd) && decodesRaw(p);
     int64_t subtiles = this->subtiles(), slots = accumulators(p);
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
@@ -264,8 +279,7 @@ struct MmaSplitKBuilder {
           xT.push_back(b.create<lb::SlicePairsOp>(loc, pairsType, runs[c],
                                                   b.getI64IntegerAttr(2 * half)));
         for (int64_t j = 0; j < loadsN(); ++j) {
-          Value values =
-              decodeUnit(b, loc, p, words[half * loadsN() + j]);
+          Value values = decodeUnit(b, loc, p, words[half * loadsN() + j], rawCodes);
           SmallVector<Value> scaled;
           for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.

@@ -17,6 +17,13 @@ app=$build/tests/unit/runtime/api/install-test/app/lowbit_host_app
 [[ -x $app ]] && cp "$app" "$root/.device/bin/"
 # The runtime GPU tests and the host app link the C API's shared library.
 cp -P "$build"/lib/liblowbit_runtime.so* "$root/.device/lib/" 2>/dev/null || true
+# The widths benchmark's kernel set (device-run.sh), compiled by the lowbit
+# just built whenever it is older than that binary.
+widths=$build/kernels/perf-widths
+if [[ -x $build/bin/lowbit && ( ! -f $widths/kernels.json || $build/bin/lowbit -nt $widths/kernels.json ) ]]; then
+  rm -rf "$widths"
+  "$build/bin/lowbit" compile "$root/examples/specs/perf-widths-g128.toml" -o "$widths" >/dev/null
+fi
 # Kernel sets travel as manifests and cubins; their sources and PTX stay here.
 # Compressed with xz: cubins and SQLite files shrink more than 10x, and a
 # device call carries at most 64 MiB. device-run.sh unpacks it.

@@ -236,4 +236,20 @@ std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &p,
   return sorted;
 }
 
+void putDefaultsFirst(std::vector<RankedSchedule> &ranked) {
+  std::stable_partition(ranked.begin(), ranked.end(),
+                        [](const RankedSchedule &r) { return isDefaultSchedule(r.schedule); });
+}
+
+bool isDefaultSchedule(const core::Schedule &schedule) {
+  const std::vector<core::Schedule> &defaults = core::defaultSchedules();
+  return std::find(defaults.begin(), defaults.end(), schedule) != defaults.end();
+}
+
+size_t candidateCut(size_t total, size_t defaults, int64_t maxCandidates) {
+  if (maxCandidates <= 0)
+    return total;
+  return std::min(total, defaults + static_cast<size_t>(maxCandidates));
+}
+
 } // namespace lowbit::tuner

@@ -29,9 +29,7 @@ prunedByEstimates(const std::vector<std::vector<double>> &estimatesUs,
 
 int64_t prunePoints(SweepProblem &problem, const std::vector<int64_t> &mPoints,
                     const DeviceModel &device, const PruneOptions &options) {
-  size_t considered = options.maxCandidates > 0
-                          ? std::min(problem.candidates.size(), size_t(options.maxCandidates))
-                          : problem.candidates.size();
+  size_t considered = candidatesWithinCut(problem, options.maxCandidates);
   std::vector<std::vector<double>> estimates(considered);
   for (size_t c = 0; c < considered; ++c) {
     Expected<core::Schedule> schedule = core::parseSchedule(problem.candidates[c].entry.schedule);

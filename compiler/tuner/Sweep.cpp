@@ -58,6 +58,15 @@ Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &databa
   return sweep;
 }
 
+size_t candidatesWithinCut(const SweepProblem &problem, int64_t maxCandidates) {
+  size_t defaults = std::count_if(
+      problem.candidates.begin(), problem.candidates.end(), [](const SweepCandidate &c) {
+        Expected<core::Schedule> s = core::parseSchedule(c.entry.schedule);
+        return s.ok() && isDefaultSchedule(*s);
+      });
+  return candidateCut(problem.candidates.size(), defaults, maxCandidates);
+}
+
 void orderByCostModel(SweepProblem &problem, const std::vector<int64_t> &mPoints,
                       const DeviceModel &device) {
   std::vector<core::Schedule> schedules;
@@ -74,7 +83,9 @@ void orderByCostModel(SweepProblem &problem, const std::vector<int64_t> &mPoints
   }
   std::vector<SweepCandidate> ordered;
   std::vector<bool> used(parsed.size(), false);
-  for (const RankedSchedule &r : rankSchedules(problem.problem, schedules, mPoints, device))
+  std::vector<RankedSchedule> ranked = rankSchedules(problem.problem, schedules, mPoints, device);
+  putDefaultsFirst(ranked);
+  for (const RankedSchedule &r : ranked)
     for (size_t i = 0; i < parsed.size(); ++i)
       if (!used[i] && parsed[i].first == r.schedule) {
         used[i] = true;
@@ -167,8 +178,7 @@ db::ResultRecord resultRecord(const SweepProblem &problem, const SweepCandidate 
 namespace {
 
 size_t candidatesMeasured(const SweepProblem &p, const SweepOptions &options) {
-  return options.maxCandidates > 0 ? std::min<size_t>(p.candidates.size(), size_t(options.maxCandidates))
-                                   : p.candidates.size();
+  return candidatesWithinCut(p, options.maxCandidates);
 }
 
 std::string problemLabel(const SweepProblem &p) {

@@ -82,6 +82,10 @@ Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &databa
                                                       const std::string &arch,
                                                       const std::vector<std::string> &only = {});
 
+// How many of the problem's candidates (ordered by orderByCostModel) a
+// max-candidates cut measures: the default schedules and maxCandidates more.
+size_t candidatesWithinCut(const SweepProblem &problem, int64_t maxCandidates);
+
 // Puts likely winners first (rankSchedules); candidates whose schedule does
 // not parse keep their relative order at the end.
 void orderByCostModel(SweepProblem &problem, const std::vector<int64_t> &mPoints,

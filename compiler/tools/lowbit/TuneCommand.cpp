@@ -115,8 +115,8 @@ Expected<std::vector<kernels::ProblemDesc>> plannedProblems(const TuneArgs &args
   return problems;
 }
 
-// Compiles each problem with its own schedule list: the cost model's first
-// `maxCandidates` of the schedules the search space accepts. One spec per
+// Compiles each problem with its own schedule list: the default schedules
+// and the cost model's first `maxCandidates` others the search space accepts. One spec per
 // problem goes through a temporary file, because the plugin's entry point
 // takes command-line arguments, and compileKernelSet applies one schedule
 // list to a whole spec. Returns the number of problems that compiled cleanly.
@@ -132,12 +132,13 @@ int compileCandidates(CompileMain compileMain, const std::vector<kernels::Proble
         tuner::enumerateSchedules(problem, limits.ok() ? *limits : model.limits);
     std::vector<tuner::RankedSchedule> ranked =
         tuner::rankSchedules(problem, space.accepted, mPoints, model);
+    tuner::putDefaultsFirst(ranked);
+    size_t defaults = std::count_if(ranked.begin(), ranked.end(), [](const auto &r) {
+      return tuner::isDefaultSchedule(r.schedule);
+    });
     std::vector<std::string> schedules;
-    for (const tuner::RankedSchedule &r : ranked) {
-      if (maxCandidates > 0 && int64_t(schedules.size()) >= maxCandidates)
-        break;
-      schedules.push_back(r.schedule.text());
-    }
+    for (size_t i = 0; i < tuner::candidateCut(ranked.size(), defaults, maxCandidates); ++i)
+      schedules.push_back(ranked[i].schedule.text());
     std::cerr << "compiling " << problem.name << " (" << problem.n << "x" << problem.k << "): "
               << schedules.size() << " of " << space.accepted.size() << " schedules\n";
     if (schedules.empty())
@@ -605,7 +606,7 @@ void addTuneCommand(CLI::App &app) {
   tune->add_flag("--dry-run", args->dryRun,
                  "print what would be measured and stop (no GPU needed)");
   tune->add_option("--max-candidates", args->maxCandidates,
-                   "per problem, the best-ranked N schedules (0: all)")
+                   "per problem, the default schedules and the best-ranked N others (0: all)")
       ->capture_default_str();
   tune->add_option("--m", args->mList, "M points, e.g. 1,2,4,16-256 (default: 1..4096)");
   tune->add_option("--tolerance", args->tolerance,

@@ -3,17 +3,19 @@
 // f16: per word one shift, four lop3 with lut 0x6A ((a & b) ^ c) against
 // masks 0x000F000F (983055) and 0x00F000F0 (15728880) and the magic 0x64006400
 // (1677747200), then sub / fma to remove the magic. No per-element shifts.
+// The windows alternate (the word, then the word >> 8), so registers 0 and 1
+// (one subtile) both sit at bit 0, registers 2 and 3 at bit 4.
 // CHECK-LABEL: func.func @f16__gemv
 // CHECK-NOT: lb.decode
 // CHECK: %[[W0:.*]] = lb.extract_word %{{.*}}[0]
 // CHECK: %[[HI:.*]] = arith.shrui %[[W0]]
-// CHECK: lb.lop3 %[[W0]], %{{.*}}, %{{.*}} lut 106
+// CHECK: lb.lop3 %[[W0]], %c983055_i32{{[_0-9]*}}, %{{.*}} lut 106
 // CHECK: lb.pair_arith sub f16
-// CHECK: lb.lop3 %[[W0]], %{{.*}}, %{{.*}} lut 106
+// CHECK: lb.lop3 %[[HI]], %c983055_i32{{[_0-9]*}}, %{{.*}} lut 106
+// CHECK: lb.pair_arith sub f16
+// CHECK: lb.lop3 %[[W0]], %c15728880_i32{{[_0-9]*}}, %{{.*}} lut 106
 // CHECK: lb.pair_arith fma f16
-// CHECK: lb.lop3 %[[HI]], %{{.*}}, %{{.*}} lut 106
-// CHECK: lb.pair_arith sub f16
-// CHECK: lb.lop3 %[[HI]], %{{.*}}, %{{.*}} lut 106
+// CHECK: lb.lop3 %[[HI]], %c15728880_i32{{[_0-9]*}}, %{{.*}} lut 106
 // CHECK: lb.pair_arith fma f16
 // CHECK: lb.extract_word %{{.*}}[3]
 // CHECK: lb.pack_pairs {{.*}} : vector<32xf16>
@@ -41,18 +43,23 @@ func.func @bf16(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xsi4>, %s: tensor<64x
 // 2 bits, f16: sixteen codes a word, four fields of each byte in place
 // (masks 0x00030003 = 196611, 0x000C000C = 786444, 0x00300030 = 3145776,
 // 0x00C000C0 = 12583104), one shift by 8 for the high bytes: 8 lop3, 8
-// sub/fma, 1 shift for 16 codes. A unit of 32 codes is two words.
+// sub/fma, 1 shift for 16 codes, alternating between the word and the
+// shifted word. A unit of 32 codes is two words.
 // CHECK-LABEL: func.func @u2__gemv
 // CHECK: lb.load_codes {{.*}} -> vector<2xi32>
 // CHECK: %[[W:.*]] = lb.extract_word %{{.*}}[0] : vector<2xi32>
 // CHECK: %[[H:.*]] = arith.shrui %[[W]]
 // CHECK: lb.lop3 %[[W]], %c196611_i32
 // CHECK: lb.pair_arith sub f16
+// CHECK: lb.lop3 %[[H]], %c196611_i32
+// CHECK: lb.pair_arith sub f16
 // CHECK: lb.lop3 %[[W]], %c786444_i32
 // CHECK: lb.pair_arith fma f16
+// CHECK: lb.lop3 %[[H]], %c786444_i32
 // CHECK: lb.lop3 %[[W]], %c3145776_i32
+// CHECK: lb.lop3 %[[H]], %c3145776_i32
 // CHECK: lb.lop3 %[[W]], %c12583104_i32
-// CHECK: lb.lop3 %[[H]], %c196611_i32
+// CHECK: lb.lop3 %[[H]], %c12583104_i32
 // CHECK: lb.extract_word %{{.*}}[1] : vector<2xi32>
 // CHECK-NOT: lb.extract_word
 // CHECK: lb.pack_pairs {{.*}} : vector<32xf16>
@@ -154,5 +161,50 @@ func.func @u1split(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui1>, %s: tensor<6
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
       schedule <family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
       : (tensor<?x1024xf16>, tensor<64x1024xui1>, tensor<64x8xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// Raw decodes (split-K mma with per-period f32 scales, unsigned codes, f16):
+// a mask per register and nothing else, no magic, no sub or fma. The scales
+// carry 2^(24 - p): 2^24 (0x4B800000) for the subtiles at bit 0, 2^20
+// (0x49800000) for those at bit 4.
+// CHECK-LABEL: func.func @u4raw__mma
+// CHECK: arith.constant 0x4B800000 : f32
+// CHECK: arith.constant 0x49800000 : f32
+// CHECK: %[[W:.*]] = lb.extract_word %{{.*}}[0] : vector<4xi32>
+// CHECK: %[[H:.*]] = arith.shrui %[[W]]
+// CHECK: arith.andi %[[W]], %c983055_i32
+// CHECK: arith.andi %[[H]], %c983055_i32
+// CHECK: arith.andi %[[W]], %c15728880_i32
+// CHECK: arith.andi %[[H]], %c15728880_i32
+// CHECK-NOT: lb.pair_arith
+// CHECK: lb.mma
+func.func @u4raw(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui4>, %s: tensor<64x8xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<64x1024xui4>, tensor<64x8xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// Raw 8-bit: the same two prmt with zero for the high bytes.
+// CHECK-LABEL: func.func @u8raw__mma
+// CHECK: lb.prmt %{{.*}}, %c0_i32{{[_0-9]*}} selector 16960
+// CHECK: lb.prmt %{{.*}}, %c0_i32{{[_0-9]*}} selector 17217
+// CHECK-NOT: lb.pair_arith
+// CHECK: lb.mma
+func.func @u8raw(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui8>, %s: tensor<64x8xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<64x1024xui8>, tensor<64x8xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// Signed codes keep the normalizing decode in the same family.
+// CHECK-LABEL: func.func @s4split__mma
+// CHECK: lb.pair_arith {{(sub|fma)}} f16
+func.func @s4split(%x: tensor<?x1024xf16>, %w: tensor<64x1024xsi4>, %s: tensor<64x8xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<64x1024xsi4>, tensor<64x8xf16>) -> tensor<?x64xf16>
   return %y : tensor<?x64xf16>
 }

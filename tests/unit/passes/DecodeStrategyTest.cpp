@@ -3,9 +3,12 @@
 // interpreted op by op, with f16x2/bf16x2 arithmetic modelled exactly
 // (HostHalf.h), on words that put every code in every field, and each decoded
 // element is compared with the formats library's decode of the code in the
-// field the strategy's interleave names.
+// field the strategy's interleave names. Raw decodes (unsigned codes to f16)
+// must leave the code times 2^(p - 24), p the offset core's fragment facts
+// give the register's subtile, which the kernels fold into their scales.
 #include "passes/DecodeStrategy.h"
 
+#include "core/FragmentFacts.h"
 #include "core/formats/DataFormat.h"
 #include "ir/LbDialect.h"
 #include "ir/LbOps.h"
@@ -19,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -68,6 +72,8 @@ public:
       out = in(0) >> in(1);
     } else if (mlir::isa<mlir::arith::XOrIOp>(op)) {
       out = in(0) ^ in(1);
+    } else if (mlir::isa<mlir::arith::AndIOp>(op)) {
+      out = in(0) & in(1);
     } else if (mlir::isa<mlir::arith::BitcastOp>(op)) {
       out = in(0);
     } else if (mlir::isa<mlir::arith::SubFOp>(op)) {
@@ -104,6 +110,7 @@ struct Case {
   int bits;
   bool isSigned;
   bool bf16;
+  bool raw = false;
 };
 
 std::string caseName(const ::testing::TestParamInfo<Case> &info) {
@@ -111,7 +118,7 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
   for (char &ch : name)
     if (!std::isalnum(static_cast<unsigned char>(ch)))
       ch = '_';
-  return name + (info.param.bf16 ? "_bf16" : "_f16");
+  return name + (info.param.bf16 ? "_bf16" : "_f16") + (info.param.raw ? "_raw" : "");
 }
 
 class DecodeStrategy : public ::testing::TestWithParam<Case> {};
@@ -142,7 +149,7 @@ TEST_P(DecodeStrategy, EveryCodeInEveryFieldDecodesExactly) {
                                                          : mlir::IntegerType::Unsigned));
   mlir::Type value = c.bf16 ? mlir::Type(b.getBF16Type()) : mlir::Type(b.getF16Type());
   mlir::FailureOr<passes::DecodeStrategy> strategy =
-      passes::selectDecodeStrategy(code, value, [&] { return func.emitError(); });
+      passes::selectDecodeStrategy(code, value, c.raw, [&] { return func.emitError(); });
   ASSERT_TRUE(mlir::succeeded(strategy));
   ASSERT_EQ(strategy->codesPerWord, 32 / c.bits);
   llvm::SmallVector<mlir::Value> registers = strategy->emit(b, loc, entry->getArgument(0));
@@ -170,7 +177,10 @@ TEST_P(DecodeStrategy, EveryCodeInEveryFieldDecodesExactly) {
       uint32_t q = static_cast<uint32_t>((w + field) % codes);
       if (!format->isValidCode(q)) // ternary's code 3 is never stored
         continue;
-      ASSERT_EQ(decoded, format->decode(q))
+      double expected = format->decode(q);
+      if (c.raw)
+        expected = std::ldexp(expected, core::f16FieldBitOffset(c.bits, element / 2) - 24);
+      ASSERT_EQ(decoded, expected)
           << c.format << " code " << q << " in field " << field << " (element " << element << ")";
     }
   }
@@ -187,8 +197,48 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"int8", 8, true, false}, Case{"int8", 8, true, true},
                       Case{"ternary", 2, false, false}, Case{"ternary", 2, false, true},
                       Case{"int<4,unsigned,-8>", 4, false, false},
-                      Case{"int<4,unsigned,-8>", 4, false, true}),
+                      Case{"int<4,unsigned,-8>", 4, false, true},
+                      Case{"uint1", 1, false, false, true}, Case{"uint2", 2, false, false, true},
+                      Case{"uint4", 4, false, false, true},
+                      Case{"uint8", 8, false, false, true}),
     caseName);
+
+// The builders scale a raw subtile by one factor: both of its registers
+// must sit at the offset rawSubtileBitOffset reports, for every width.
+TEST(RawDecode, SubtileRegistersShareTheirBitOffset) {
+  for (int bits : {1, 2, 4, 8}) {
+    core::CodeFragment fragment{bits};
+    int registersPerWord = fragment.codesPerWord() / 2;
+    for (int s = 0; s < core::kSubtilesPerUnit; ++s)
+      for (int r = 0; r < core::kRegistersPerSubtile; ++r) {
+        int inWord = (s * core::kRegistersPerSubtile + r) % registersPerWord;
+        EXPECT_EQ(core::f16FieldBitOffset(bits, inWord), core::rawSubtileBitOffset(fragment, s))
+            << bits << "-bit subtile " << s << " register " << r;
+      }
+  }
+}
+
+TEST(DecodeStrategyErrors, RawNeedsUnsignedCodesAndF16) {
+  mlir::MLIRContext context;
+  context.loadDialect<lb::LbDialect>();
+  mlir::OpBuilder b(&context);
+  auto module = mlir::ModuleOp::create(b.getUnknownLoc());
+  std::string message;
+  context.getDiagEngine().registerHandler([&](mlir::Diagnostic &d) { message = d.str(); });
+  mlir::Type ui4 = mlir::IntegerType::get(&context, 4, mlir::IntegerType::Unsigned);
+  mlir::Type si4 = mlir::IntegerType::get(&context, 4, mlir::IntegerType::Signed);
+  mlir::Type ternary = lb::OffsetIntType::get(&context, 2, -1, true);
+  auto fails = [&](mlir::Type code, mlir::Type value) {
+    message.clear();
+    bool failed = mlir::failed(
+        passes::selectDecodeStrategy(code, value, true, [&] { return module.emitError(); }));
+    return failed && message.find("raw decode") != std::string::npos;
+  };
+  EXPECT_TRUE(fails(ui4, b.getBF16Type())) << message;
+  EXPECT_TRUE(fails(si4, b.getF16Type())) << message;
+  EXPECT_TRUE(fails(ternary, b.getF16Type())) << message;
+  module.erase();
+}
 
 TEST(DecodeStrategyErrors, WidthsWithoutADecodeSayWhy) {
   mlir::MLIRContext context;
@@ -198,7 +248,7 @@ TEST(DecodeStrategyErrors, WidthsWithoutADecodeSayWhy) {
   std::string message;
   context.getDiagEngine().registerHandler([&](mlir::Diagnostic &d) { message = d.str(); });
   mlir::Type ui3 = mlir::IntegerType::get(&context, 3, mlir::IntegerType::Unsigned);
-  EXPECT_TRUE(mlir::failed(passes::selectDecodeStrategy(ui3, b.getF16Type(),
+  EXPECT_TRUE(mlir::failed(passes::selectDecodeStrategy(ui3, b.getF16Type(), false,
                                                         [&] { return module.emitError(); })));
   EXPECT_NE(message.find("straddle"), std::string::npos) << message;
   module.erase();

@@ -24,12 +24,15 @@
 namespace lowbit {
 namespace {
 
-// The decode's interleave (passes/DecodeStrategy.cpp): register j of a word
-// holds elements 2j (low half) and 2j + 1 (high half), and element e comes
-// from field (e >> 1) | ((e & 1) << (F - 1)) for 2^F codes per word.
-int fieldOfElement(int e, int codesPerWord) {
-  int top = codesPerWord / 2;
-  return (e >> 1) | ((e & 1) ? top : 0);
+// The decode's interleave for f16 (passes/DecodeStrategy.cpp): register j of
+// a word holds elements 2j (low half) and 2j + 1 (high half), from one field
+// of each 16-bit half. 8-bit codes: register j holds bytes j and j + 2. 1, 2
+// and 4 bits: register j takes window j % 2 (the half's byte) and offset
+// (j / 2) x bits in it, i.e. field (j % 2) (8 / bits) + j / 2 of the half.
+int fieldOfElement(int e, int bits) {
+  int perHalf = 16 / bits, j = e >> 1, high = e & 1;
+  int inHalf = bits == 8 ? j : (j % 2) * (8 / bits) + j / 2;
+  return inHalf + (high ? perHalf : 0);
 }
 
 std::string derivedLayout(const char *schedule, const core::Problem &problem) {
@@ -84,7 +87,7 @@ std::vector<int> decodeWord(const uint8_t *word, int bits) {
   std::vector<int> elements(static_cast<size_t>(codesPerWord));
   for (int e = 0; e < codesPerWord; ++e)
     elements[static_cast<size_t>(e)] =
-        (raw >> (bits * fieldOfElement(e, codesPerWord))) & ((1u << bits) - 1);
+        (raw >> (bits * fieldOfElement(e, bits))) & ((1u << bits) - 1);
   return elements;
 }
 

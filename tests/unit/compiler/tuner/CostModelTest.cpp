@@ -128,6 +128,34 @@ TEST(CostModel, ACutOfTheRankingKeepsCandidatesForSmallAndLargeM) {
   EXPECT_EQ(ranked.size(), rankSchedules(p, candidatesFor(p), {1}, DeviceModel::h200()).size());
 }
 
+// On the H200 the model ranked the 26 us default W1 kernel below 32 slower
+// candidates, and tune + bench --db served 37.7 us at M = 1 where the
+// untuned defaults gave 25.1. Every cut must keep the defaults it accepts.
+TEST(CostModel, EveryCutKeepsTheDefaultSchedules) {
+  for (const char *weight : {"uint4", "uint1"}) {
+    auto p = w4a16(28672, 8192);
+    Expected<formats::DataFormat> code = formats::parseFormat(weight);
+    ASSERT_TRUE(code.ok());
+    p.code = *code;
+    std::vector<Schedule> accepted = candidatesFor(p);
+    size_t defaults = 0;
+    for (const Schedule &s : accepted)
+      defaults += isDefaultSchedule(s);
+    ASSERT_GT(defaults, 0u) << weight;
+    auto ranked = rankSchedules(p, accepted, {1, 16}, DeviceModel::h200());
+    putDefaultsFirst(ranked);
+    for (int64_t maxCandidates : {1, 4, 32}) {
+      size_t cut = candidateCut(ranked.size(), defaults, maxCandidates);
+      EXPECT_EQ(cut, std::min(ranked.size(), defaults + size_t(maxCandidates)));
+      size_t kept = 0;
+      for (size_t i = 0; i < cut; ++i)
+        kept += isDefaultSchedule(ranked[i].schedule);
+      EXPECT_EQ(kept, defaults) << weight << ", max candidates " << maxCandidates;
+    }
+    EXPECT_EQ(candidateCut(ranked.size(), defaults, 0), ranked.size());
+  }
+}
+
 TEST(CostModel, FromFingerprintScalesBySmCount) {
   db::DeviceFingerprint f = testing::testDevice();
   auto h200 = DeviceModel::fromFingerprint(f, 4190);

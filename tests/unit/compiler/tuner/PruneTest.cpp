@@ -105,8 +105,9 @@ TEST(Prune, WithTheCostModelGemvIsNotMeasuredAtLargeMNorTallMmaAtMOne) {
 TEST(Prune, OnlyTheCandidatesTheSweepMeasuresCount) {
   // The gemv is the best at M = 1 but lies past maxCandidates: the mma must
   // then not be pruned against it (nobody would measure M = 1).
-  const Schedule mma128{Family::Mma, 128, 128, 64, 4, 2, 2, 1};
-  const Schedule gemv{Family::Gemv, 1, 4, 4096, 1, 4, 1, 1};
+  // (Neither is a default schedule, which every cut keeps.)
+  const Schedule mma128{Family::Mma, 128, 128, 64, 4, 2, 3, 1};
+  const Schedule gemv{Family::Gemv, 1, 4, 2048, 1, 4, 1, 1};
   SweepProblem problem = problemWith(w4a16(28672, 8192), {mma128.text(), gemv.text()});
   PruneOptions options;
   options.maxCandidates = 1;

@@ -69,11 +69,13 @@ protected:
     database.emplace(std::move(*opened));
     ASSERT_TRUE(database->putDevice(testDevice()).ok());
     deviceId = testDevice().id();
+    // Only the first is a default schedule (which every max-candidates cut
+    // keeps).
     std::vector<Schedule> schedules = {
         {Family::Gemv, 1, 4, 4096, 1, 4, 1, 1},
-        {Family::Gemv, 4, 4, 2048, 1, 4, 1, 1},
+        {Family::Gemv, 4, 4, 1024, 1, 4, 1, 1},
         {Family::Mma, 16, 64, 128, 1, 1, 4, 1},
-        {Family::Mma, 64, 128, 64, 2, 2, 3, 1},
+        {Family::Mma, 64, 128, 64, 2, 2, 4, 1},
     };
     kernelIds = storeKernels(*database, w4a16(4096, 4096, "square"), schedules);
     auto more = storeKernels(*database, w4a16(14336, 4096, "up"),
@@ -289,9 +291,10 @@ TEST_F(SweepFixture, PrunedPointsAreNotMeasured) {
   ASSERT_FALSE(observer.updates.empty());
   EXPECT_EQ(observer.updates.back().pointsTotal, plan.points);
   EXPECT_EQ(observer.updates.back().pointsDone, plan.points);
-  // maxCandidates limits the plan as it limits the sweep.
+  // maxCandidates limits the plan as it limits the sweep: each problem's
+  // default and one more (square: 1 + 3 points, up: 3 + 2).
   options.maxCandidates = 1;
-  EXPECT_EQ(planSweep(problems, options).points, 2 * 3 - 2);
+  EXPECT_EQ(planSweep(problems, options).points, 4 + 5);
 }
 
 TEST_F(SweepFixture, MaxCandidatesAndCancel) {
@@ -300,7 +303,8 @@ TEST_F(SweepFixture, MaxCandidatesAndCancel) {
   auto limited = runSweep(*database, problems, measurer, options, clock);
   ASSERT_TRUE(limited.ok());
   EXPECT_TRUE(limited->complete());
-  EXPECT_EQ(limited->measured, 2 * 3);
+  // Per problem its default schedule and one more, at 3 M points.
+  EXPECT_EQ(limited->measured, 2 * 2 * 3);
 
   std::atomic<bool> cancel{true};
   options.cancel = &cancel;
