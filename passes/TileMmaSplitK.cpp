@@ -127,7 +127,9 @@ struct MmaSplitKBuilder {
     // The period's sums need a second set of accumulators: only for blocks of
     // at most 4 (8 x 64 tiles). With 8, ptxas needed 196 registers, and on
     // the H200 the 16 x 64 x 256 / split_k 8 kernel took 54 us at M = 16
-    // instead of 45 with scaled registers.
+    // instead of 45 with scaled registers. Raw decodes do not change that:
+    // with them the 16 x 64 x 256 kernels needed 190-204 registers, and W4
+    // at M = 16 took 48.6 us against 44.7 (H200, 2026-12-01).
     // Short periods (groups of 32 or 64) unroll more scale loads and fmas;
     // with 16 or more warps a thread has only 128 registers, and those spill.
     // Streaming through the ring frees the registers that held a period's
