@@ -8,6 +8,9 @@ include(GoogleTest)
 function(lowbit_add_gtest target)
   cmake_parse_arguments(ARG "GPU" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${target} ${ARG_SOURCES})
+  # Tests share fixtures across folders (tests/...), and see the layers
+  # through the libraries they link, like any other target.
+  lowbit_publish_headers(${target} tests PRIVATE PATHS tests)
   target_link_libraries(${target} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   set(labels unit)
   if(ARG_GPU)
