@@ -12,8 +12,9 @@ include(TableGen)
 include(AddLLVM)
 include(AddMLIR)
 
-# MLIR's headers are system headers for us: their warnings are not ours.
-include_directories(SYSTEM ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
+# MLIR's headers come with lowbit_ir (ir/CMakeLists.txt), so only the layers
+# above it see them; they are system headers there: their warnings are not ours.
+set(LOWBIT_MLIR_INCLUDE_DIRS ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
 add_definitions(${LLVM_DEFINITIONS})
 if(NOT LLVM_ENABLE_RTTI)
   message(FATAL_ERROR "lowbit expects an LLVM built with RTTI (Debian's is)")

@@ -55,5 +55,5 @@ lowbit_compile_main(int argc, const char *const *argv) {
     return 1;
   }
   lowbit::compiler::printKernelSetReport(*report, std::cout);
-  return report->failures == 0 ? 0 : 1;
+  return report->failures() == 0 ? 0 : 1;
 }

@@ -171,7 +171,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
         request.source = *jobs[i].source;
         request.sourceName = jobs[i].info.name + ".cu";
         request.arch = jobs[i].arch;
-        jobs[i].result = nvrtc::compile(request);
+        jobs[i].result = options.compile ? options.compile(request) : nvrtc::compile(request);
       }
     };
     size_t workers = std::min<size_t>(
@@ -190,7 +190,8 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     const codegen::KernelLaunchInfo &info = job.info;
     if (!job.result.ok()) {
       diagnostics << "error: " << job.result.error() << "\n";
-      ++report.failures;
+      report.failed.push_back({*job.problem, info.name, nvrtc::archName(job.arch),
+                               info.scheduleText, "compile", job.result.error()});
       continue;
     }
     nvrtc::CompileResult &compiled = *job.result;
@@ -217,9 +218,10 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     if (!launchableOn(kernel, job.arch, diagnostics))
       continue;
     if (kernel.spillBytes > 0) {
-      diagnostics << "error: " << kernel.name << " for " << kernel.arch << " spills "
-                  << kernel.spillBytes << " bytes\n";
-      ++report.failures;
+      std::string spills = "spills " + std::to_string(kernel.spillBytes) + " bytes";
+      diagnostics << "error: " << kernel.name << " for " << kernel.arch << " " << spills << "\n";
+      report.failed.push_back(
+          {*job.problem, kernel.name, kernel.arch, kernel.schedule, "spill", spills});
     }
     kernel.cubin = std::move(compiled.cubin);
     kernel.ptx = std::move(compiled.ptx);

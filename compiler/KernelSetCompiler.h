@@ -5,6 +5,7 @@
 #include "compiler/spec/KernelSetSpec.h"
 #include "core/support/Expected.h"
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ struct KernelSetOptions {
   std::vector<std::string> schedules;
   // NVRTC threads; 0 means one per hardware thread.
   int jobs = 0;
+  // Compiles one kernel's CUDA: nvrtc::compile unless set (tests stand in a
+  // compile that fails for a chosen kernel). Called from several threads.
+  std::function<Expected<nvrtc::CompileResult>(const nvrtc::CompileRequest &)> compile;
 };
 
 // The built-in schedules lb-tile can instantiate, as #lb.schedule text.

@@ -88,6 +88,17 @@ Status writeDatabase(const KernelSetReport &report, const std::string &path,
       Expected<std::string> id = database->putKernel(record);
       if (!id.ok())
         return makeError(k.name + " (" + k.arch + "): " + id.error());
+      if (Status s = database->clearCandidateFailure(*problem, k.arch, k.schedule); !s)
+        return s;
+    }
+    for (const FailedKernel &f : report.failed) {
+      Expected<std::string> problem = database->putProblem(core::signature(f.spec));
+      if (!problem.ok())
+        return makeError(problem.error());
+      if (Status s = database->putCandidateFailure(
+              {*problem, f.arch, f.schedule, f.name, f.stage, f.reason, version, ""});
+          !s)
+        return s;
     }
     return Status::success();
   });
@@ -112,7 +123,7 @@ void printKernelSetReport(const KernelSetReport &report, std::ostream &os) {
        << k.dynamicSharedBytes << std::setw(7) << k.spillBytes << std::setw(9)
        << k.cubin.size() << "\n";
   os << report.kernels.size() << " kernels for " << report.problems.size() << " problems, "
-     << report.failures << " failures\n";
+     << report.failures() << " failures\n";
 }
 
 } // namespace lowbit::compiler

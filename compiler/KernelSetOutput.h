@@ -36,10 +36,23 @@ struct CompiledKernel {
   std::string source;
 };
 
+// A kernel that was asked for and not made: NVRTC refused its source (stage
+// "compile") or ptxas spilled (stage "spill"). A kernel database records it
+// as a failed candidate, so `lowbit tune` reports it instead of losing it.
+struct FailedKernel {
+  core::Problem spec;
+  std::string name; // the entry point it would have had
+  std::string arch;
+  std::string schedule;
+  std::string stage;
+  std::string reason;
+};
+
 struct KernelSetReport {
-  std::vector<CompiledKernel> kernels;
+  std::vector<CompiledKernel> kernels; // spilled ones too (also in `failed`), never stored
   std::vector<std::string> problems;
-  int failures = 0;
+  std::vector<FailedKernel> failed;
+  int failures() const { return static_cast<int>(failed.size()); }
 };
 
 Status writeFile(const std::filesystem::path &path, const void *data, size_t size);
@@ -52,7 +65,9 @@ kernels::KernelEntry kernelEntryOf(const CompiledKernel &kernel);
 Status writeManifest(const KernelSetReport &report, const std::filesystem::path &directory);
 
 // Every problem and kernel in one transaction: a database never holds half a
-// kernel set. Kernels that spilled are not stored.
+// kernel set. Kernels that spilled are not stored; every failed kernel is
+// recorded as a failed candidate (db::CandidateFailureRecord), and a stored
+// kernel clears an earlier failure of its (problem, arch, schedule).
 Status writeDatabase(const KernelSetReport &report, const std::string &path,
                      std::ostream &diagnostics);
 

@@ -74,9 +74,10 @@ def Lb_Fragment : I32EnumAttr<"Fragment", "a thread's share of a weight tile", [
   let genSpecializedAttr = 0;
 }
 
+// What the decode sequences (passes/DecodeStrategy.cpp) compute on packed
+// pairs: removing a bias (sub) or scaling and biasing at once (fma).
 def Lb_PairOp : I32EnumAttr<"PairOp", "packed-pair arithmetic", [
   I32EnumAttrCase<"sub", 0>,
-  I32EnumAttrCase<"mul", 1>,
   I32EnumAttrCase<"fma", 2>
 ]> {
   let cppNamespace = "::lowbit::lb";

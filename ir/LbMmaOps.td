@@ -2,8 +2,9 @@
 #define LOWBIT_IR_LBMMAOPS_TD
 
 // Tile-level ops of the `mma` family: activations staged through shared
-// memory with cp.async, A fragments by ldmatrix, B fragments decoded from
-// weights loaded straight into registers, m16n8k16 mma with f32 accumulators.
+// memory with cp.async, A fragments read from the stage with 16-byte shared
+// loads, B fragments decoded from weights loaded straight into registers,
+// m16n8k16 mma with f32 accumulators.
 // Fragment values: `vector<8xf16>` is an A fragment (4 registers),
 // `vector<4xf16>` a B fragment (2 registers), `vector<4xf32>` an accumulator.
 
@@ -16,8 +17,8 @@ def Lb_SharedBufferOp : Lb_Op<"shared_buffer", [MemoryEffects<[MemAlloc]>]> {
   let description = [{
     `stages` tiles of `rows` x `cols` 16-bit values in shared memory. Rows
     are stored with their 16-byte chunks XOR-swizzled by the row index
-    (chunk c of row r at c ^ (r mod 8)), so the eight rows one ldmatrix phase
-    reads fall in eight different bank groups.
+    (chunk c of row r at c ^ (r mod 8) ^ 4 (r mod 2)), so the rows one phase
+    of `lb.load_a_fragment` reads fall in different bank groups.
     With `dynamic` the buffer lives in the kernel's dynamic shared memory
     (the kernel's `lb.dynamic_shared_bytes`, passed at launch), which may
     exceed the 48 KiB a static allocation is limited to.
@@ -110,17 +111,16 @@ def Lb_BarrierOp : Lb_Op<"barrier"> {
 }
 
 def Lb_LoadAFragmentOp : Lb_Op<"load_a_fragment", [MemoryEffects<[MemRead]>]> {
-  let summary = "the A fragment(s) at (row0, k0) of a stage";
+  let summary = "the A fragments of one 32-wide K block at (row0, k0) of a stage";
   let description = [{
-    `vector<8>`: ldmatrix.x4 of the m16 x k16 A fragment, registers a0..a3.
-    `vector<16>`: the A fragments of both k16 steps of the 32-wide block at
-    k0 in the mma_b_paired K order, where step j's slot k = 2t + h + 8r holds
-    column k0 + 8t + 4j + 2r + h: lane (groupID g, thread-in-group t) reads
-    the 8 activations at k0 + 8t of rows g and g + 8, one 16-byte shared
-    load each, and step j is registers [4 j, 4 j + 4).
+    The A fragments of both k16 steps of the 32-wide block at k0, in the
+    mma_b_paired K order, where step j's slot k = 2t + h + 8r holds column
+    k0 + 8t + 4j + 2r + h: lane (groupID g, thread-in-group t) reads the 8
+    activations at k0 + 8t of rows g and g + 8, one 16-byte shared load each,
+    and step j is registers [4 j, 4 j + 4) (`lb.slice_pairs` takes it).
   }];
   let arguments = (ins AnyMemRef:$buffer, Index:$stage, Index:$row0, Index:$k0);
-  let results = (outs VectorOfLengthAndType<[8, 16], [F16, BF16]>:$fragment);
+  let results = (outs VectorOfLengthAndType<[16], [F16, BF16]>:$fragment);
   let assemblyFormat = [{
     $buffer `[` $stage `,` $row0 `,` $k0 `]` attr-dict `:` type($buffer) `->` type($fragment)
   }];

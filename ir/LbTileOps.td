@@ -90,7 +90,7 @@ def Lb_Lop3Op : Lb_Op<"lop3", [Pure]> {
 def Lb_PairArithOp : Lb_Op<"pair_arith", [Pure]> {
   let summary = "f16x2 / bf16x2 arithmetic on 32-bit registers";
   let description = [{
-    `op` is sub, mul or fma (fma uses `c`). Operands are the bit patterns of
+    `op` is sub or fma (fma uses `c`). Operands are the bit patterns of
     two packed halves, so decode sequences stay in registers.
   }];
   let arguments = (ins Lb_PairOpAttr:$op, TypeAttr:$element, I32:$a, I32:$b,

@@ -3,10 +3,10 @@
 
 The layers and their arrows are docs/architecture.md's ("Layers"):
 core -> ir -> passes -> codegen -> compiler, and core -> tuning_db -> runtime,
-and nothing that runs on a GPU host includes MLIR or LLVM. Every target
-still sees the whole tree on its include path (the top-level CMakeLists.txt
-adds the source root), so this check is what holds the arrows; ctest runs it
-as `layers`.
+and nothing that runs on a GPU host includes MLIR or LLVM. The include paths
+hold the arrows too (cmake/LowbitLayers.cmake: a target sees only what it
+links); this check also catches a target that links a layer it should not,
+and states the rules as data. ctest runs it as `layers`.
 
 Usage: check-layers.py [SOURCE_ROOT]
 """

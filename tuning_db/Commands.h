@@ -45,6 +45,7 @@ struct MergeReport {
   int resultsKept = 0;     // destination already as good or better
   int dispatchAdded = 0;
   int dispatchSame = 0;
+  int candidateFailuresAdded = 0; // copied, replacing the destination's record of the same one
   std::vector<std::string> conflicts; // rows not merged, and why
 
   std::string text() const;

@@ -132,6 +132,15 @@ Status mergeRows(Database &dst, const Database &src, MergeReport &report) {
       }
     }
 
+    auto failures = src.candidateFailures(p.id);
+    if (!failures)
+      return makeError(failures.error());
+    for (const CandidateFailureRecord &f : *failures) {
+      if (Status s = dst.putCandidateFailure(f); !s)
+        return s;
+      ++report.candidateFailuresAdded;
+    }
+
     auto tuned = src.devicesWithDispatch(p.id);
     if (!tuned)
       return makeError(tuned.error());
@@ -172,7 +181,8 @@ std::string MergeReport::text() const {
   out << "merged " << source << ": " << problemsAdded << " problems, " << devicesAdded
       << " devices, " << kernelsAdded << " kernels added; " << resultsAdded
       << " results added, " << resultsKept << " kept (destination as good or better); "
-      << dispatchAdded << " dispatch tables added, " << dispatchSame << " identical\n";
+      << dispatchAdded << " dispatch tables added, " << dispatchSame << " identical; "
+      << candidateFailuresAdded << " failed candidates\n";
   for (const std::string &c : conflicts)
     out << "  conflict: " << c << "\n";
   return out.str();
@@ -246,12 +256,15 @@ Status exportDatabase(const Database &source, const std::string &destinationPath
 
 namespace {
 
-struct DanglingCheck {
+// A query of doctor's: the dangling checks yield one text column describing
+// each bad row, the counts one integer.
+struct DoctorQuery {
   const char *what;
-  const char *sqlText; // yields one text column describing each bad row
+  const char *sqlText;
+  int sinceVersion = 1; // the schema version whose tables the query reads
 };
 
-constexpr DanglingCheck kDanglingChecks[] = {
+constexpr DoctorQuery kDanglingChecks[] = {
     {"kernel with unknown problem",
      "SELECT k.id || ' -> problem ' || k.problem_id FROM kernels k "
      "WHERE NOT EXISTS (SELECT 1 FROM problems p WHERE p.id = k.problem_id)"},
@@ -270,6 +283,11 @@ constexpr DanglingCheck kDanglingChecks[] = {
     {"dispatch with unknown kernel",
      "SELECT 'problem ' || x.problem_id || ' m_lo ' || x.m_lo || ' -> kernel ' || x.kernel_id "
      "FROM dispatch x WHERE NOT EXISTS (SELECT 1 FROM kernels k WHERE k.id = x.kernel_id)"},
+    {"failed candidate with unknown problem",
+     "SELECT f.schedule || ' on ' || f.arch || ' -> problem ' || f.problem_id "
+     "FROM candidate_failures f "
+     "WHERE NOT EXISTS (SELECT 1 FROM problems p WHERE p.id = f.problem_id)",
+     3},
     {"dispatch naming another problem's kernel",
      "SELECT 'problem ' || x.problem_id || ' m_lo ' || x.m_lo || ' -> kernel ' || x.kernel_id "
      "|| ' of problem ' || k.problem_id FROM dispatch x JOIN kernels k ON k.id = x.kernel_id "
@@ -369,15 +387,18 @@ DoctorReport doctor(const std::string &path) {
   for (const std::string &line : meta)
     report.info.push_back("meta: " + line);
 
-  const std::pair<const char *, const char *> counts[] = {
+  const DoctorQuery counts[] = {
       {"problems", "SELECT count(*) FROM problems"},
       {"kernels", "SELECT count(*) FROM kernels"},
       {"devices", "SELECT count(*) FROM devices"},
       {"results", "SELECT count(*) FROM results"},
       {"dispatch tables", "SELECT count(*) FROM (SELECT DISTINCT problem_id, device_id FROM "
                           "dispatch)"},
+      {"failed candidates", "SELECT count(*) FROM candidate_failures", 3},
   };
-  for (const auto &[what, sqlText] : counts) {
+  for (const auto &[what, sqlText, sinceVersion] : counts) {
+    if (version < sinceVersion)
+      continue;
     auto n = sql::queryInteger(raw, sqlText);
     if (!n)
       report.errors.push_back(std::string("cannot count ") + what + ": " + n.error());
@@ -385,7 +406,9 @@ DoctorReport doctor(const std::string &path) {
       report.info.push_back(std::string(what) + ": " + std::to_string(*n));
   }
 
-  for (const DanglingCheck &check : kDanglingChecks) {
+  for (const DoctorQuery &check : kDanglingChecks) {
+    if (version < check.sinceVersion)
+      continue;
     std::vector<std::string> rows;
     error.clear();
     collectRows(raw, check.sqlText, rows, error);

@@ -74,6 +74,12 @@ public:
   // checking that every kernel exists and belongs to the problem.
   Status setDispatch(const std::string &problemId, const std::string &deviceId,
                      const std::vector<DispatchRange> &ranges);
+  // Records a candidate that failed to compile, replacing an earlier record
+  // of the same (problem, arch, schedule); the problem must be stored.
+  Status putCandidateFailure(const CandidateFailureRecord &failure);
+  // Forgets the failure of (problem, arch, schedule), once it compiled.
+  Status clearCandidateFailure(const std::string &problemId, const std::string &arch,
+                               const std::string &schedule);
   // Runs `body` inside one BEGIN IMMEDIATE transaction: committed if it
   // returns success, rolled back otherwise. Writes inside join it.
   template <typename Body> Status transaction(Body &&body);
@@ -95,6 +101,9 @@ public:
   // All results of a kernel, optionally on one device, by (device, m, median).
   Expected<std::vector<ResultRecord>> results(const std::string &kernelId,
                                               const std::string &deviceId = "") const;
+  // The problem's failed candidates (for one arch, or all), by arch and schedule.
+  Expected<std::vector<CandidateFailureRecord>>
+  candidateFailures(const std::string &problemId, const std::string &arch = "") const;
   // Ids that start with `prefix`, in kernels, problems and devices.
   struct IdMatches {
     std::vector<std::string> kernels, problems, devices;

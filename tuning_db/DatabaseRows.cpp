@@ -84,6 +84,14 @@ ResultRecord readResult(const sql::Statement &s) {
   return r;
 }
 
+constexpr const char *kFailureColumns =
+    "problem_id, arch, schedule, entry, stage, reason, compiler_version, created_at";
+
+CandidateFailureRecord readFailure(const sql::Statement &s) {
+  return CandidateFailureRecord{s.text(0), s.text(1), s.text(2), s.text(3),
+                                s.text(4), s.text(5), s.text(6), s.text(7)};
+}
+
 // Runs a query and turns every row into a T.
 template <typename T, typename Read, typename Bind>
 Expected<std::vector<T>> queryAll(sqlite3 *db, const std::string &sqlText, Bind &&bind,
@@ -259,6 +267,53 @@ Status Database::addResults(const std::vector<ResultRecord> &results) {
   });
 }
 
+Status Database::putCandidateFailure(const CandidateFailureRecord &f) {
+  std::string which = "the failure of " + f.schedule + " for problem " + f.problemId;
+  if (auto arch = parseArch(f.arch); !arch)
+    return makeError("cannot store " + which + ": " + arch.error());
+  if (f.stage != "compile" && f.stage != "spill")
+    return makeError("cannot store " + which + ": stage `" + f.stage +
+                     "` is neither compile nor spill");
+  if (f.schedule.empty() || f.reason.empty())
+    return makeError("cannot store " + which + ": schedule and reason must be set");
+  return transaction([&]() -> Status {
+    auto problemKnown = exists(handle(), "SELECT 1 FROM problems WHERE id = ?1", f.problemId);
+    if (!problemKnown)
+      return makeError(problemKnown.error());
+    if (!*problemKnown)
+      return makeError("cannot store " + which + ": unknown problem (store it first)");
+    auto s = sql::Statement::prepare(
+        handle(), "INSERT INTO candidate_failures(problem_id, arch, schedule, entry, stage, "
+                  "reason, compiler_version, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                  "ON CONFLICT(problem_id, arch, schedule) DO UPDATE SET entry = excluded.entry, "
+                  "stage = excluded.stage, reason = excluded.reason, "
+                  "compiler_version = excluded.compiler_version, created_at = excluded.created_at");
+    if (!s)
+      return makeError(s.error());
+    s->bind(1, f.problemId).bind(2, f.arch).bind(3, f.schedule).bind(4, f.entry);
+    s->bind(5, f.stage).bind(6, f.reason).bind(7, f.compilerVersion);
+    s->bind(8, f.createdAt.empty() ? nowUtcIso() : f.createdAt);
+    if (Status r = s->run(); !r)
+      return makeError("cannot store " + which + ": " + r.error());
+    return Status::success();
+  });
+}
+
+Status Database::clearCandidateFailure(const std::string &problemId, const std::string &arch,
+                                       const std::string &schedule) {
+  return transaction([&]() -> Status {
+    auto s = sql::Statement::prepare(
+        handle(), "DELETE FROM candidate_failures WHERE problem_id = ?1 AND arch = ?2 AND "
+                  "schedule = ?3");
+    if (!s)
+      return makeError(s.error());
+    if (Status r = s->bind(1, problemId).bind(2, arch).bind(3, schedule).run(); !r)
+      return makeError("cannot clear the failure of " + schedule + " for problem " + problemId +
+                       ": " + r.error());
+    return Status::success();
+  });
+}
+
 Status Database::setDispatch(const std::string &problemId, const std::string &deviceId,
                              const std::vector<DispatchRange> &ranges) {
   std::string which = "dispatch of problem " + problemId + " on device " + deviceId;
@@ -382,6 +437,16 @@ Expected<std::vector<ResultRecord>> Database::results(const std::string &kernelI
           " FROM results WHERE kernel_id = ?1 AND (?2 = '' OR device_id = ?2) "
           "ORDER BY device_id, m, passed DESC, median_us",
       [&](sql::Statement &s) { s.bind(1, kernelId).bind(2, deviceId); }, readResult);
+}
+
+Expected<std::vector<CandidateFailureRecord>>
+Database::candidateFailures(const std::string &problemId, const std::string &arch) const {
+  return queryAll<CandidateFailureRecord>(
+      handle(),
+      std::string("SELECT ") + kFailureColumns +
+          " FROM candidate_failures WHERE problem_id = ?1 AND (?2 = '' OR arch = ?2) "
+          "ORDER BY arch, schedule",
+      [&](sql::Statement &s) { s.bind(1, problemId).bind(2, arch); }, readFailure);
 }
 
 Expected<Database::IdMatches> Database::matchIdPrefix(const std::string &prefix) const {

@@ -105,11 +105,30 @@ ALTER TABLE kernels ADD COLUMN dynamic_smem_bytes INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX dispatch_by_kernel ON dispatch(kernel_id);
 )sql";
 
+// v3: tuning candidates that never became a kernel row (NVRTC failed, or
+// ptxas spilled) are recorded as failed with the reason, so a sweep reports
+// them instead of losing them. One row per (problem, arch, schedule): the
+// latest attempt's; a later compile that succeeds deletes it.
+constexpr const char *kV3 = R"sql(
+CREATE TABLE candidate_failures (
+  problem_id       TEXT NOT NULL REFERENCES problems(id),
+  arch             TEXT NOT NULL,
+  schedule         TEXT NOT NULL,
+  entry            TEXT NOT NULL,
+  stage            TEXT NOT NULL CHECK (stage IN ('compile', 'spill')),
+  reason           TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  created_at       TEXT NOT NULL,
+  PRIMARY KEY (problem_id, arch, schedule)
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "tables meta, devices, problems, kernels, results, dispatch", kV1},
     {2, "kernel launch configuration (block dims, grid rule, dynamic shared memory) and "
         "stack bytes",
      kV2},
+    {3, "candidate_failures: tuning candidates that failed to compile, with the reason", kV3},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

@@ -70,6 +70,21 @@ struct ResultRecord {
   std::string measuredAt; // ISO 8601 UTC; addResult fills in now when empty
 };
 
+// A tuning candidate that never became a kernel: its compile failed
+// (stage "compile": NVRTC's error) or ptxas spilled (stage "spill"). The
+// sweep reports it as failed; the same (problem, arch, schedule) compiling
+// later removes it.
+struct CandidateFailureRecord {
+  std::string problemId;
+  std::string arch;
+  std::string schedule; // #lb.schedule text
+  std::string entry;    // the kernel's entry point, as it would have been
+  std::string stage;    // "compile" | "spill"
+  std::string reason;
+  std::string compilerVersion;
+  std::string createdAt; // ISO 8601 UTC; putCandidateFailure fills in now when empty
+};
+
 // True when `a` is a better measurement than `b` of the same kernel, device
 // and M: a passing result beats a failing one, then the lower median wins.
 bool betterResult(const ResultRecord &a, const ResultRecord &b);

@@ -16,7 +16,7 @@ constexpr int32_t kApplicationId = 0x4C424954;
 
 // PRAGMA user_version this library writes. A file with a larger value was
 // written by a newer lowbit and is opened read-only.
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 // The lowbit release that built this library, recorded in `meta`.
 const char *lowbitVersion();

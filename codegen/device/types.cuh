@@ -195,7 +195,7 @@ __device__ __forceinline__ u32 f32x2_to_bf16x2(float lo, float hi) {
 }
 
 // Generic pointer -> 32-bit address in the .shared window, the form that
-// ldmatrix / cp.async / ld.shared take. Computing swizzled addresses on this
+// cp.async and ld.shared take. Computing swizzled addresses on this
 // 32-bit value is cheaper than on 64-bit generic pointers.
 __device__ __forceinline__ u32 shared_addr(const void *p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));

@@ -1,12 +1,10 @@
 // CUDA for the mma family's ops. Shared-memory staging buffers are raw byte
 // arrays; activation rows keep their 16-byte chunks XOR-swizzled by the row
 // index: chunk c of row r sits at c ^ swizzle(r), swizzle(r) = (r mod 8) ^
-// 4 (r mod 2), which both the cp.async writes and the reads below apply.
-// swizzle is a bijection on r mod 8, so one ldmatrix phase (eight rows, one
-// chunk column) touches eight different bank groups; and a paired read phase
-// (eight lanes: rows 2i and 2i + 1, chunks c..c + 3 with c a multiple of 4)
-// finds the odd row's chunks flipped into the other half of the 128-byte
-// bank window, so it is conflict-free as well.
+// 4 (r mod 2), which both the cp.async writes and the reads below apply. A
+// read phase of lb.load_a_fragment (eight lanes: rows 2i and 2i + 1, chunks
+// c..c + 3 with c a multiple of 4) finds the odd row's chunks flipped into
+// the other half of the 128-byte bank window, so it is conflict-free.
 #include "codegen/emit/Emitter.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -49,7 +47,8 @@ void Emitter::emitActivationCopy(Value x, Value buffer, Value stage, Value m0, V
   line() << "  const u16 *source = " << name(x) << " + (inside ? row : 0LL) * "
          << xType.getDimSize(1) << "LL + " << name(k0) << " + chunk * 8;\n";
   // A lane-owned stage is unswizzled: chunk c at 16 c, where its lane reads
-  // it back. A block's stage is swizzled for ldmatrix (SharedBufferOp).
+  // it back. A block's stage is swizzled for lb.load_a_fragment's reads
+  // (SharedBufferOp).
   if (laneOwned)
     line() << "  cp_async16_zfill(base + (u32)c * 16u, source, inside);\n";
   else
@@ -172,35 +171,21 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         auto buffer = cast<MemRefType>(load.getBuffer().getType());
         int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
         std::string var = bind(load.getFragment());
-        if (cast<VectorType>(load.getFragment().getType()).getNumElements() == 16) {
-          // Paired K order: lane (g, t) reads chunk k0 / 8 + t of rows g and
-          // g + 8, 16 bytes each (see emitPairedFragment).
-          line() << "u32 " << var << "[8];\n";
-          line() << "{\n";
-          line() << "  const int r = (int)(" << name(load.getRow0()) << ") + (threadIdx.x & 31) / 4;\n";
-          line() << "  const int chunk = (int)(" << name(load.getK0()) << ") / 8 + (threadIdx.x & 3);\n";
-          line() << "  const unsigned char *stage = " << name(load.getBuffer()) << " + ("
-                 << name(load.getStage()) << ") * " << rows * cols * 2 << "LL;\n";
-          auto row = [&](const std::string &r) {
-            return "*reinterpret_cast<const uint4 *>(stage + ((" + r + ") * " +
-                   std::to_string(cols) + " + ((chunk ^ ((" + r + ") & 7) ^ (((" + r +
-                   ") & 1) << 2)) * 8)) * 2)";
-          };
-          line() << "  const uint4 lo = " << row("r") << ", hi = " << row("r + 8") << ";\n";
-          emitPairedFragment(var);
-          line() << "}\n";
-          return success();
-        }
-        // ldmatrix.x4: lanes 0-15 address rows 0-15 at k0, lanes 16-31 the
-        // same rows at k0 + 8, giving registers a0..a3 in mma A order.
-        line() << valueType(load.getFragment().getType()) << " " << var << ";\n";
+        // The verifier admits only the paired form: lane (g, t) reads chunk
+        // k0 / 8 + t of rows g and g + 8, 16 bytes each (emitPairedFragment).
+        line() << "u32 " << var << "[8];\n";
         line() << "{\n";
-        line() << "  const int r = (int)(" << name(load.getRow0()) << ") + (threadIdx.x & 15);\n";
-        line() << "  const int chunk = (int)(" << name(load.getK0())
-               << ") / 8 + ((threadIdx.x >> 4) & 1);\n";
-        line() << "  ldmatrix_x4(" << var << ".r, shared_addr(" << name(load.getBuffer())
-               << ") + (u32)((" << name(load.getStage()) << ") * " << rows * cols
-               << " + r * " << cols << " + ((chunk ^ (r & 7) ^ ((r & 1) << 2)) * 8)) * 2u);\n";
+        line() << "  const int r = (int)(" << name(load.getRow0()) << ") + (threadIdx.x & 31) / 4;\n";
+        line() << "  const int chunk = (int)(" << name(load.getK0()) << ") / 8 + (threadIdx.x & 3);\n";
+        line() << "  const unsigned char *stage = " << name(load.getBuffer()) << " + ("
+               << name(load.getStage()) << ") * " << rows * cols * 2 << "LL;\n";
+        auto row = [&](const std::string &r) {
+          return "*reinterpret_cast<const uint4 *>(stage + ((" + r + ") * " +
+                 std::to_string(cols) + " + ((chunk ^ ((" + r + ") & 7) ^ (((" + r +
+                 ") & 1) << 2)) * 8)) * 2)";
+        };
+        line() << "  const uint4 lo = " << row("r") << ", hi = " << row("r + 8") << ";\n";
+        emitPairedFragment(var);
         line() << "}\n";
         return success();
       })

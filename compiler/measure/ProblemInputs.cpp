@@ -98,6 +98,59 @@ formats::QuantizedMatrix referenceRows(const formats::QuantizedMatrix &block, in
   return out;
 }
 
+// `problem`'s inputs with every buffer sized and nothing in it yet.
+ProblemInputs sizedInputs(const core::Problem &problem, int64_t referenceStride) {
+  ProblemInputs in;
+  in.problem = problem;
+  in.referenceStride = referenceStride;
+  const int64_t n = problem.n, k = problem.k;
+  in.codes.resize(static_cast<size_t>(n * k));
+  in.scales.resize(static_cast<size_t>(core::scaleCount(problem) * core::scaleElementBytes(problem)));
+  in.zeros.resize(static_cast<size_t>(core::scaleCount(problem) * core::zeroElementBytes(problem)));
+  in.referenceWeights.resize(static_cast<size_t>(in.referenceColumns() * k));
+  return in;
+}
+
+// Stores `q`, the quantized rows [row0, row0 + q.rows) of the whole matrix,
+// into `in` as a kernel reads them, with the f64 dequantize of its
+// reference rows. Blocks touch disjoint parts of `in`, so several threads
+// may store theirs at once.
+Status storeBlock(ProblemInputs &in, const formats::QuantizedMatrix &q, int64_t row0) {
+  const core::Problem &problem = in.problem;
+  const int64_t k = problem.k;
+  const int64_t firstReference = (row0 + in.referenceStride - 1) / in.referenceStride;
+  if (firstReference * in.referenceStride < row0 + q.rows) {
+    Expected<std::vector<double>> reference =
+        formats::dequantize(referenceRows(q, row0, in.referenceStride));
+    if (!reference)
+      return makeError(reference.error());
+    std::copy(reference->begin(), reference->end(),
+              in.referenceWeights.begin() + firstReference * k);
+  }
+  std::copy(q.codes.begin(), q.codes.end(), in.codes.begin() + row0 * k);
+  const int scaleBytes = core::scaleElementBytes(problem);
+  const int zeroBytes = core::zeroElementBytes(problem);
+  const int64_t slot0 =
+      problem.scheme.granularity == formats::Granularity::PerTensor ? 0 : row0 * q.scaleCols();
+  storeCodes(q.scales, scaleBytes, &in.scales[static_cast<size_t>(slot0 * scaleBytes)]);
+  if (zeroBytes)
+    storeCodes(q.zeros, zeroBytes, &in.zeros[static_cast<size_t>(slot0 * zeroBytes)]);
+  return Status();
+}
+
+// What every way of making inputs rejects, as the reason.
+Status checkInputProblem(const core::Problem &problem, int64_t referenceStride) {
+  if (Status valid = core::validate(problem); !valid)
+    return valid;
+  if (problem.scheme.actOrder)
+    return makeError("act-order inputs (a g_idx permutation) are not made yet");
+  if (problem.code.bits() > 8)
+    return makeError("codes wider than a byte");
+  if (referenceStride < 1)
+    return makeError("the reference stride must be positive");
+  return Status();
+}
+
 } // namespace
 
 uint64_t randomBits(uint64_t &state) {
@@ -136,32 +189,16 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
     return makeError("no inputs for problem " + problem.name + " (" + core::signature(problem) +
                      "): " + why);
   };
-  if (Status valid = core::validate(problem); !valid)
-    return bad(valid.error());
-  if (problem.scheme.actOrder)
-    return bad("act-order inputs (a g_idx permutation) are not made yet");
-  if (problem.code.bits() > 8)
-    return bad("codes wider than a byte");
+  if (Status s = checkInputProblem(problem, options.referenceStride); !s)
+    return bad(s.error());
   Expected<formats::QuantScheme> scheme = core::quantScheme(problem);
   if (!scheme)
     return bad(scheme.error());
-  if (options.referenceStride < 1 || options.blockWeights < 1)
-    return bad("the reference stride and the block size must be positive");
+  if (options.blockWeights < 1)
+    return bad("the block size must be positive");
 
-  ProblemInputs in;
-  in.problem = problem;
-  in.referenceStride = options.referenceStride;
+  ProblemInputs in = sizedInputs(problem, options.referenceStride);
   const int64_t n = problem.n, k = problem.k;
-  const int scaleBytes = core::scaleElementBytes(problem);
-  const int zeroBytes = core::zeroElementBytes(problem);
-  const int64_t slotsPerRow =
-      problem.scheme.granularity == formats::Granularity::PerGroup ? k / problem.scheme.groupSize
-                                                                    : 1;
-  in.codes.resize(static_cast<size_t>(n * k));
-  in.scales.resize(static_cast<size_t>(core::scaleCount(problem) * scaleBytes));
-  in.zeros.resize(static_cast<size_t>(core::scaleCount(problem) * zeroBytes));
-  in.referenceWeights.resize(static_cast<size_t>(in.referenceColumns() * k));
-
   // Channel and group scales are per row, so blocks of rows quantize alone;
   // one tensor scale needs the whole matrix.
   const bool perTensor = problem.scheme.granularity == formats::Granularity::PerTensor;
@@ -176,27 +213,42 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
     normalWeights(options.seed ^ (0x5851F42D4C957F2Dull * static_cast<uint64_t>(block + 1)),
                   nonNegative, weights.data(), weights.size());
     Expected<formats::QuantizedMatrix> q = formats::quantize(weights.data(), rows, k, *scheme);
-    const int64_t firstReference = (row0 + in.referenceStride - 1) / in.referenceStride;
-    const bool hasReferenceRows = firstReference * in.referenceStride < row0 + rows;
-    Expected<std::vector<double>> reference =
-        !q                 ? Expected<std::vector<double>>(makeError(q.error()))
-        : hasReferenceRows ? formats::dequantize(referenceRows(*q, row0, in.referenceStride))
-                           : std::vector<double>();
-    if (!reference) {
+    Status stored = q ? storeBlock(in, *q, row0) : Status(makeError(q.error()));
+    if (!stored) {
       std::lock_guard<std::mutex> lock(failureLock);
-      failure = reference.error();
-      return;
+      failure = stored.error();
     }
-    std::copy(q->codes.begin(), q->codes.end(), in.codes.begin() + row0 * k);
-    const int64_t slot0 = perTensor ? 0 : row0 * slotsPerRow;
-    storeCodes(q->scales, scaleBytes, &in.scales[static_cast<size_t>(slot0 * scaleBytes)]);
-    if (zeroBytes)
-      storeCodes(q->zeros, zeroBytes, &in.zeros[static_cast<size_t>(slot0 * zeroBytes)]);
-    std::copy(reference->begin(), reference->end(),
-              in.referenceWeights.begin() + firstReference * k);
   });
   if (!failure.empty())
     return bad(failure);
+  return in;
+}
+
+Expected<ProblemInputs> problemInputsFromQuantized(const core::Problem &problem,
+                                                   const formats::QuantizedMatrix &quantized,
+                                                   int64_t referenceStride) {
+  auto bad = [&](const std::string &why) {
+    return makeError("no inputs for problem " + problem.name + " (" + core::signature(problem) +
+                     ") from the given codes: " + why);
+  };
+  if (Status s = checkInputProblem(problem, referenceStride); !s)
+    return bad(s.error());
+  if (quantized.rows != problem.n || quantized.cols != problem.k)
+    return bad("the matrix is " + std::to_string(quantized.rows) + " x " +
+               std::to_string(quantized.cols) + ", the problem " + std::to_string(problem.n) +
+               " x " + std::to_string(problem.k));
+  Expected<core::Scheme> scheme = core::kernelScheme(quantized.scheme);
+  if (!scheme)
+    return bad(scheme.error());
+  if (quantized.scheme.element != problem.code || *scheme != problem.scheme)
+    return bad("the matrix is in " + formats::describeScheme(quantized.scheme) +
+               ", not the problem's scheme");
+  // Sizes and every code's validity, so storing cannot overrun a buffer.
+  if (Status s = formats::validateQuantizedMatrix(quantized); !s)
+    return bad(s.error());
+  ProblemInputs in = sizedInputs(problem, referenceStride);
+  if (Status s = storeBlock(in, quantized, 0); !s)
+    return bad(s.error());
   return in;
 }
 

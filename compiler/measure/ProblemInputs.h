@@ -15,6 +15,7 @@
 #pragma once
 
 #include "core/Problem.h"
+#include "core/formats/Quantize.h"
 #include "core/layout/WeightLayout.h"
 
 #include <cstdint>
@@ -63,6 +64,14 @@ struct ProblemInputs {
 // code is wider than a byte.
 Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
                                           const ProblemInputOptions &options = {});
+
+// The same from codes, scales and zeros the caller chose instead of a
+// quantizer (the GPU decode test's every code at every position, under scale
+// 1): `quantized` must be the problem's N x K matrix in its scheme (element,
+// granularity, scale and zero formats); the reference is its f64 dequantize.
+Expected<ProblemInputs> problemInputsFromQuantized(const core::Problem &problem,
+                                                   const formats::QuantizedMatrix &quantized,
+                                                   int64_t referenceStride = 1);
 
 // ‖got − ref‖ / ‖ref‖ over the reference columns of `rows` output rows: `x`
 // holds those rows' activations (rows x K, as f64) and `y` their outputs

@@ -69,7 +69,8 @@ void writeCsv(const std::vector<ReportRow> &rows, std::ostream &out) {
         << ',' << optionalNumber(r.cublasUs) << ',' << optionalNumber(r.speedup) << '\n';
 }
 
-void writeJson(const std::vector<ReportRow> &rows, double copyGBs, std::ostream &out) {
+void writeJson(const std::vector<ReportRow> &rows, double copyGBs, std::ostream &out,
+               const std::vector<FailedCandidate> &failed) {
   nlohmann::json doc;
   doc["copy_gbs"] = copyGBs;
   doc["rows"] = nlohmann::json::array();
@@ -84,6 +85,15 @@ void writeJson(const std::vector<ReportRow> &rows, double copyGBs, std::ostream 
     j["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
     doc["rows"].push_back(std::move(j));
   }
+  doc["failed_candidates"] = nlohmann::json::array();
+  for (const FailedCandidate &f : failed)
+    doc["failed_candidates"].push_back({{"problem", f.problem},
+                                        {"problem_id", f.record.problemId},
+                                        {"arch", f.record.arch},
+                                        {"schedule", f.record.schedule},
+                                        {"entry", f.record.entry},
+                                        {"stage", f.record.stage},
+                                        {"reason", f.record.reason}});
   out << doc.dump(2) << '\n';
 }
 

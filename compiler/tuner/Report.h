@@ -35,8 +35,11 @@ std::vector<ReportRow> reportRows(const std::vector<BestPoint> &best, double cop
 // kernel, schedule, median_us, gbps, copy_pct, tflops, cublas_us, speedup.
 void writeCsv(const std::vector<ReportRow> &rows, std::ostream &out);
 
-// {"copy_gbs": ..., "rows": [{"problem": ..., "m": ..., "cublas_us": null, ...}]}
-void writeJson(const std::vector<ReportRow> &rows, double copyGBs, std::ostream &out);
+// {"copy_gbs": ..., "rows": [{"problem": ..., "m": ..., "cublas_us": null, ...}],
+//  "failed_candidates": [{"problem": ..., "schedule": ..., "stage": ..., "reason": ...}]}:
+// the candidates that never compiled, which have no rows.
+void writeJson(const std::vector<ReportRow> &rows, double copyGBs, std::ostream &out,
+               const std::vector<FailedCandidate> &failed = {});
 
 // What the roofline panel plots against flops per byte.
 enum class Roofline {

@@ -16,6 +16,14 @@ double SteadyClock::seconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+namespace {
+
+std::string problemLabel(const SweepProblem &p) {
+  return p.problem.name.empty() ? p.problemId.substr(0, 12) : p.problem.name;
+}
+
+} // namespace
+
 const char *stopReasonName(StopReason reason) {
   switch (reason) {
   case StopReason::Completed: return "completed";
@@ -24,6 +32,13 @@ const char *stopReasonName(StopReason reason) {
   case StopReason::MeasurerFailed: return "measurer failed";
   }
   return "unknown";
+}
+
+std::string FailedCandidate::text() const {
+  const std::string &reason = record.reason;
+  std::string firstLine = reason.substr(0, reason.find('\n'));
+  return problem + " · " + record.schedule + " · " + record.arch + ": " + record.stage +
+         " failed: " + firstLine;
 }
 
 Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &database,
@@ -37,8 +52,15 @@ Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &databa
     auto kernelRows = database.kernelsForProblem(record.id);
     if (!kernelRows)
       return makeError(kernelRows.error());
+    auto failures = database.candidateFailures(record.id, arch);
+    if (!failures)
+      return makeError(failures.error());
     SweepProblem problem;
     problem.problemId = record.id;
+    // A problem whose every candidate failed has no kernel to name it; its
+    // signature still says what it is.
+    if (Expected<core::Problem> parsed = core::parseSignature(record.signature); parsed)
+      problem.problem = *parsed;
     for (const db::KernelRecord &kernel : *kernelRows) {
       if (kernel.arch != arch)
         continue;
@@ -52,7 +74,9 @@ Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &databa
                   std::find(only.begin(), only.end(), record.id) != only.end() ||
                   (!problem.problem.name.empty() &&
                    std::find(only.begin(), only.end(), problem.problem.name) != only.end());
-    if (wanted && !problem.candidates.empty())
+    for (const db::CandidateFailureRecord &failure : *failures)
+      problem.failed.push_back({problemLabel(problem), failure});
+    if (wanted && (!problem.candidates.empty() || !problem.failed.empty()))
       sweep.push_back(std::move(problem));
   }
   return sweep;
@@ -173,16 +197,8 @@ db::ResultRecord resultRecord(const SweepProblem &problem, const SweepCandidate 
   return r;
 }
 
-} // namespace
-
-namespace {
-
 size_t candidatesMeasured(const SweepProblem &p, const SweepOptions &options) {
   return candidatesWithinCut(p, options.maxCandidates);
-}
-
-std::string problemLabel(const SweepProblem &p) {
-  return p.problem.name.empty() ? p.problemId.substr(0, 12) : p.problem.name;
 }
 
 } // namespace
@@ -276,6 +292,9 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
     pending.clear();
     return Status::success();
   };
+  for (const SweepProblem &problem : problems)
+    summary.failedCandidates.insert(summary.failedCandidates.end(), problem.failed.begin(),
+                                    problem.failed.end());
   report("starting");
   for (size_t pi = 0; pi < problems.size(); ++pi) {
     const SweepProblem &problem = problems[pi];
@@ -414,6 +433,8 @@ void mergeSummary(SweepSummary &total, const SweepSummary &part) {
   total.failedChecks += part.failedChecks;
   total.measurementErrors.insert(total.measurementErrors.end(), part.measurementErrors.begin(),
                                  part.measurementErrors.end());
+  total.failedCandidates.insert(total.failedCandidates.end(), part.failedCandidates.begin(),
+                                part.failedCandidates.end());
   total.problemsCut += part.problemsCut;
   total.best.insert(total.best.end(), part.best.begin(), part.best.end());
 }

@@ -69,14 +69,27 @@ struct SweepCandidate {
   }
 };
 
+// A candidate that never became a kernel (its compile failed or ptxas
+// spilled), as the compiler recorded it in the database: the sweep cannot
+// measure it, and reports it as failed.
+struct FailedCandidate {
+  std::string problem; // the problem's name, or its id's first 12 digits
+  db::CandidateFailureRecord record;
+
+  // "problem · #lb.schedule<...> · sm_90a: compile failed: <first line>".
+  std::string text() const;
+};
+
 struct SweepProblem {
   std::string problemId;
   kernels::ProblemDesc problem;
   std::vector<SweepCandidate> candidates;
+  std::vector<FailedCandidate> failed;
 };
 
 // The problems in the database (all, or those whose id or name is listed)
-// with their kernels for `arch` as candidates. A kernel row that does not
+// with their kernels for `arch` as candidates and their failed candidates
+// for `arch`; a problem with either is loaded. A kernel row that does not
 // decode is an error naming it.
 Expected<std::vector<SweepProblem>> loadSweepProblems(const db::Database &database,
                                                       const std::string &arch,
@@ -151,6 +164,8 @@ struct SweepSummary {
   // errors among them (a launch the driver refused, a fault).
   int64_t measured = 0, skipped = 0, pruned = 0, failedChecks = 0;
   std::vector<std::string> measurementErrors;
+  // Every problem's candidates that failed to compile (SweepProblem::failed).
+  std::vector<FailedCandidate> failedCandidates;
   int64_t problemsCut = 0; // problems stopped at their share of the budget
   std::vector<BestPoint> best; // sorted by problem order, then M
   bool complete() const { return stop == StopReason::Completed; }

@@ -32,6 +32,19 @@ std::string position(int64_t n, int64_t k) {
   return "(" + std::to_string(n) + ", " + std::to_string(k) + ")";
 }
 
+// What a caller may pass, for the message that rejects something else.
+std::string validCodesText(const DataFormat &element) {
+  const IntFormat *integer = element.asInt();
+  if (integer && integer->ternary)
+    return "ternary codes are 0, 1 and 2, meaning -1, 0 and 1";
+  const std::string range = element.name() + " codes are 0 to " +
+                            std::to_string(element.codeCount() - 1) + ", one per byte";
+  if (integer && integer->isSigned)
+    return range + ", two's complement in the low " + std::to_string(integer->bits) +
+           " bits, not sign-extended";
+  return range;
+}
+
 Status checkSize(const char *what, size_t actual, int64_t expected) {
   if (int64_t(actual) != expected)
     return makeError(std::string(what) + " has " + std::to_string(actual) +
@@ -100,16 +113,28 @@ Status validateQuantizedMatrix(const QuantizedMatrix &m) {
   } else if (!m.groupIndex.empty()) {
     return makeError("g_idx given but the scheme has no act-order");
   }
-  for (int64_t n = 0; n < m.rows; ++n)
-    for (int64_t k = 0; k < m.cols; ++k) {
-      uint32_t code = m.codes[size_t(n * m.cols + k)];
-      if (!scheme.element.isValidCode(code))
-        return makeError("code " + std::to_string(code) + " at " + position(n, k) +
-                         " is not a valid " + scheme.element.name() + " code");
-      if (scheme.element.isNanCode(code))
-        return makeError("code " + std::to_string(code) + " at " + position(n, k) + " is NaN in " +
-                         scheme.element.name());
-    }
+  return checkElementCodes(scheme.element, m.codes.data(), m.rows, m.cols);
+}
+
+Status checkElementCodes(const DataFormat &element, const uint8_t *codes, int64_t rows,
+                         int64_t cols) {
+  // One table lookup per code: the runtime's packer checks every weight of
+  // matrices of hundreds of millions.
+  enum : uint8_t { kValid, kInvalid, kNan };
+  uint8_t kind[256];
+  for (uint32_t code = 0; code < 256; ++code)
+    kind[code] = !element.isValidCode(code) ? kInvalid : element.isNanCode(code) ? kNan : kValid;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const uint8_t code = codes[i];
+    if (kind[code] == kValid)
+      continue;
+    const std::string where =
+        "code " + std::to_string(code) + " at " + position(i / cols, i % cols);
+    if (kind[code] == kNan)
+      return makeError(where + " is NaN in " + element.name());
+    return makeError(where + " is not a valid " + element.name() + " code (" +
+                     validCodesText(element) + ")");
+  }
   return Status::success();
 }
 

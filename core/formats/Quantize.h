@@ -62,6 +62,12 @@ Expected<QuantizedMatrix> quantize(const double *weights, int64_t rows, int64_t 
 Expected<std::vector<double>> dequantize(const QuantizedMatrix &matrix);
 // Structural checks only (sizes, code validity, g_idx range).
 Status validateQuantizedMatrix(const QuantizedMatrix &matrix);
+// Every code of a row-major rows x cols matrix, one per byte, is a valid
+// code of `element` and not a NaN: a byte with bits set above the width, or
+// ternary's unused code 3, is an error that names the first such position
+// and what the valid codes are.
+Status checkElementCodes(const DataFormat &element, const uint8_t *codes, int64_t rows,
+                         int64_t cols);
 
 struct QualityReport {
   double snrDb = 0;           // 10 log10(sum w^2 / sum (w - w')^2); +inf when exact

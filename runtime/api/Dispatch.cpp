@@ -1,5 +1,7 @@
 #include "runtime/api/Dispatch.h"
 
+#include "core/formats/Quantize.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -110,6 +112,12 @@ ApiStatus packOnHost(const PlanSpec &spec, const uint8_t *codes, uint8_t *packed
     return apiError(LOWBIT_STATUS_BUFFER_TOO_SMALL,
                     "lowbit_pack_weights: packed_bytes is " + std::to_string(packedBytes) +
                         ", the packed weights take " + std::to_string(spec.weightBytes));
+  // Each code must mean a weight of the plan's format: a ternary 3 or a
+  // sign-extended int4 -1 (0xFF) fits no kernel's decode.
+  if (Status valid = formats::checkElementCodes(spec.problem.code, codes, spec.problem.n,
+                                                spec.problem.k);
+      !valid)
+    return apiError(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_pack_weights: " + valid.error());
   Status status = layout::packWeights(spec.layout, spec.problem.n, spec.problem.k, codes, packed,
                                       packedBytes);
   if (!status)

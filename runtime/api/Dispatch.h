@@ -27,7 +27,9 @@ struct MatmulArgs {
 lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *rangeIndex,
                           std::string *whyNot);
 
-// Packs `codes` ([N, K], one per byte) into `packed` (host memory).
+// Packs `codes` ([N, K], one per byte) into `packed` (host memory). A code
+// that is not one of the format's (formats::checkElementCodes) is
+// LOWBIT_STATUS_INVALID_ARGUMENT, naming its position.
 ApiStatus packOnHost(const PlanSpec &spec, const uint8_t *codes, uint8_t *packed,
                      size_t packedBytes);
 

@@ -4,6 +4,7 @@
 // binary links no LLVM; candidates are compiled through liblowbit_compiler.so,
 // loaded with dlopen only when there is something to compile.
 #include "compiler/tools/lowbit/Command.h"
+#include "compiler/tools/lowbit/TuneCompile.h"
 
 #include "compiler/measure/CopyBandwidth.h"
 #include "compiler/measure/KernelMeasurer.h"
@@ -19,8 +20,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <dlfcn.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -54,33 +53,6 @@ struct TuneArgs {
 std::atomic<bool> cancelRequested{false};
 extern "C" void onInterrupt(int) { cancelRequested.store(true); }
 
-std::string executableDir() {
-  char path[PATH_MAX];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0)
-    return ".";
-  std::string full(path, static_cast<size_t>(length));
-  return full.substr(0, full.find_last_of('/'));
-}
-
-using CompileMain = int (*)(int, const char *const *);
-
-// The compiler plugin, as `lowbit compile` finds it; null with the reason
-// when this machine has no compiler (a GPU host without LLVM).
-CompileMain loadCompiler(std::string &whyNot) {
-  std::string library = executableDir() + "/../lib/liblowbit_compiler.so";
-  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *why = dlerror();
-    whyNot = why ? why : library;
-    return nullptr;
-  }
-  auto main = reinterpret_cast<CompileMain>(dlsym(handle, "lowbit_compile_main"));
-  if (!main)
-    whyNot = library + " lacks lowbit_compile_main";
-  return main;
-}
-
 // The problems to tune, from exactly one of --spec, --model, --shapes.
 Expected<std::vector<kernels::ProblemDesc>> plannedProblems(const TuneArgs &args) {
   int sources = !args.spec.empty() + !args.model.empty() + !args.shapes.empty();
@@ -113,60 +85,6 @@ Expected<std::vector<kernels::ProblemDesc>> plannedProblems(const TuneArgs &args
   for (const tune::Shape &shape : shapes)
     problems.push_back(tune::problemFor(tune::problemName(prefix, shape), shape, *format));
   return problems;
-}
-
-// Compiles each problem with its own schedule list: the default schedules
-// and the cost model's first `maxCandidates` others the search space accepts. One spec per
-// problem goes through a temporary file, because the plugin's entry point
-// takes command-line arguments, and compileKernelSet applies one schedule
-// list to a whole spec. Returns the number of problems that compiled cleanly.
-int compileCandidates(CompileMain compileMain, const std::vector<kernels::ProblemDesc> &problems,
-                      const std::string &arch, const std::vector<int64_t> &mPoints,
-                      const tuner::DeviceModel &model, int64_t maxCandidates,
-                      const std::string &database) {
-  Expected<tuner::ArchLimits> limits = tuner::archLimits(arch);
-  int clean = 0;
-  for (const kernels::ProblemDesc &problem : problems) {
-    // The search space asks the schedule rules of the typed problem.
-    tuner::SearchSpace space =
-        tuner::enumerateSchedules(problem, limits.ok() ? *limits : model.limits);
-    std::vector<tuner::RankedSchedule> ranked =
-        tuner::rankSchedules(problem, space.accepted, mPoints, model);
-    tuner::putDefaultsFirst(ranked);
-    size_t defaults = std::count_if(ranked.begin(), ranked.end(), [](const auto &r) {
-      return tuner::isDefaultSchedule(r.schedule);
-    });
-    std::vector<std::string> schedules;
-    for (size_t i = 0; i < tuner::candidateCut(ranked.size(), defaults, maxCandidates); ++i)
-      schedules.push_back(ranked[i].schedule.text());
-    std::cerr << "compiling " << problem.name << " (" << problem.n << "x" << problem.k << "): "
-              << schedules.size() << " of " << space.accepted.size() << " schedules\n";
-    if (schedules.empty())
-      continue;
-    std::string path = (std::filesystem::temp_directory_path() / "lowbit-tune-XXXXXX.toml").string();
-    int fd = mkstemps(path.data(), 5);
-    if (fd < 0) {
-      std::cerr << "lowbit tune: cannot create a temporary spec file\n";
-      continue;
-    }
-    close(fd);
-    {
-      std::ofstream spec(path);
-      spec << tune::oneProblemSpecText(problem, arch);
-    }
-    std::vector<std::string> args = tune::compileArgs(path, database, schedules);
-    std::vector<const char *> argv = {"lowbit tune"};
-    for (const std::string &a : args)
-      argv.push_back(a.c_str());
-    int rc = compileMain(static_cast<int>(argv.size()), argv.data());
-    std::filesystem::remove(path);
-    if (rc == 0)
-      ++clean;
-    else
-      std::cerr << "lowbit tune: some candidates of " << problem.name
-                << " did not compile; the others are in the database\n";
-  }
-  return clean;
 }
 
 std::string defaultRunId() {
@@ -222,7 +140,7 @@ Status writeReports(const std::string &dir, const tuner::SweepSummary &summary, 
   std::vector<tuner::ReportRow> rows = tuner::reportRows(summary.best, copyGBs);
   std::ofstream csv(dir + "/tune.csv"), json(dir + "/tune.json"), svg(dir + "/tune.svg");
   tuner::writeCsv(rows, csv);
-  tuner::writeJson(rows, copyGBs, json);
+  tuner::writeJson(rows, copyGBs, json, summary.failedCandidates);
   tuner::SvgOptions options;
   options.copyGBs = copyGBs;
   tuner::writeSvg(rows, options, svg);
@@ -402,7 +320,7 @@ int runTune(const TuneArgs &args) {
   BackgroundCompile background;
   if (!args.measureOnly && !args.dryRun) {
     std::string whyNot;
-    CompileMain compileMain = loadCompiler(whyNot);
+    CompileMain compileMain = loadCompilerPlugin(whyNot);
     if (!compileMain && args.compileOnly) {
       std::cerr << me << "the compiler is not available on this machine (" << whyNot << ").\n"
                 << "It needs LLVM/MLIR 19; compile candidates on a machine that has them.\n";
@@ -457,6 +375,8 @@ int runTune(const TuneArgs &args) {
     }
   }
   if (args.compileOnly) {
+    if (printCompileFailures(args.db, *problems, arch, std::cerr) < 0)
+      return 1;
     std::cerr << me << "candidates for " << problems->size() << " problem(s) are in " << args.db
               << "; measure them with --measure-only on the GPU host\n";
     return 0;
@@ -552,12 +472,15 @@ int runTune(const TuneArgs &args) {
     return exitCode;
   const tuner::SweepSummary *summary = &total;
   printBest(*summary, std::cout);
+  for (const tuner::FailedCandidate &failed : summary->failedCandidates)
+    std::cerr << me << "recorded as failed: " << failed.text() << "\n";
   for (const std::string &error : summary->measurementErrors)
     std::cerr << me << "recorded as failed: " << error << "\n";
   std::cerr << me << tuner::stopReasonName(summary->stop)
             << (summary->stopDetail.empty() ? "" : ": " + summary->stopDetail) << "; measured "
             << summary->measured << ", skipped " << summary->skipped << ", pruned "
-            << summary->pruned << ", failed checks " << summary->failedChecks << "\n";
+            << summary->pruned << ", failed checks " << summary->failedChecks
+            << ", failed to compile " << summary->failedCandidates.size() << "\n";
   if (!summary->complete())
     std::cerr << me << "continue with --resume --run-id " << options.runId << "\n";
   if (!args.report.empty()) {

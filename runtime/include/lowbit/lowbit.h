@@ -227,7 +227,9 @@ typedef enum lowbit_memory {
 
 /* Permutes weight codes into the plan's layout.
  *  codes:      host memory, row-major [N, K], one code per byte in its low bits
- *              (a code with a higher bit set is an error, never masked).
+ *              (signed codes in two's complement, not sign-extended). A code
+ *              the format does not have (a higher bit set, ternary's 3) is
+ *              LOWBIT_STATUS_INVALID_ARGUMENT, never masked.
  *  packed_out: `where` says whether it is host memory or a device pointer
  *              (device: 16-byte aligned); packed_bytes must be at least
  *              lowbit_plan_packed_sizes' weight_bytes.

@@ -12,9 +12,7 @@
 #include "core/layout/WeightLayout.h"
 #include "tests/gpu/support/HostNumerics.h"
 #include "tests/gpu/support/GpuTest.h"
-
-#include <limits.h>
-#include <unistd.h>
+#include "tests/gpu/support/KernelLaunch.h"
 
 #include <chrono>
 #include <cmath>
@@ -25,15 +23,6 @@
 
 namespace lowbit::testing {
 namespace {
-
-std::string kernelSetDirectory() {
-  if (const char *env = std::getenv("LOWBIT_GPU_TEST_KERNELS"))
-    return env;
-  char path[PATH_MAX];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  std::string exe = length > 0 ? std::string(path, static_cast<size_t>(length)) : ".";
-  return exe.substr(0, exe.find_last_of('/')) + "/../kernels/gpu-tests";
-}
 
 const int64_t kRowCounts[] = {1, 2, 3, 7, 8, 15, 16, 17, 31, 64, 127, 128, 255, 256, 1000, 4096};
 
@@ -47,25 +36,9 @@ struct ProblemData {
   std::map<std::string, std::unique_ptr<DeviceBuffer>> packed;
 };
 
-class W4A16Kernels : public ::testing::Test {
+class W4A16Kernels : public KernelSetTest {
 protected:
-  void SetUp() override {
-    api = gpuOrNull(&whyNot);
-    if (!api)
-      GTEST_SKIP() << "no GPU: " << whyNot;
-    Expected<std::vector<kernels::KernelEntry>> set = kernels::readKernelSet(kernelSetDirectory());
-    ASSERT_TRUE(set.ok()) << set.error();
-    arch = deviceArchName(*api);
-    for (kernels::KernelEntry &entry : *set)
-      if (entry.arch == arch)
-        entries.push_back(entry);
-    if (entries.empty())
-      GTEST_SKIP() << "the test kernel set has no kernels for " << arch;
-  }
-
-  const cuda::DriverApi *api = nullptr;
-  std::string whyNot, arch;
-  std::vector<kernels::KernelEntry> entries;
+  void SetUp() override { loadKernelSet("LOWBIT_GPU_TEST_KERNELS", "gpu-tests"); }
 };
 
 void prepareProblem(const cuda::DriverApi &api, const kernels::ProblemDesc &p, ProblemData &data,
@@ -148,18 +121,11 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
       packFor(*api, entry->weightLayout, data);
     if (HasFatalFailure())
       return;
-    std::vector<std::unique_ptr<LoadedModule>> modules;
-    std::vector<CUfunction> functions;
-    for (const kernels::KernelEntry *entry : group) {
-      Expected<std::vector<char>> cubin = kernels::readCubin(*entry);
-      ASSERT_TRUE(cubin.ok()) << cubin.error();
-      modules.push_back(std::make_unique<LoadedModule>(*api, cubin->data()));
-      LOWBIT_CU_ASSERT(api, modules.back()->loadResult());
-      functions.push_back(modules.back()->function(entry->name.c_str()));
-      ASSERT_NE(functions.back(), nullptr) << entry->name;
-      // A split-K ring past 48 KiB of dynamic shared memory must opt in.
-      LOWBIT_CU_ASSERT(api, cuda::allowDynamicSharedBytes(*api, functions.back(),
-                                                          entry->dynamicSharedBytes));
+    std::vector<CompiledKernel> compiled(group.size());
+    for (size_t g = 0; g < group.size(); ++g) {
+      loadCompiledKernel(*api, *group[g], compiled[g]);
+      if (HasFatalFailure())
+        return;
     }
     const auto &values = table[p.activation];
 
@@ -215,22 +181,15 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
         const kernels::KernelEntry &entry = *group[g];
         SCOPED_TRACE(entry.name);
         LOWBIT_CU_ASSERT(api, yDevice.poison(0xFF)); // 0xFFFF is NaN in f16 and bf16
-        Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m);
-        ASSERT_TRUE(shape.ok()) << shape.error();
-        CUdeviceptr xPtr = xDevice.get(), wPtr = data.packed.at(entry.weightLayout)->get(),
-                    sPtr = data.scalesDevice->get(), yPtr = yDevice.get();
-        CUdeviceptr zPtr = data.zerosDevice ? data.zerosDevice->get() : 0;
-        long long rows = m;
-        std::vector<void *> args = {&xPtr, &wPtr, &sPtr};
-        if (data.zerosDevice)
-          args.push_back(&zPtr);
-        args.push_back(&yPtr);
-        args.push_back(&rows);
-        LOWBIT_CU_ASSERT(api, api->cuLaunchKernel(functions[g], shape->grid[0], shape->grid[1],
-                                                  shape->grid[2], shape->block, 1, 1,
-                                                  shape->dynamicSharedBytes, nullptr,
-                                                  args.data(), nullptr));
-        LOWBIT_CU_ASSERT(api, api->cuCtxSynchronize());
+        KernelOperands operands;
+        operands.x = xDevice.get();
+        operands.w = data.packed.at(entry.weightLayout)->get();
+        operands.scales = data.scalesDevice->get();
+        operands.zeros = data.zerosDevice ? data.zerosDevice->get() : 0;
+        operands.y = yDevice.get();
+        launchCompiledKernel(*api, compiled[g], m, operands);
+        if (HasFatalFailure())
+          return;
         LOWBIT_CU_ASSERT(api, yDevice.download(y.data(), y.size() * 2));
         // Every element must be written: 0xFFFF (NaN) left means it was not.
         size_t unwritten = 0;

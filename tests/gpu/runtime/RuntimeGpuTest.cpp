@@ -11,7 +11,6 @@
 #include "tuning_db/Database.h"
 #include "tuning_db/Sqlite.h"
 
-#include <limits.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -24,22 +23,9 @@
 namespace lowbit::testing {
 namespace {
 
-std::string kernelDirectory() {
-  char path[PATH_MAX];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  std::string exe = length > 0 ? std::string(path, static_cast<size_t>(length)) : ".";
-  return exe.substr(0, exe.find_last_of('/')) + "/../kernels";
-}
-
-std::string testDatabase(const char *env, const char *file) {
-  if (const char *path = std::getenv(env))
-    return path;
-  return kernelDirectory() + "/" + file;
-}
-
-std::string mainDatabase() { return testDatabase("LOWBIT_RUNTIME_TEST_DB", "runtime-tests.db"); }
+std::string mainDatabase() { return testKernelsPath("LOWBIT_RUNTIME_TEST_DB", "runtime-tests.db"); }
 std::string jitDatabase() {
-  return testDatabase("LOWBIT_RUNTIME_TEST_JIT_DB", "runtime-tests-jit.db");
+  return testKernelsPath("LOWBIT_RUNTIME_TEST_JIT_DB", "runtime-tests-jit.db");
 }
 
 lowbit_problem makeProblem(int64_t n, int64_t k, lowbit_dtype activation,

@@ -1,5 +1,10 @@
 #include "tests/gpu/support/GpuTest.h"
 
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
 namespace lowbit::testing {
 
 const cuda::DriverApi *gpuOrNull(std::string *whyNot) {
@@ -60,6 +65,15 @@ CUfunction LoadedModule::function(const char *name) const {
   if (!module_ || api_.cuModuleGetFunction(&function, module_, name) != CUDA_SUCCESS)
     return nullptr;
   return function;
+}
+
+std::string testKernelsPath(const char *env, const std::string &name) {
+  if (const char *path = std::getenv(env))
+    return path;
+  char path[PATH_MAX];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  std::string exe = length > 0 ? std::string(path, static_cast<size_t>(length)) : ".";
+  return exe.substr(0, exe.find_last_of('/')) + "/../kernels/" + name;
 }
 
 std::string deviceArchName(const cuda::DriverApi &api) {

@@ -69,6 +69,11 @@ private:
   CUresult loadResult_ = CUDA_SUCCESS;
 };
 
+// A file the build wrote under build/kernels/ for the GPU tests: the
+// environment variable `env` when set, else <test binary's dir>/../kernels/
+// `name`, so a build tree carried to a GPU host finds its kernels.
+std::string testKernelsPath(const char *env, const std::string &name);
+
 // The `sm_XY` name of device 0's arch, with `a` for sm_90 (wgmma needs it).
 std::string deviceArchName(const cuda::DriverApi &api);
 

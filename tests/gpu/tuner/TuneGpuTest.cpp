@@ -11,7 +11,6 @@
 #include "tests/gpu/support/GpuTest.h"
 #include "tuning_db/Fingerprint.h"
 
-#include <limits.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -22,12 +21,7 @@ namespace lowbit::testing {
 namespace {
 
 std::string sourceDatabase() {
-  if (const char *env = std::getenv("LOWBIT_GPU_TEST_TUNE_DB"))
-    return env;
-  char path[PATH_MAX];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  std::string exe = length > 0 ? std::string(path, static_cast<size_t>(length)) : ".";
-  return exe.substr(0, exe.find_last_of('/')) + "/../kernels/tune-gpu-test.db";
+  return testKernelsPath("LOWBIT_GPU_TEST_TUNE_DB", "tune-gpu-test.db");
 }
 
 // A private copy per test: the sweep writes results and dispatch into it, and

@@ -184,3 +184,22 @@ func.func @result_type(%x: tensor<?x64xf16>, %w: tensor<32x64xui4>, %s: tensor<3
       : (tensor<?x64xf16>, tensor<32x64xui4>, tensor<32xf16>) -> tensor<?x32xbf16>
   return
 }
+
+// -----
+
+// The A fragments come only in the paired form the mma builders produce.
+func.func @a_fragment_unpaired(%buffer: memref<2x16x64xf16, 3>, %i: index) {
+  // expected-error @+1 {{result #0 must be vector of 16-bit float or bfloat16 type values of length 16}}
+  %a = lb.load_a_fragment %buffer[%i, %i, %i] : memref<2x16x64xf16, 3> -> vector<8xf16>
+  return
+}
+
+// -----
+
+// Packed-pair arithmetic is what the decodes compute: sub and fma, no mul.
+func.func @pair_mul(%a: i32, %b: i32) {
+  // expected-error @+2 {{expected ::lowbit::lb::PairOp to be one of: sub, fma}}
+  // expected-error @+1 {{failed to parse Lb_PairOpAttr parameter}}
+  %r = lb.pair_arith mul f16 %a, %b
+  return
+}

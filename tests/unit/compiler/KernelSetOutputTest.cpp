@@ -178,6 +178,55 @@ TEST(KernelSetOutput, OldRowsWithAGroupSizeForChannelScalesKeepTheirId) {
             "granularity=channel;group=0;zero=none");
 }
 
+// A kernel that was not made is recorded as a failed candidate with its
+// reason, a spilled one is not stored, and a kernel compiled later for the
+// same (problem, arch, schedule) clears the record.
+TEST(KernelSetOutput, DatabaseRecordsFailedKernelsUntilTheyCompile) {
+  TempDir dir;
+  std::string path = dir.file("kernels.db");
+  KernelSetReport report = twoKernels();
+  CompiledKernel spilled = kernel("lb_spills", 0);
+  spilled.schedule = "#lb.schedule<family = gemv>";
+  spilled.spillBytes = 16;
+  report.kernels.push_back(spilled);
+  report.failed.push_back({spilled.spec, spilled.name, spilled.arch, spilled.schedule, "spill",
+                           "spills 16 bytes"});
+  report.failed.push_back({spilled.spec, "lb_broken", "sm_80", "#lb.schedule<family = mma>",
+                           "compile", "nvrtc: error: expected a ';'"});
+  std::ostringstream diagnostics;
+  ASSERT_TRUE(writeDatabase(report, path, diagnostics).ok()) << diagnostics.str();
+  const std::string problemId = db::problemIdForSignature(core::signature(spilled.spec));
+  {
+    Expected<db::Database> database = db::Database::open(path);
+    ASSERT_TRUE(database.ok()) << database.error();
+    auto kernels = database->kernelsForProblem(problemId);
+    ASSERT_TRUE(kernels.ok());
+    EXPECT_EQ(kernels->size(), 2u); // not the spilled one
+    auto failures = database->candidateFailures(problemId);
+    ASSERT_TRUE(failures.ok()) << failures.error();
+    ASSERT_EQ(failures->size(), 2u);
+    EXPECT_EQ((*failures)[0].arch, "sm_80");
+    EXPECT_EQ((*failures)[0].stage, "compile");
+    EXPECT_EQ((*failures)[0].reason, "nvrtc: error: expected a ';'");
+    EXPECT_EQ((*failures)[0].entry, "lb_broken");
+    EXPECT_EQ((*failures)[1].stage, "spill");
+    EXPECT_NE((*failures)[1].compilerVersion.find("lowbit"), std::string::npos);
+  }
+
+  KernelSetReport fixed;
+  fixed.problems = {"p4096"};
+  CompiledKernel now = kernel("lb_spills", 0);
+  now.schedule = spilled.schedule; // compiles without spilling this time
+  fixed.kernels = {now};
+  ASSERT_TRUE(writeDatabase(fixed, path, diagnostics).ok()) << diagnostics.str();
+  Expected<db::Database> database = db::Database::open(path);
+  ASSERT_TRUE(database.ok());
+  auto failures = database->candidateFailures(problemId);
+  ASSERT_TRUE(failures.ok());
+  ASSERT_EQ(failures->size(), 1u);
+  EXPECT_EQ(failures->front().entry, "lb_broken");
+}
+
 TEST(KernelSetOutput, KernelsOverAnArchsSharedMemoryAreSkippedThere) {
   CompiledKernel ring = kernel("lb_ring", 100000); // 102048 bytes in all
   std::ostringstream diagnostics;

@@ -150,5 +150,63 @@ TEST(ProblemInputs, RefusesWhatTheFormatsLibraryCannotQuantize) {
   EXPECT_NE(in.error().find(p.name), std::string::npos) << in.error();
 }
 
+// Caller-chosen codes (the GPU decode test's): stored as the kernel reads
+// them, with the formats library's dequantize of exactly those codes as the
+// reference, zero points included.
+TEST(ProblemInputs, CallerCodesKeepTheirValuesAndScales) {
+  for (const char *zero : {"none", "sub_code"}) {
+    core::Problem p = problem("int2", zero, 32, 128);
+    Expected<formats::QuantScheme> scheme = core::quantScheme(p);
+    ASSERT_TRUE(scheme.ok()) << scheme.error();
+    formats::QuantizedMatrix q;
+    q.scheme = *scheme;
+    q.rows = p.n;
+    q.cols = p.k;
+    for (int64_t i = 0; i < p.n * p.k; ++i)
+      q.codes.push_back(uint8_t((i + i / 7) % 4));
+    const size_t slots = size_t(core::scaleCount(p));
+    for (size_t i = 0; i < slots; ++i) {
+      q.scales.push_back(*p.scheme.scale.encode(0.5 + double(i % 3)));
+      if (p.scheme.hasZeros())
+        q.zeros.push_back(*p.scheme.scale.encode(double(i % 2)));
+    }
+    Expected<ProblemInputs> in = problemInputsFromQuantized(p, q, 3);
+    ASSERT_TRUE(in.ok()) << in.error();
+    EXPECT_EQ(in->codes, q.codes);
+    EXPECT_EQ(in->referenceStride, 3);
+    expectReferenceIsTheKernelsWeights(*in);
+    // W[0, 3]: code 3 (int2's -1) times slot 0's scale 0.5, minus its zero 0.
+    EXPECT_EQ(in->referenceWeights[3], -0.5);
+  }
+}
+
+TEST(ProblemInputs, CallerCodesMustBeTheProblemsMatrix) {
+  core::Problem p = problem("uint4", "none", 16, 64);
+  formats::QuantizedMatrix q;
+  q.scheme = *core::quantScheme(p);
+  q.rows = p.n;
+  q.cols = p.k;
+  q.codes.assign(size_t(p.n * p.k), 1);
+  q.scales.assign(size_t(core::scaleCount(p)), *p.scheme.scale.encode(1.0));
+  ASSERT_TRUE(problemInputsFromQuantized(p, q).ok());
+
+  formats::QuantizedMatrix shorter = q;
+  shorter.rows = 8;
+  Expected<ProblemInputs> wrongShape = problemInputsFromQuantized(p, shorter);
+  ASSERT_FALSE(wrongShape.ok());
+  EXPECT_NE(wrongShape.error().find("8 x 64"), std::string::npos) << wrongShape.error();
+
+  formats::QuantizedMatrix signedCodes = q;
+  signedCodes.scheme.element = formats::DataFormat::signedInt(4);
+  Expected<ProblemInputs> wrongFormat = problemInputsFromQuantized(p, signedCodes);
+  ASSERT_FALSE(wrongFormat.ok());
+  EXPECT_NE(wrongFormat.error().find("not the problem's scheme"), std::string::npos)
+      << wrongFormat.error();
+
+  formats::QuantizedMatrix outOfRange = q;
+  outOfRange.codes[5] = 16; // not a 4-bit code
+  EXPECT_FALSE(problemInputsFromQuantized(p, outOfRange).ok());
+}
+
 } // namespace
 } // namespace lowbit::measure

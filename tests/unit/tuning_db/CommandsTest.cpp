@@ -89,12 +89,37 @@ TEST(Merge, KeepsTheBetterResultAndCopiesWhatIsMissing) {
   ASSERT_TRUE(ranges.ok());
   EXPECT_EQ(ranges->size(), 1u);
 
-  // Merging again adds nothing.
+  // Merging again adds nothing new.
   auto again = mergeFrom(a, b);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->resultsAdded, 0);
   EXPECT_EQ(again->kernelsAdded, 0);
   EXPECT_EQ(again->dispatchSame, 1);
+}
+
+// A failed candidate travels with its problem, and doctor counts it.
+TEST(Merge, CopiesFailedCandidatesAndDoctorCountsThem) {
+  TempDir dir;
+  std::string bPath = dir.file("b.db");
+  {
+    Database a = openOrDie(dir.file("a.db"));
+    Database b = openOrDie(bPath);
+    Fixture fb = populate(b);
+    ASSERT_TRUE(b.putCandidateFailure({fb.problem, "sm_90a", "#lb.schedule<family = gemv>", "k",
+                                       "compile", "nvrtc: error", "v", ""})
+                    .ok());
+    auto report = mergeFrom(a, b);
+    ASSERT_TRUE(report.ok()) << report.error();
+    EXPECT_EQ(report->candidateFailuresAdded, 1);
+    EXPECT_TRUE(contains(report->text(), "1 failed candidates"));
+    auto copied = a.candidateFailures(fb.problem);
+    ASSERT_TRUE(copied.ok()) << copied.error();
+    ASSERT_EQ(copied->size(), 1u);
+    EXPECT_EQ(copied->front().reason, "nvrtc: error");
+  }
+  DoctorReport report = doctor(bPath);
+  EXPECT_TRUE(report.healthy) << report.text();
+  EXPECT_TRUE(contains(report.text(), "failed candidates: 1")) << report.text();
 }
 
 TEST(Merge, ConflictingDispatchKeepsTheDestinationsAndSaysSo) {

@@ -55,8 +55,9 @@ TEST(Schema, NewDatabaseHasIdentityVersionAndTables) {
   EXPECT_EQ(rawInteger(path, "PRAGMA application_id"), kApplicationId);
   EXPECT_EQ(rawInteger(path, "PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(rawInteger(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name "
-                             "IN ('meta','devices','problems','kernels','results','dispatch')"),
-            6);
+                             "IN ('meta','devices','problems','kernels','results','dispatch',"
+                             "'candidate_failures')"),
+            7);
   EXPECT_EQ(rawInteger(path, "SELECT count(*) FROM meta WHERE key = 'lowbit_version'"), 1);
   EXPECT_EQ(rawInteger(path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
   // Reopening an up-to-date file changes nothing.
@@ -118,7 +119,10 @@ TEST(Schema, MigratesAV1FileForwardKeepingRows) {
   }
   EXPECT_EQ(rawInteger(path, "PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(rawInteger(path, "SELECT count(*) FROM kernels"), 1);
-  EXPECT_EQ(rawInteger(path, "SELECT value = '2' FROM meta WHERE key = 'schema_version'"), 1);
+  const std::string currentVersion = "SELECT value = '" + std::to_string(kSchemaVersion) +
+                                     "' FROM meta WHERE key = 'schema_version'";
+  EXPECT_EQ(rawInteger(path, currentVersion.c_str()), 1);
+  EXPECT_EQ(rawInteger(path, "SELECT count(*) FROM candidate_failures"), 0);
 }
 
 TEST(Schema, EmptyV0FileBecomesCurrentSchema) {
@@ -255,6 +259,54 @@ TEST(Database, RowsRoundTripAndWritesAreValidated) {
   ASSERT_TRUE(secondProblem.ok());
   auto crossProblem = db.setDispatch(*secondProblem, deviceId, {{1, std::nullopt, *kernelId}});
   EXPECT_NE(crossProblem.error().find("belongs to problem"), std::string::npos);
+}
+
+// A candidate that failed to compile has a row of its own: one per (problem,
+// arch, schedule), the latest attempt's, gone once it compiles.
+TEST(Database, CandidateFailuresAreKeptPerScheduleUntilTheyCompile) {
+  TempDir dir;
+  Database db = openOrDie(dir.file("failures.db"));
+  auto problemId = db.putProblem("p");
+  ASSERT_TRUE(problemId.ok()) << problemId.error();
+  CandidateFailureRecord f{*problemId, "sm_90a", "#lb.schedule<family = mma>", "k_mma",
+                           "compile", "error: expected a ';'", "lowbit 0.1.0", ""};
+  ASSERT_TRUE(db.putCandidateFailure(f).ok());
+  CandidateFailureRecord spill = f;
+  spill.arch = "sm_80";
+  spill.stage = "spill";
+  spill.reason = "spills 64 bytes";
+  ASSERT_TRUE(db.putCandidateFailure(spill).ok());
+  f.reason = "error: a later attempt";
+  ASSERT_TRUE(db.putCandidateFailure(f).ok()); // replaces, does not add
+
+  auto all = db.candidateFailures(*problemId);
+  ASSERT_TRUE(all.ok()) << all.error();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].arch, "sm_80");
+  EXPECT_EQ((*all)[0].stage, "spill");
+  EXPECT_EQ((*all)[1].reason, "error: a later attempt");
+  EXPECT_FALSE((*all)[1].createdAt.empty());
+  auto hopper = db.candidateFailures(*problemId, "sm_90a");
+  ASSERT_TRUE(hopper.ok());
+  ASSERT_EQ(hopper->size(), 1u);
+  EXPECT_EQ(hopper->front().entry, "k_mma");
+
+  CandidateFailureRecord orphan = f;
+  orphan.problemId = problemIdForSignature("nope");
+  EXPECT_NE(db.putCandidateFailure(orphan).error().find("unknown problem"), std::string::npos);
+  CandidateFailureRecord badStage = f;
+  badStage.stage = "launch";
+  EXPECT_NE(db.putCandidateFailure(badStage).error().find("neither compile nor spill"),
+            std::string::npos);
+  CandidateFailureRecord noReason = f;
+  noReason.reason.clear();
+  EXPECT_FALSE(db.putCandidateFailure(noReason).ok());
+
+  ASSERT_TRUE(db.clearCandidateFailure(*problemId, "sm_90a", f.schedule).ok());
+  auto left = db.candidateFailures(*problemId);
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ(left->front().arch, "sm_80");
 }
 
 TEST(Database, TransactionsRollBackAsAWhole) {

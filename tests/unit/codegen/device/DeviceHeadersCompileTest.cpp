@@ -15,11 +15,11 @@ namespace {
 
 constexpr Arch kAllArchs[] = {Arch::Sm80, Arch::Sm86, Arch::Sm89, Arch::Sm90a};
 
-// The headers the tests (and generated kernels) rely on being embedded.
-const char *const kExpectedHeaders[] = {
-    "types.cuh",  "arith.cuh",       "lop3.cuh",        "mma.cuh",
-    "ldmatrix.cuh", "cp_async.cuh",  "decode_int4.cuh", "decode_int2.cuh",
-    "reduce.cuh", "scale.cuh",       "vector_load.cuh"};
+// The headers generated kernels include (lb-to-cuda's preamble), which must
+// be embedded.
+const char *const kExpectedHeaders[] = {"types.cuh",  "arith.cuh",    "lop3.cuh",
+                                        "mma.cuh",    "cp_async.cuh", "reduce.cuh",
+                                        "vector_load.cuh"};
 
 struct PrimitiveCase {
   const char *name;
@@ -77,29 +77,6 @@ extern "C" __global__ void k(const u32 *in, float *out) {
 })",
      {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}},
 
-    {"ldmatrix", 80, R"(
-#include "lowbit/device/ldmatrix.cuh"
-using namespace lowbit::device;
-extern "C" __global__ void k(const u32 *in, u32 *out) {
-  __shared__ __align__(16) u32 tile[32 * 4];
-  for (int i = 0; i < 4; ++i) tile[threadIdx.x * 4 + i] = in[threadIdx.x * 4 + i];
-  __syncthreads();
-  const u32 row = shared_addr(&tile[threadIdx.x * 4]);
-  u32 x1, x1t, x2[2], x2t[2], x4[4], x4t[4];
-  ldmatrix_x1(x1, row); ldmatrix_x1_trans(x1t, row);
-  ldmatrix_x2(x2, row); ldmatrix_x2_trans(x2t, row);
-  ldmatrix_x4(x4, row); ldmatrix_x4_trans(x4t, row);
-  FragA_f16 a; ldmatrix_frag_a(a, row);
-  FragB_bf16 b; ldmatrix_frag_b(b, row);
-  FragB_bf16 bt; ldmatrix_frag_b_trans(bt, row);
-  out[threadIdx.x] = x1 ^ x1t ^ x2[0] ^ x2[1] ^ x2t[0] ^ x2t[1] ^ x4[0] ^ x4[1] ^ x4[2] ^
-                     x4[3] ^ x4t[0] ^ x4t[3] ^ a.r[2] ^ b.r[1] ^ bt.r[0];
-})",
-     {"ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
-      "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
-      "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
-      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"}},
-
     {"cp_async", 80, R"(
 #include "lowbit/device/cp_async.cuh"
 using namespace lowbit::device;
@@ -123,35 +100,6 @@ extern "C" __global__ void k(const u32 *in, u32 *out, int n) {
       "cp.async.commit_group", "cp.async.wait_group 1", "cp.async.wait_all",
       "createpolicy.fractional.L2::evict_first.b64", "createpolicy.fractional.L2::evict_last.b64"}},
 
-    {"decode_int4", 80, R"(
-#include "lowbit/device/decode_int4.cuh"
-using namespace lowbit::device;
-extern "C" __global__ void k(const u32 *in, u32 *out) {
-  const u32 q = in[threadIdx.x];
-  u32 r[6][4];
-  decode_u4_f16x2(q, r[0]); decode_u4b8_f16x2(q, r[1]); decode_s4_f16x2(q, r[2]);
-  decode_u4_bf16x2(q, r[3]); decode_u4b8_bf16x2(q, r[4]);
-  decode_int4<BF16, IntCoding::kTwosComplement>(q, r[5]);
-  for (int v = 0; v < 6; ++v)
-    for (int j = 0; j < 4; ++j) out[(v * 4 + j) * 32 + threadIdx.x] = r[v][j];
-})",
-     {"lop3.b32", "sub.rn.f16x2", "fma.rn.f16x2", "fma.rn.bf16x2"}},
-
-    {"decode_int2", 80, R"(
-#include "lowbit/device/decode_int2.cuh"
-using namespace lowbit::device;
-extern "C" __global__ void k(const u32 *in, u32 *out) {
-  const u32 q = in[threadIdx.x];
-  u32 r[4][8];
-  decode_int2<F16, IntCoding::kUnsigned>(q, r[0]);
-  decode_int2<F16, IntCoding::kTwosComplement>(q, r[1]);
-  decode_int2<BF16, IntCoding::kOffsetBinary>(q, r[2]);
-  decode_int2_bf16x2<IntCoding::kTwosComplement>(q, r[3]);
-  for (int v = 0; v < 4; ++v)
-    for (int j = 0; j < 8; ++j) out[(v * 8 + j) * 32 + threadIdx.x] = r[v][j];
-})",
-     {"lop3.b32", "sub.rn.f16x2", "fma.rn.f16x2", "fma.rn.bf16x2"}},
-
     {"reduce", 80, R"(
 #include "lowbit/device/reduce.cuh"
 using namespace lowbit::device;
@@ -164,22 +112,6 @@ extern "C" __global__ void k(const float *in, const u32 *in16, float *out, u32 *
   out16[threadIdx.x] = warp_sum_f16x2(in16[threadIdx.x]) ^ warp_sum_bf16x2<4>(in16[threadIdx.x]);
 })",
      {"shfl.sync.bfly.b32", "add.rn.f16x2", "fma.rn.bf16x2", "cvt.f32.f16"}},
-
-    {"scale", 80, R"(
-#include "lowbit/device/scale.cuh"
-using namespace lowbit::device;
-extern "C" __global__ void k(const u32 *in, u32 *out) {
-  const u32 q = in[threadIdx.x], z = in[32 + threadIdx.x], s = splat_lo16(in[64 + threadIdx.x]);
-  out[0 * 32 + threadIdx.x] = scale_f16x2(q, s);
-  out[1 * 32 + threadIdx.x] = scale_bf16x2(q, s);
-  out[2 * 32 + threadIdx.x] = zero_scale_f16x2(q, z, s);
-  out[3 * 32 + threadIdx.x] = zero_scale_bf16x2(q, z, splat_hi16(s));
-  out[4 * 32 + threadIdx.x] = scale_sub_f16x2(q, s, z);
-  out[5 * 32 + threadIdx.x] = scale_sub_bf16x2(q, s, z);
-  out[6 * 32 + threadIdx.x] = zero_scale16x2<F16>(q, z, s) ^ scale16x2<BF16>(q, s) ^
-                              scale_sub16x2<BF16>(q, s, z);
-})",
-     {"mul.rn.f16x2", "sub.rn.f16x2", "fma.rn.f16x2", "fma.rn.bf16x2", "prmt.b32"}},
 
     {"vector_load", 80, R"(
 #include "lowbit/device/vector_load.cuh"
@@ -288,8 +220,6 @@ TEST(DeviceHeaders, StaticAssertsCatchMisuse) {
       "u32 x = lop3<0x100>(1u, 2u, 3u); (void)x;",               // lut is 8 bits
       "cp_async_wait<31>();",                                      // immediate range
       "float v = warp_sum<3>(1.0f); (void)v;",                     // width not 2^k
-      "FragA_s8 a; ldmatrix_frag_a(a, 0u);",                       // ldmatrix is b16
-      "u32 o[4]; decode_int4<S8, IntCoding::kUnsigned>(0u, o);",   // no s8 target
   };
   for (const char *misuse : misuses) {
     CompileRequest request;
@@ -297,8 +227,6 @@ TEST(DeviceHeaders, StaticAssertsCatchMisuse) {
 #include "lowbit/device/lop3.cuh"
 #include "lowbit/device/cp_async.cuh"
 #include "lowbit/device/reduce.cuh"
-#include "lowbit/device/ldmatrix.cuh"
-#include "lowbit/device/decode_int4.cuh"
 using namespace lowbit::device;
 extern "C" __global__ void k() { )") + misuse + " }\n";
     Expected<CompileResult> result = compile(request);
@@ -308,33 +236,6 @@ extern "C" __global__ void k() { )") + misuse + " }\n";
           << misuse << "\n" << result.error();
     }
   }
-}
-
-// The decode units' cost is part of their contract: the f16 int4 decode is
-// 1 shift + 4 lop3 + 2 sub + 2 fma per word (PTX, before ptxas).
-TEST(DeviceHeaders, Int4F16DecodeInstructionCount) {
-  CompileRequest request;
-  request.source = R"(
-#include "lowbit/device/decode_int4.cuh"
-using namespace lowbit::device;
-extern "C" __global__ void k(const u32 *in, u32 *out) {
-  u32 r[4];
-  decode_s4_f16x2(in[0], r);
-  for (int j = 0; j < 4; ++j) out[j] = r[j];
-})";
-  Expected<CompileResult> result = compile(request);
-  ASSERT_TRUE(result.ok()) << result.error();
-  auto count = [&](const std::string &what) {
-    int n = 0;
-    for (size_t at = result->ptx.find(what); at != std::string::npos;
-         at = result->ptx.find(what, at + 1))
-      ++n;
-    return n;
-  };
-  EXPECT_EQ(count("lop3.b32"), 4) << result->ptx;
-  EXPECT_EQ(count("sub.rn.f16x2"), 2) << result->ptx;
-  EXPECT_EQ(count("fma.rn.f16x2"), 2) << result->ptx;
-  EXPECT_EQ(count("shr.u32"), 1) << result->ptx;
 }
 
 } // namespace

@@ -112,6 +112,23 @@ TEST(Report, JsonParsesBack) {
     EXPECT_DOUBLE_EQ(j["median_us"].get<double>(), rows[i].medianUs);
     EXPECT_EQ(j["speedup"].is_null(), !rows[i].speedup.has_value());
   }
+  EXPECT_TRUE(doc["failed_candidates"].empty());
+}
+
+TEST(Report, JsonListsTheCandidatesThatFailedToCompile) {
+  FailedCandidate failed{"q4096", {std::string(64, 'a'), "sm_90a", "#lb.schedule<family = mma>",
+                                   "k_mma", "compile", "nvrtc: error: bad\nmore log", "v", "t"}};
+  EXPECT_EQ(failed.text(), "q4096 · #lb.schedule<family = mma> · sm_90a: compile failed: nvrtc: "
+                           "error: bad");
+  std::ostringstream out;
+  writeJson(reportRows(sampleBest(), 4190), 4190, out, {failed});
+  nlohmann::json doc = nlohmann::json::parse(out.str());
+  ASSERT_EQ(doc["failed_candidates"].size(), 1u);
+  const nlohmann::json &j = doc["failed_candidates"][0];
+  EXPECT_EQ(j["problem"], "q4096");
+  EXPECT_EQ(j["schedule"], "#lb.schedule<family = mma>");
+  EXPECT_EQ(j["stage"], "compile");
+  EXPECT_EQ(j["reason"], "nvrtc: error: bad\nmore log"); // the whole log, not its first line
 }
 
 TEST(Report, SvgIsWellFormed) {

@@ -194,6 +194,59 @@ TEST_F(SweepFixture, ACandidateThatFailsToLaunchIsRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(summary->best.size(), 2u * 3u);
 }
 
+// A candidate that never compiled has no kernel to measure: the compiler
+// recorded it as failed, the sweep loads it with its problem (also a
+// problem whose every candidate failed), measures the rest, and reports it.
+TEST_F(SweepFixture, CandidatesThatFailedToCompileAreReportedAndTheRestMeasured) {
+  const std::string square = db::problemIdForSignature(core::signature(w4a16(4096, 4096)));
+  ASSERT_TRUE(database
+                  ->putCandidateFailure({square, "sm_90a", "#lb.schedule<family = mma>", "k_mma",
+                                         "compile", "nvrtc: error: forced\nthe log", "v", ""})
+                  .ok());
+  ASSERT_TRUE(database
+                  ->putCandidateFailure({square, "sm_80", "#lb.schedule<family = gemv>", "k",
+                                         "spill", "spills 8 bytes", "v", ""})
+                  .ok());
+  kernels::ProblemDesc lonely = w4a16(8192, 4096, "lonely");
+  auto lonelyId = database->putProblem(core::signature(lonely));
+  ASSERT_TRUE(lonelyId.ok());
+  ASSERT_TRUE(database
+                  ->putCandidateFailure({*lonelyId, "sm_90a", "#lb.schedule<family = gemv>",
+                                         "k_gemv", "spill", "spills 8 bytes", "v", ""})
+                  .ok());
+  auto loaded = loadSweepProblems(*database, "sm_90a");
+  ASSERT_TRUE(loaded.ok()) << loaded.error();
+  ASSERT_EQ(loaded->size(), 3u);
+  std::map<std::string, const SweepProblem *> byId;
+  for (const SweepProblem &p : *loaded)
+    byId[p.problemId] = &p;
+  ASSERT_EQ(byId.at(square)->failed.size(), 1u); // sm_80's is another arch's
+  EXPECT_EQ(byId.at(square)->candidates.size(), 4u);
+  const SweepProblem &onlyFailed = *byId.at(*lonelyId);
+  EXPECT_TRUE(onlyFailed.candidates.empty());
+  EXPECT_EQ(onlyFailed.problem.n, 8192); // from the signature: no kernel names it
+  ASSERT_EQ(onlyFailed.failed.size(), 1u);
+
+  FakeMeasurer measurer(clock);
+  auto summary = runSweep(*database, *loaded, measurer, options, clock);
+  ASSERT_TRUE(summary.ok()) << summary.error();
+  EXPECT_TRUE(summary->complete()) << summary->stopDetail;
+  EXPECT_EQ(summary->measured, 6 * 3);
+  ASSERT_EQ(summary->failedCandidates.size(), 2u);
+  std::set<std::string> texts;
+  for (const FailedCandidate &f : summary->failedCandidates)
+    texts.insert(f.text());
+  EXPECT_TRUE(texts.count("square · #lb.schedule<family = mma> · sm_90a: compile failed: nvrtc: "
+                          "error: forced"))
+      << *texts.begin();
+  EXPECT_TRUE(texts.count(lonelyId->substr(0, 12) +
+                          " · #lb.schedule<family = gemv> · sm_90a: spill failed: spills 8 bytes"))
+      << *texts.rbegin();
+  SweepSummary total;
+  mergeSummary(total, *summary);
+  EXPECT_EQ(total.failedCandidates.size(), 2u);
+}
+
 TEST_F(SweepFixture, AThrowingMeasurerStopsCleanlyToo) {
   FakeMeasurer throwing(clock);
   throwing.failAfter = 4;

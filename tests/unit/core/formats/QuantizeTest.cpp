@@ -258,5 +258,35 @@ TEST(Dequantize, RejectsInvalidCodesAndNanScales) {
   EXPECT_EQ((*dequantize(mx))[0], -12.0);
 }
 
+// The check the runtime's packer runs on every weight: the first bad code's
+// position, and what the format's valid codes are; NaN codes are refused too.
+TEST(CheckElementCodes, NamesTheFirstCodeTheFormatDoesNotHave) {
+  const std::vector<uint8_t> ternary = {0, 1, 2, 2, 3, 3};
+  Status three = checkElementCodes(DataFormat::ternary(), ternary.data(), 2, 3);
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.error().find("code 3 at (1, 1) is not a valid ternary code (ternary codes are "
+                               "0, 1 and 2, meaning -1, 0 and 1)"),
+            std::string::npos)
+      << three.error();
+  EXPECT_TRUE(checkElementCodes(DataFormat::ternary(), ternary.data(), 1, 3).ok());
+
+  const std::vector<uint8_t> signExtended = {7, 8, 0xF8};
+  Status int4 = checkElementCodes(DataFormat::signedInt(4), signExtended.data(), 1, 3);
+  ASSERT_FALSE(int4.ok());
+  EXPECT_NE(int4.error().find("code 248 at (0, 2) is not a valid int4 code (int4 codes are 0 to "
+                              "15, one per byte, two's complement in the low 4 bits, not "
+                              "sign-extended)"),
+            std::string::npos)
+      << int4.error();
+  std::vector<uint8_t> everyByte(256);
+  for (int i = 0; i < 256; ++i)
+    everyByte[size_t(i)] = uint8_t(i);
+  EXPECT_TRUE(checkElementCodes(DataFormat::int8(), everyByte.data(), 16, 16).ok());
+  Status nan = checkElementCodes(DataFormat::e4m3fn(), everyByte.data(), 16, 16);
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.error().find("code 127 at (7, 15) is NaN in e4m3"), std::string::npos)
+      << nan.error();
+}
+
 } // namespace
 } // namespace lowbit::formats

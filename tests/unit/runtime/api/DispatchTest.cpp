@@ -192,5 +192,61 @@ TEST_F(DispatchTest, PacksOnTheHostWithThePlansLayout) {
   EXPECT_EQ(badCode.status(), LOWBIT_STATUS_INVALID_ARGUMENT) << badCode.error().message;
 }
 
+// Packing takes only codes the plan's format has: every valid code of every
+// width the kernels decode passes; ternary's 3, a bit above the width, or a
+// signed code sign-extended into the byte is refused with the position and
+// what the valid codes are, before anything is written.
+TEST(PackOnHost, TakesEveryCodeOfTheFormatAndNoOther) {
+  for (const char *name : {"uint1", "uint2", "int2", "ternary", "uint4", "int4", "uint8", "int8"}) {
+    SCOPED_TRACE(name);
+    PlanSpec spec;
+    spec.problem.code = *formats::parseFormat(name);
+    spec.problem.n = 4;
+    spec.problem.k = 64;
+    const int bits = spec.problem.code.bits();
+    spec.layout.codeBits = bits;
+    spec.layout.tileK = 64;
+    for (uint32_t bit = 1; bit < 64; bit <<= 1)
+      spec.layout.basis.push_back(bit);
+    ASSERT_TRUE(layout::validateWeightLayout(spec.layout).ok());
+    spec.weightBytes = 4 * 64 * bits / 8;
+    const bool ternary = spec.problem.code.asInt()->ternary;
+    const uint32_t valid = ternary ? 3 : 1u << bits;
+
+    std::vector<uint8_t> codes(4 * 64), packed(static_cast<size_t>(spec.weightBytes), 0xA5);
+    for (size_t i = 0; i < codes.size(); ++i)
+      codes[i] = static_cast<uint8_t>(i % valid);
+    ApiStatus ok = packOnHost(spec, codes.data(), packed.data(), packed.size());
+    ASSERT_TRUE(ok.ok()) << ok.error().message;
+
+    std::vector<uint8_t> invalid;
+    if (ternary)
+      invalid.push_back(3);
+    if (bits < 8) {
+      invalid.push_back(static_cast<uint8_t>(1u << bits));
+      invalid.push_back(0xFF); // -1 sign-extended
+    }
+    for (uint8_t code : invalid) {
+      SCOPED_TRACE("code " + std::to_string(code));
+      std::vector<uint8_t> bad = codes;
+      bad[64 + 5] = code;
+      std::vector<uint8_t> untouched(packed.size(), 0x5A);
+      ApiStatus refused = packOnHost(spec, bad.data(), untouched.data(), untouched.size());
+      ASSERT_EQ(refused.status(), LOWBIT_STATUS_INVALID_ARGUMENT);
+      const std::string &why = refused.error().message;
+      EXPECT_NE(why.find("lowbit_pack_weights: code " + std::to_string(code) + " at (1, 5)"),
+                std::string::npos)
+          << why;
+      EXPECT_NE(why.find(ternary ? "ternary codes are 0, 1 and 2" : "codes are 0 to"),
+                std::string::npos)
+          << why;
+      if (spec.problem.code.isSigned() && !ternary) {
+        EXPECT_NE(why.find("not sign-extended"), std::string::npos) << why;
+      }
+      EXPECT_EQ(untouched, std::vector<uint8_t>(packed.size(), 0x5A));
+    }
+  }
+}
+
 } // namespace
 } // namespace lowbit::api::testing

@@ -261,6 +261,16 @@ TEST_F(FakeDriverTest, PacksToTheDeviceAsOnTheHost) {
             LOWBIT_STATUS_MISALIGNED);
   EXPECT_EQ(lowbit_pack_weights(p, codes.data(), device, bytes - 1, LOWBIT_MEMORY_DEVICE, nullptr),
             LOWBIT_STATUS_BUFFER_TOO_SMALL);
+  // A code uint4 does not have, on either path, with its position.
+  codes[4096 + 3] = 16;
+  for (lowbit_memory where : {LOWBIT_MEMORY_HOST, LOWBIT_MEMORY_DEVICE}) {
+    EXPECT_EQ(lowbit_pack_weights(p, codes.data(), where == LOWBIT_MEMORY_HOST ? host.data() : device,
+                                  bytes, where, nullptr),
+              LOWBIT_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(lowbit_last_error()).find("code 16 at (1, 3) is not a valid uint4 code"),
+              std::string::npos)
+        << lowbit_last_error();
+  }
   EXPECT_EQ(lowbit_device_free(context, device), LOWBIT_STATUS_SUCCESS);
   lowbit_plan_destroy(p);
 }

@@ -1,0 +1,55 @@
+#include "tests/gpu/support/KernelLaunch.h"
+
+#include <vector>
+
+namespace lowbit::testing {
+
+void KernelSetTest::loadKernelSet(const char *env, const std::string &name) {
+  std::string whyNot;
+  api = gpuOrNull(&whyNot);
+  if (!api)
+    GTEST_SKIP() << "no GPU: " << whyNot;
+  Expected<std::vector<kernels::KernelEntry>> set =
+      kernels::readKernelSet(testKernelsPath(env, name));
+  ASSERT_TRUE(set.ok()) << set.error();
+  arch = deviceArchName(*api);
+  for (kernels::KernelEntry &entry : *set)
+    if (entry.arch == arch)
+      entries.push_back(entry);
+  if (entries.empty())
+    GTEST_SKIP() << "the test kernel set " << name << " has no kernels for " << arch;
+}
+
+void loadCompiledKernel(const cuda::DriverApi &api, const kernels::KernelEntry &entry,
+                        CompiledKernel &out) {
+  out.entry = &entry;
+  Expected<std::vector<char>> cubin = kernels::readCubin(entry);
+  ASSERT_TRUE(cubin.ok()) << cubin.error();
+  out.module = std::make_unique<LoadedModule>(api, cubin->data());
+  LOWBIT_CU_ASSERT(&api, out.module->loadResult());
+  out.function = out.module->function(entry.name.c_str());
+  ASSERT_NE(out.function, nullptr) << entry.name;
+  // A split-K ring past 48 KiB of dynamic shared memory must opt in.
+  LOWBIT_CU_ASSERT(&api, cuda::allowDynamicSharedBytes(api, out.function,
+                                                       entry.dynamicSharedBytes));
+}
+
+void launchCompiledKernel(const cuda::DriverApi &api, const CompiledKernel &kernel, int64_t m,
+                          const KernelOperands &operands) {
+  Expected<kernels::LaunchShape> shape = kernels::launchShape(*kernel.entry, m);
+  ASSERT_TRUE(shape.ok()) << shape.error();
+  KernelOperands o = operands;
+  long long rows = m;
+  std::vector<void *> args = {&o.x, &o.w, &o.scales};
+  if (kernel.entry->problem.scheme.hasZeros())
+    args.push_back(&o.zeros);
+  args.push_back(&o.y);
+  args.push_back(&rows);
+  LOWBIT_CU_ASSERT(&api, api.cuLaunchKernel(kernel.function, shape->grid[0], shape->grid[1],
+                                            shape->grid[2], shape->block, 1, 1,
+                                            shape->dynamicSharedBytes, nullptr, args.data(),
+                                            nullptr));
+  LOWBIT_CU_ASSERT(&api, api.cuCtxSynchronize());
+}
+
+} // namespace lowbit::testing
