@@ -170,6 +170,12 @@ Status checkGemvTiled(const Problem &p, const Schedule &s) {
     return reject(s, "tile M must be 1..8, got " + str(s.tileM));
   if (Status c = checkPartialSums(s, gemvTiledPartialBytes(s)); !c)
     return c;
+  // 16 warps leave a thread 128 registers; zero points (a zero and a scale
+  // per subtile, and the centred codes) with two chunks in flight spilled
+  // there (8 bytes for int4 g64 sub_code on sm_80).
+  if (p.scheme.hasZeros() && s.splitK >= 16 && s.stages > 1)
+    return reject(s, "zero points with split_k >= 16 and more than one chunk in flight need more "
+                     "than the 128 registers a thread of 16 warps gets");
   return checkSplitKProblem(p, s);
 }
 

@@ -136,9 +136,10 @@ def Lb_SlicePairsOp : Lb_Op<"slice_pairs", [Pure]> {
 def Lb_ScaleFragmentOp : Lb_Op<"scale_fragment", [Pure, AllTypesMatch<["fragment", "result"]>]> {
   let summary = "value·scale (+ bias) on every element of a fragment";
   let description = [{
-    One packed multiply (or fma with the bias, for zero points: (q - z)·s is
-    q·s + (-z·s)) per register; scale and bias are rounded to the element
-    type and splatted to both halves.
+    One packed multiply (or fma with the bias: q·s - z for sub_value zero
+    points, with bias -z) per register; scale and bias are rounded to the
+    element type and splatted to both halves. (q - z)·s zero points are not
+    a bias: lb.decode subtracts them first, exactly.
   }];
   let arguments = (ins VectorOfRankAndType<[1], [F16, BF16]>:$fragment, F32:$scale,
                        Optional<F32>:$bias);

@@ -188,6 +188,21 @@ LogicalResult LoadCodesOp::verify() {
   return success();
 }
 
+LogicalResult DecodeOp::verify() {
+  // 32 values are 16 registers of pairs, shared evenly by the zeros.
+  size_t zeros = getZeros().size(), registers = 16;
+  if (zeros && registers % zeros)
+    return emitOpError("splits 16 registers between ")
+           << zeros << " zeros; the count must divide 16";
+  if (getResidual() && !zeros)
+    return emitOpError("has `residual` but no zeros");
+  // Raw values carry a factor per subtile that the consumer's scale undoes;
+  // a zero subtracted from them would be off by that factor.
+  if (getRaw() && zeros)
+    return emitOpError("cannot subtract zero points from raw values");
+  return success();
+}
+
 LogicalResult PackPairsOp::verify() {
   auto type = cast<VectorType>(getValues().getType());
   if (type.getNumElements() != 2 * static_cast<int64_t>(getPairs().size()))

@@ -58,15 +58,38 @@ def Lb_DecodeOp : Lb_Op<"decode", [Pure]> {
     type, in the order the codes' fragment defines; `lb-lower-decode`
     replaces this op by bit operations, and lb-propagate-layouts folds their
     in-register interleave into the weight layout. With `raw` (unsigned codes
-    to f16) the values are the codes times 2^(p - 24), p the bit offset
-    core::rawSubtileBitOffset gives each subtile: the consumer scales them.
+    to f16, no zero points) the values are the codes times 2^(p - 24), p the
+    bit offset core::rawSubtileBitOffset gives each subtile: the consumer
+    scales them.
+
+    With `minus` zero points, the values are q - z: the 16 registers (value
+    pairs) are split evenly between the zeros, in order (one zero for a
+    gemv_row unit, one per 8-column subtile of an mma_b_paired unit, whose
+    registers 2 s and 2 s + 1 are subtile s). The subtraction happens before
+    any scale, in the value type, where q - z is exact for integer zeros and
+    one rounding of it otherwise: folding the zero into the scale as
+    q·s + (-z·s) rounds -z·s to the value type, an error that is the same
+    for every K of a column and so grows with Σx (docs/architecture.md).
+    `residual` says the zeros may not be exact in the value type (f16 or f32
+    zeros with bf16 values, f32 zeros with f16 values): then what rounding
+    them left is subtracted too.
   }];
   let arguments = (ins Lb_CodeWords:$words, TypeAttr:$code_type,
-                       DefaultValuedAttr<I64Attr, "0">:$unit, UnitAttr:$raw);
+                       DefaultValuedAttr<I64Attr, "0">:$unit, Variadic<F32>:$zeros,
+                       UnitAttr:$residual, UnitAttr:$raw);
   let results = (outs VectorOfLengthAndType<[32], [F16, BF16]>:$values);
   let assemblyFormat = [{
-    $words (`unit` $unit^)? (`raw` $raw^)? `as` $code_type attr-dict `:` type($words) `->` type($values)
+    $words (`unit` $unit^)? (`raw` $raw^)? (`minus` `(` $zeros^ `)`)? (`residual` $residual^)?
+    `as` $code_type attr-dict `:` type($words) `->` type($values)
   }];
+  let hasVerifier = 1;
+}
+
+def Lb_RoundToOp : Lb_Op<"round_to", [Pure]> {
+  let summary = "an f32 rounded to nearest (even) in `element` (f16 or bf16), widened back";
+  let arguments = (ins F32:$value, TypeAttr:$element);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$value `as` $element attr-dict";
 }
 
 def Lb_ExtractWordOp : Lb_Op<"extract_word", [Pure]> {

@@ -253,6 +253,30 @@ Expected<layout::LinearLayout> wordInterleave(int bits, bool bf16) {
 
 } // namespace
 
+SmallVector<Value> subtractZeros(OpBuilder &b, Location loc, Type value, ArrayRef<Value> registers,
+                                 ValueRange zeros, bool residual) {
+  SmallVector<Value> out(registers.begin(), registers.end());
+  if (zeros.empty())
+    return out;
+  size_t perZero = registers.size() / zeros.size();
+  for (size_t z = 0; z < zeros.size(); ++z) {
+    Value zero = zeros[z];
+    SmallVector<Value> pairs = {
+        b.create<lb::PackF32PairOp>(loc, b.getI32Type(), zero, zero, TypeAttr::get(value))};
+    if (residual) {
+      Value rounded = b.create<lb::RoundToOp>(loc, b.getF32Type(), zero, TypeAttr::get(value));
+      Value remainder = b.create<arith::SubFOp>(loc, zero, rounded);
+      pairs.push_back(b.create<lb::PackF32PairOp>(loc, b.getI32Type(), remainder, remainder,
+                                                  TypeAttr::get(value)));
+    }
+    for (size_t r = z * perZero; r < (z + 1) * perZero; ++r)
+      for (Value pair : pairs)
+        out[r] = b.create<lb::PairArithOp>(loc, b.getI32Type(), lb::PairOp::sub, value, out[r],
+                                           pair, Value());
+  }
+  return out;
+}
+
 FailureOr<DecodeStrategy>
 selectDecodeStrategy(Type codeType, Type value, bool raw,
                      function_ref<InFlightDiagnostic()> emitError) {

@@ -25,6 +25,18 @@ struct DecodeStrategy {
       emit;
 };
 
+// The decoded registers of lb.decode's `minus` zero points: register r of
+// `registers` loses zeros[r / (R / Z)] (R registers, Z zeros, Z divides R),
+// splatted to a pair of `value` (f16 or bf16) by one rounding and subtracted
+// with one packed sub (exact for integer zeros). With `residual`, z minus its
+// rounded value (computed in f32, exactly) is subtracted too, so zeros the
+// value type cannot hold lose only the rounding of the much smaller
+// remainder.
+llvm::SmallVector<mlir::Value> subtractZeros(mlir::OpBuilder &b, mlir::Location loc,
+                                             mlir::Type value,
+                                             llvm::ArrayRef<mlir::Value> registers,
+                                             mlir::ValueRange zeros, bool residual);
+
 // `raw`: the sequence leaves each register's codes as f16 subnormals at their
 // field's bit (core::rawSubtileBitOffset); unsigned codes to f16 only. The
 // interleave is the same either way, so raw and normalizing kernels of a

@@ -2,7 +2,8 @@
 // (see DecodeStrategy.cpp), and the resulting pair registers are viewed as
 // the decoded vector again: word w, register j holds elements c w + 2 j and
 // c w + 2 j + 1 (c codes per word), which is the order lb-propagate-layouts
-// assumed.
+// assumed. Zero points (lb.decode's `minus`) are subtracted from those
+// registers before anything scales them (subtractZeros).
 #include "passes/DecodeStrategy.h"
 #include "passes/Passes.h"
 
@@ -43,6 +44,8 @@ struct LbLowerDecodePass : impl::LbLowerDecodeBase<LbLowerDecodePass> {
         SmallVector<Value> registers = strategy->emit(builder, loc, word);
         pairs.append(registers.begin(), registers.end());
       }
+      pairs = subtractZeros(builder, loc, valuesType.getElementType(), pairs, decode.getZeros(),
+                            decode.getResidual());
       Value values = builder.create<lb::PackPairsOp>(loc, valuesType, pairs);
       decode.replaceAllUsesWith(values);
       decode.erase();

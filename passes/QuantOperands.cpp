@@ -18,17 +18,15 @@ SmallVector<Value> quantIndex(OpBuilder &b, Location loc, const KernelProblem &p
   return {};
 }
 
-ScaleAndBias loadScaleAndBias(OpBuilder &b, Location loc, const KernelProblem &p, Value n,
-                              Value k) {
+ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, Value n, Value k) {
   SmallVector<Value> at = quantIndex(b, loc, p, n, k);
   Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at);
   if (!p.zeros)
-    return {scale, Value()};
+    return {scale, Value(), Value()};
   Value zero = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at);
-  Value offset = p.quant.getZero() == lb::ZeroMode::sub_code
-                     ? b.create<arith::MulFOp>(loc, zero, scale).getResult()
-                     : zero;
-  return {scale, b.create<arith::NegFOp>(loc, offset)};
+  if (p.quant.getZero() == lb::ZeroMode::sub_value)
+    return {scale, Value(), b.create<arith::NegFOp>(loc, zero)};
+  return {scale, zero, Value()};
 }
 
 } // namespace lowbit::passes

@@ -127,11 +127,23 @@ PairedCodeLoader::Codes PairedCodeLoader::load(Value n0, Value stepK0, int64_t s
   return {words, 0};
 }
 
+// Zeros in the scale's float type are subtracted in the activation type;
+// only integer codes, zeros of the activation's own type and bf16 zeros with
+// f16 values (8 significant bits fit f16's 11) are exact there.
+static bool zerosNeedResidual(const KernelProblem &problem) {
+  Type zero = cast<MemRefType>(problem.zeros.getType()).getElementType();
+  return isa<FloatType>(zero) && zero != problem.activation &&
+         !(zero.isBF16() && problem.activation.isF16());
+}
+
 Value decodeUnit(OpBuilder &b, Location loc, const KernelProblem &problem,
-                 const PairedCodeLoader::Codes &codes, bool raw) {
-  return b.create<lb::DecodeOp>(loc,
-                                VectorType::get({core::kValuesPerUnit}, problem.activation),
-                                codes.words, problem.code, codes.unit, raw);
+                 const PairedCodeLoader::Codes &codes, ValueRange zeros, bool raw) {
+  bool residual = !zeros.empty() && zerosNeedResidual(problem);
+  auto decode = b.create<lb::DecodeOp>(
+      loc, VectorType::get({core::kValuesPerUnit}, problem.activation), codes.words, problem.code,
+      codes.unit, zeros, residual);
+  decode.setRaw(raw);
+  return decode;
 }
 
 bool decodesRaw(const KernelProblem &problem) {

@@ -35,15 +35,20 @@ mlir::LogicalResult checkSchedule(const KernelProblem &problem);
 llvm::SmallVector<mlir::Value> quantIndex(mlir::OpBuilder &b, mlir::Location loc,
                                           const KernelProblem &p, mlir::Value n, mlir::Value k);
 
-// Column n's scale at K offset k, widened to f32, and for zero points the
-// bias that folds them into one fma on the decoded codes: (q - z)·s =
-// q·s + (-z·s) for sub_code, q·s - z = q·s + (-z) for sub_value; no bias
-// without zero points.
-struct ScaleAndBias {
-  mlir::Value scale, bias;
+// Column n's quantization at K offset k, as every family applies it: the
+// scale widened to f32 and, by zero mode,
+//  - sub_code and quantized: `zero` (f32), which decodeUnit subtracts from the
+//    decoded codes before anything scales them, so (q - z)·s rounds once,
+//    after an exact q - z. Folding the zero into the scale's fma as
+//    q·s + (-z·s) rounded -z·s to the activation type: an error that is the
+//    same for every K of a column, so it grew with Σx and failed bf16
+//    per-channel kernels at 1-1.7e-2.
+//  - sub_value: `bias` = -z, the addend of one fma: q·s - z with one rounding.
+struct ColumnQuant {
+  mlir::Value scale, zero, bias;
 };
-ScaleAndBias loadScaleAndBias(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
-                              mlir::Value n, mlir::Value k);
+ColumnQuant loadColumnQuant(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
+                            mlir::Value n, mlir::Value k);
 
 // The type of one lb.load_codes: a unit's words.
 mlir::VectorType unitWordsType(mlir::OpBuilder &b, const KernelProblem &problem);
@@ -77,11 +82,14 @@ private:
   llvm::DenseMap<int64_t, mlir::Value> firstStep_;
 };
 
-// The 32 decoded values of one unit of loaded codes; `raw`: as the f16
-// subnormals lb.decode raw leaves (the caller folds 2^(24 - p) into its
-// scales), which only decodesRaw problems allow.
+// The 32 decoded values of one unit of loaded codes, minus `zeros` when
+// given (ColumnQuant::zero: one for a gemv_row unit, one per subtile of an
+// mma_b_paired unit; see lb.decode). `raw`: as the f16 subnormals lb.decode
+// raw leaves (the caller folds 2^(24 - p) into its scales; no zeros), which
+// only decodesRaw problems allow.
 mlir::Value decodeUnit(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem,
-                       const PairedCodeLoader::Codes &codes, bool raw = false);
+                       const PairedCodeLoader::Codes &codes, mlir::ValueRange zeros = {},
+                       bool raw = false);
 // Whether the problem's codes have a raw decode: unsigned, no offset, f16.
 bool decodesRaw(const KernelProblem &problem);
 

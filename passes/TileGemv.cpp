@@ -4,9 +4,10 @@
 // load), so a warp covers 1024 values of K per step and the whole row in
 // K / 1024 steps, with `tile[2] / 1024` steps unrolled to keep several loads
 // in flight. The activations the lane needs are the same 32 values of K for
-// every row, so they stay in L1 across the block's warps. Scales (and zeros)
-// are applied once per lane chunk, which lies in one group because groups
-// are multiples of 32: s·Σ q·x instead of Σ (s·q)·x.
+// every row, so they stay in L1 across the block's warps. Scales are applied
+// once per lane chunk, which lies in one group because groups are multiples
+// of 32: s·Σ q·x instead of Σ (s·q)·x. Zero points are applied to the
+// decoded codes, once per chunk for all rows (see step()).
 #include "passes/TileFamilies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,38 +40,33 @@ struct GemvBuilder {
     auto words = b.create<lb::LoadCodesOp>(
         loc, unitWordsType(b, p), p.weights, /*stage=*/Value(), n, k,
         lb::Fragment::gemv_row, DenseI64ArrayAttr());
-    Value values = decodeUnit(b, loc, p, {words, 0});
-    SmallVector<Value> qIndex = quantIndex(b, loc, p, n, k);
-    Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, qIndex);
-    Value zero = p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, qIndex) : Value();
+    // With zero points the unit's scale and zero come first: the decode
+    // subtracts the zero (sub_code, quantized), or one fma per register
+    // makes q·s - z (sub_value). Either way the dot then sums weights of
+    // the size of the result, never q·x sums that a z·Σx must cancel (bf16
+    // keeps 8 bits of those).
+    ColumnQuant quant;
+    if (p.zeros)
+      quant = loadColumnQuant(b, loc, p, n, k);
+    SmallVector<Value, 1> zeros;
+    if (quant.zero)
+      zeros.push_back(quant.zero);
+    Value values = decodeUnit(b, loc, p, {words, 0}, zeros);
+    if (!p.zeros)
+      quant = loadColumnQuant(b, loc, p, n, k);
+    bool dequantized = static_cast<bool>(quant.bias);
+    if (dequantized)
+      values =
+          b.create<lb::ScaleFragmentOp>(loc, values.getType(), values, quant.scale, quant.bias);
 
     SmallVector<Value> next;
     for (int64_t i = 0; i < rowsPerBlock; ++i) {
       Value m = b.create<arith::AddIOp>(loc, m0, index(i));
       Value x = b.create<lb::LoadActivationsOp>(loc, valuesType, p.x, m, k, p.rows);
       Value dot = b.create<lb::DotOp>(loc, b.getF32Type(), values, x, f32(0.0));
-      Value contribution;
-      switch (p.quant.getZero()) {
-      case lb::ZeroMode::none:
-        contribution = b.create<arith::MulFOp>(loc, dot, scale);
-        break;
-      case lb::ZeroMode::sub_code: { // s·(Σ q·x − z·Σ x)
-        Value sumX = b.create<lb::SumOp>(loc, b.getF32Type(), x);
-        Value centered = b.create<arith::SubFOp>(
-            loc, dot, b.create<arith::MulFOp>(loc, zero, sumX));
-        contribution = b.create<arith::MulFOp>(loc, centered, scale);
-        break;
-      }
-      case lb::ZeroMode::sub_value: { // s·Σ q·x − z·Σ x
-        Value sumX = b.create<lb::SumOp>(loc, b.getF32Type(), x);
-        contribution = b.create<arith::SubFOp>(
-            loc, b.create<arith::MulFOp>(loc, dot, scale),
-            b.create<arith::MulFOp>(loc, zero, sumX));
-        break;
-      }
-      case lb::ZeroMode::quantized:
-        llvm_unreachable("rejected by the schedule rules");
-      }
+      // s·Σ (q - z)·x, s·Σ q·x, or Σ (q·s - z)·x.
+      Value contribution =
+          dequantized ? dot : b.create<arith::MulFOp>(loc, dot, quant.scale).getResult();
       next.push_back(b.create<arith::AddFOp>(loc, acc[i], contribution));
     }
     return next;

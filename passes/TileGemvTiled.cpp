@@ -55,17 +55,18 @@ struct GemvTiledBuilder {
     Value partials =
         b.create<lb::SharedBufferOp>(loc, partialsType, warps, slots, kGroupsPerWarp);
 
-    // The lane's scales of its 8 subtiles at K offset k, then their zeros
-    // (null without zero points).
+    // The lane's scales of its 8 subtiles at K offset k, then their sub_value
+    // biases, then their zeros that the decode subtracts (each null where the
+    // zero mode has none).
     auto loadQuant = [&](Value k) {
-      SmallVector<Value> scales, zeros;
+      SmallVector<Value> scales, biases, zeros;
       for (int64_t s = 0; s < kSubtiles; ++s) {
-        Value n = add(n0, add(index(8 * s), group));
-        SmallVector<Value> at = quantIndex(b, loc, p, n, k);
-        scales.push_back(b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at));
-        zeros.push_back(p.zeros ? b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at)
-                                : Value());
+        ColumnQuant q = loadColumnQuant(b, loc, p, add(n0, add(index(8 * s), group)), k);
+        scales.push_back(q.scale);
+        biases.push_back(q.bias);
+        zeros.push_back(q.zero);
       }
+      scales.append(biases.begin(), biases.end());
       scales.append(zeros.begin(), zeros.end());
       return scales;
     };
@@ -74,16 +75,28 @@ struct GemvTiledBuilder {
     // and per row one 16-byte activation load x[m][k0 + 8 tig .. + 8), whose
     // halves [4 j, 4 j + 4) pair with step j's B registers (slot k = 2 tig +
     // h + 8 r holds k0 + 8 tig + 4 j + 2 r + h).
+    // Zero points are applied to the decoded registers, once for all rows:
+    // the decode subtracts them (sub_code, quantized) or one fma per register
+    // makes q·s - z (sub_value), so the dots sum weights of the size of the
+    // result instead of q·x sums that a z·Σx would have to cancel.
     auto step = [&](Value k0, Value, ArrayRef<Value> quant, ValueRange carried) {
-      ArrayRef<Value> scales = quant.take_front(kSubtiles), zeros = quant.drop_front(kSubtiles);
+      ArrayRef<Value> scales = quant.take_front(kSubtiles),
+                      biases = quant.slice(kSubtiles, kSubtiles),
+                      zeros = quant.slice(2 * kSubtiles, kSubtiles);
+      bool dequantized = static_cast<bool>(biases.front());
       auto pairType = VectorType::get({4}, p.activation);
       SmallVector<SmallVector<Value>> fragments(kStepsPerBlock);
       PairedCodeLoader codes(b, loc, p, p.weights, /*stage=*/Value());
       for (int64_t half = 0; half < kStepsPerBlock; ++half) {
-        Value values = decodeUnit(b, loc, p, codes.load(n0, add(k0, index(16 * half)), half, 0));
-        for (int64_t s = 0; s < kSubtiles; ++s)
-          fragments[half].push_back(
-              b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s)));
+        Value values = decodeUnit(b, loc, p, codes.load(n0, add(k0, index(16 * half)), half, 0),
+                                  zeros.front() ? ValueRange(zeros) : ValueRange());
+        for (int64_t s = 0; s < kSubtiles; ++s) {
+          Value fragment =
+              b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s));
+          if (dequantized)
+            fragment = b.create<lb::ScaleFragmentOp>(loc, pairType, fragment, scales[s], biases[s]);
+          fragments[half].push_back(fragment);
+        }
       }
       SmallVector<Value> acc(carried.begin(), carried.end());
       for (int64_t i = 0; i < rowsM; ++i) {
@@ -94,30 +107,13 @@ struct GemvTiledBuilder {
         for (int64_t half = 0; half < kStepsPerBlock; ++half)
           x.push_back(
               b.create<lb::SlicePairsOp>(loc, pairType, run, b.getI64IntegerAttr(2 * half)));
-        Value sumX = p.zeros ? b.create<lb::SumOp>(loc, b.getF32Type(), run).getResult() : Value();
         for (int64_t s = 0; s < kSubtiles; ++s) {
           Value dot = f32(0.0);
           for (int64_t half = 0; half < kStepsPerBlock; ++half)
             dot = b.create<lb::DotOp>(loc, b.getF32Type(), fragments[half][s], x[half], dot);
-          Value contribution;
-          switch (p.quant.getZero()) {
-          case lb::ZeroMode::none:
-            contribution = b.create<arith::MulFOp>(loc, dot, scales[s]);
-            break;
-          case lb::ZeroMode::sub_code: // s·(Σ q·x − z·Σ x)
-            contribution = b.create<arith::MulFOp>(
-                loc,
-                b.create<arith::SubFOp>(loc, dot, b.create<arith::MulFOp>(loc, zeros[s], sumX)),
-                scales[s]);
-            break;
-          case lb::ZeroMode::sub_value: // s·Σ q·x − z·Σ x
-            contribution = b.create<arith::SubFOp>(
-                loc, b.create<arith::MulFOp>(loc, dot, scales[s]),
-                b.create<arith::MulFOp>(loc, zeros[s], sumX));
-            break;
-          case lb::ZeroMode::quantized:
-            llvm_unreachable("rejected by the schedule rules");
-          }
+          // s·Σ (q - z)·x, s·Σ q·x, or Σ (q·s - z)·x.
+          Value contribution =
+              dequantized ? dot : b.create<arith::MulFOp>(loc, dot, scales[s]).getResult();
           Value &a = acc[i * kSubtiles + s];
           a = b.create<arith::AddFOp>(loc, a, contribution);
         }

@@ -9,8 +9,9 @@
 // (mma_b_paired, shared with the split-K families and gemv_tiled, so one
 // packed copy serves every M) and are read with one 16-byte shared load per
 // lane per 64 x 16 step; the paired K order lets the activation tile be read
-// with one 16-byte shared load per row and lane per 32-wide block. Scales (and zeros) multiply the
-// decoded B registers once per K tile, which lies inside one group.
+// with one 16-byte shared load per row and lane per 32-wide block. Scales multiply the
+// decoded B registers once per K tile, which lies inside one group; zero
+// points come off the codes in the decode, before the scale.
 #include "passes/TileFamilies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -114,12 +115,14 @@ struct MmaBuilder {
 
       // The lane's scale (and zero) for each of its n-subtiles in this tile.
       Value k0 = mul(tile, index(shape.tk));
-      SmallVector<Value> scales, biases;
+      SmallVector<Value> scales, biases, zeros;
       for (int64_t s = 0; s < subtiles; ++s) {
         Value n = add(add(n0, warpN), add(index(kMmaN * s), group));
-        ScaleAndBias q = loadScaleAndBias(b, loc, p, n, k0);
+        ColumnQuant q = loadColumnQuant(b, loc, p, n, k0);
         scales.push_back(q.scale);
         biases.push_back(q.bias);
+        if (q.zero)
+          zeros.push_back(q.zero);
       }
 
       SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
@@ -143,9 +146,15 @@ struct MmaBuilder {
           a.push_back(b.create<lb::SlicePairsOp>(loc, aType, paired[f],
                                                  b.getI64IntegerAttr(4 * (ks % 2))));
         for (int64_t j = 0; j < loadsN; ++j) {
+          // Zero points come off the codes of load j's subtiles in the decode.
+          constexpr int64_t kSubtilesPerLoad = kColumnsPerLoad / kMmaN;
+          ValueRange loadZeros =
+              zeros.empty() ? ValueRange()
+                            : ValueRange(zeros).slice(j * kSubtilesPerLoad, kSubtilesPerLoad);
           Value values = decodeUnit(b, loc, p,
                                     codes.load(add(warpN, index(kColumnsPerLoad * j)),
-                                               index(kMmaK * ks), ks % 2, (ks / 2) * loadsN + j));
+                                               index(kMmaK * ks), ks % 2, (ks / 2) * loadsN + j),
+                                    loadZeros);
           for (int64_t s = 0; s < kColumnsPerLoad / kMmaN; ++s) {
             int64_t subtile = j * (kColumnsPerLoad / kMmaN) + s;
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.

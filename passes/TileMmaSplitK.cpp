@@ -23,8 +23,9 @@
 // and a scale period's loads are all independent and in flight together. x
 // is small and shared by every block, so it stays in L1/L2. With stages > 1
 // each warp streams the same 16-byte pieces, codes and activations, through
-// its own cp.async ring in dynamic shared memory (see build()). Scales (and zero points) multiply the
-// decoded registers once per step, but are loaded once per group. At the end
+// its own cp.async ring in dynamic shared memory (see build()). Scales multiply the
+// decoded registers once per step, but are loaded once per group; zero
+// points come off the codes in the decode, before the scale. At the end
 // each warp leaves its accumulators in shared memory, and warp w adds up and
 // stores accumulators w, w + split_k, ... of the block's output.
 #include "core/ScheduleRules.h"
@@ -94,13 +95,14 @@ struct MmaSplitKBuilder {
   bool rawCodes = false;
 
   // The lane's scale of each 8-column subtile at K offset k (column
-  // 8 s + groupID), then their zero-point biases (null without zero points).
+  // 8 s + groupID), then their sub_value biases, then their zeros that the
+  // decode subtracts (each null where the zero mode has none).
   // Raw decodes are the codes x 2^(p - 24): their scales carry 2^(24 - p).
   SmallVector<Value> loadQuant(Value n0, Value group, Value k) {
-    SmallVector<Value> scales, biases;
+    SmallVector<Value> scales, biases, zeros;
     for (int64_t s = 0; s < subtiles(); ++s) {
-      ScaleAndBias q =
-          loadScaleAndBias(b, loc, p, add(n0, add(index(kSubtileColumns * s), group)), k);
+      ColumnQuant q =
+          loadColumnQuant(b, loc, p, add(n0, add(index(kSubtileColumns * s), group)), k);
       if (rawCodes) {
         int shift = 24 - core::rawSubtileBitOffset(p.fragment, s % kSubtilesPerLoad);
         Value factor = b.create<arith::ConstantOp>(
@@ -109,8 +111,10 @@ struct MmaSplitKBuilder {
       }
       scales.push_back(q.scale);
       biases.push_back(q.bias);
+      zeros.push_back(q.zero);
     }
     scales.append(biases.begin(), biases.end());
+    scales.append(zeros.begin(), zeros.end());
     return scales;
   }
 
@@ -123,7 +127,7 @@ struct MmaSplitKBuilder {
     // Without zero points the scales factor out of a period's sums: the mma
     // multiplies raw codes (exact small integers) and each accumulator is
     // scaled once per period in f32, instead of a packed multiply per decoded
-    // register per step. Zero points keep the per-register (q - z)·s.
+    // register per step. Zero points keep the per-register scale of q - z.
     // The period's sums need a second set of accumulators: only for blocks of
     // at most 4 (8 x 64 tiles). With 8, ptxas needed 196 registers, and on
     // the H200 the 16 x 64 x 256 / split_k 8 kernel took 54 us at M = 16
@@ -241,7 +245,8 @@ struct MmaSplitKBuilder {
                                                  index(kStepK)));
     };
     auto step = [&](Value k0, Value chunk0, ArrayRef<Value> quant, ValueRange carried) {
-      ArrayRef<Value> scales = quant.take_front(subtiles), biases = quant.drop_front(subtiles);
+      ArrayRef<Value> scales = quant.take_front(subtiles), biases = quant.slice(subtiles, subtiles),
+                      zeros = quant.slice(2 * subtiles, subtiles);
       SmallVector<Value> acc(carried.begin(), carried.end());
       SmallVector<PairedCodeLoader::Codes> words;
       SmallVector<Value> runs;
@@ -281,7 +286,13 @@ struct MmaSplitKBuilder {
           xT.push_back(b.create<lb::SlicePairsOp>(loc, pairsType, runs[c],
                                                   b.getI64IntegerAttr(2 * half)));
         for (int64_t j = 0; j < loadsN(); ++j) {
-          Value values = decodeUnit(b, loc, p, words[half * loadsN() + j], rawCodes);
+          // Zero points come off load j's subtiles in the decode.
+          SmallVector<Value> loadZeros;
+          if (zeros.front())
+            loadZeros.assign(zeros.begin() + j * kSubtilesPerLoad,
+                             zeros.begin() + (j + 1) * kSubtilesPerLoad);
+          Value values =
+              decodeUnit(b, loc, p, words[half * loadsN() + j], loadZeros, rawCodes);
           SmallVector<Value> scaled;
           for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.

@@ -281,6 +281,15 @@ LogicalResult Emitter::emitOp(Operation &op) {
                << ", " << name(pack.getHi()) << ");\n";
         return success();
       })
+      .Case<lb::RoundToOp>([&](lb::RoundToOp round) {
+        std::string type = round.getElement().isBF16() ? "bf16" : "f16";
+        std::string var = bind(round.getResult());
+        line() << "float " << var << ";\n";
+        line() << "{ float hi; " << type << "x2_to_f32x2(f32x2_to_" << type << "x2("
+               << name(round.getValue()) << ", " << name(round.getValue()) << "), " << var
+               << ", hi); }\n";
+        return success();
+      })
       .Case<arith::BitcastOp>([&](arith::BitcastOp cast) -> LogicalResult {
         if (!cast.getIn().getType().isInteger(32) || !cast.getType().isF32())
           return cast.emitOpError("lb-to-cuda: only i32 -> f32 bitcasts");

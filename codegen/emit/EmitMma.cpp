@@ -211,15 +211,20 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
           line() << "const u32 " << bias << " = f32x2_to_" << suffix << "("
                  << name(scale.getBias()) << ", " << name(scale.getBias()) << ");\n";
         }
-        line() << valueType(type) << " " << var << ";\n";
+        // A fragment is a struct, a whole decoded unit (gemv) a register array.
+        std::string declared = valueType(type);
+        if (declared.empty())
+          line() << "u32 " << var << "[" << type.getNumElements() / 2 << "];\n";
+        else
+          line() << declared << " " << var << ";\n";
         for (int64_t i = 0; i < type.getNumElements() / 2; ++i) {
-          line() << var << ".r[" << i << "] = ";
+          line() << registerOf(scale.getResult(), i) << " = ";
           if (bias.empty())
-            os << "mul_" << suffix << "(" << name(scale.getFragment()) << ".r[" << i << "], "
-               << splat << ");\n";
+            os << "mul_" << suffix << "(" << registerOf(scale.getFragment(), i) << ", " << splat
+               << ");\n";
           else
-            os << "fma_" << suffix << "(" << name(scale.getFragment()) << ".r[" << i << "], "
-               << splat << ", " << bias << ");\n";
+            os << "fma_" << suffix << "(" << registerOf(scale.getFragment(), i) << ", " << splat
+               << ", " << bias << ");\n";
         }
         return success();
       })

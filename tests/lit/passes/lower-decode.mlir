@@ -208,3 +208,36 @@ func.func @s4split(%x: tensor<?x1024xf16>, %w: tensor<64x1024xsi4>, %s: tensor<6
       : (tensor<?x1024xf16>, tensor<64x1024xsi4>, tensor<64x8xf16>) -> tensor<?x64xf16>
   return %y : tensor<?x64xf16>
 }
+
+// Zero points (lb.decode ... minus): after the magic is removed, each
+// register loses its zero, rounded once to the value type and splatted; a
+// gemv_row unit has one zero for all 16 registers.
+// CHECK-LABEL: func.func @zero__gemv
+// CHECK: %[[Z:.*]] = lb.load_scalar %arg3
+// CHECK: lb.pair_arith fma bf16
+// CHECK: %[[P:.*]] = lb.pack_f32_pair %[[Z]], %[[Z]] as bf16
+// CHECK-COUNT-16: lb.pair_arith sub bf16 %{{.*}}, %[[P]]
+// CHECK: lb.pack_pairs
+func.func @zero(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xui4>, %s: tensor<64xbf16>, %z: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<64xbf16>) quant <granularity = channel, scale = bf16, zero = sub_code>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xbf16>, tensor<64x1024xui4>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+
+// f32 zeros with f16 values: the remainder z - round(z), exact in f32, is
+// subtracted second.
+// CHECK-LABEL: func.func @residual__gemv
+// CHECK: %[[Z:.*]] = lb.load_scalar %arg3
+// CHECK: %[[HI:.*]] = lb.pack_f32_pair %[[Z]], %[[Z]] as f16
+// CHECK: %[[R:.*]] = lb.round_to %[[Z]] as f16
+// CHECK: %[[REM:.*]] = arith.subf %[[Z]], %[[R]]
+// CHECK: %[[LO:.*]] = lb.pack_f32_pair %[[REM]], %[[REM]] as f16
+// CHECK: %[[C:.*]] = lb.pair_arith sub f16 %{{.*}}, %[[HI]]
+// CHECK: lb.pair_arith sub f16 %[[C]], %[[LO]]
+func.func @residual(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui4>, %s: tensor<64xf32>, %z: tensor<64xf32>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<64xf32>) quant <granularity = channel, scale = f32, zero = sub_code>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024xui4>, tensor<64xf32>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}

@@ -32,7 +32,8 @@ func.func @w4(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256x1
 // CHECK: scf.for
 // CHECK: arith.cmpi ult
 // CHECK: scf.if {{.*}} -> (f32)
-// CHECK: lb.sum
+// CHECK: lb.decode {{.*}} minus(
+// CHECK-NOT: lb.sum {{%}}
 func.func @partial(%x: tensor<?x1056xbf16>, %w: tensor<64x1056xsi4>, %s: tensor<64xbf16>, %z: tensor<64xbf16>) -> tensor<?x64xbf16> {
   %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<64xbf16>) quant <granularity = channel, scale = bf16, zero = sub_code>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
