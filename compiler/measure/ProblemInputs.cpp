@@ -159,7 +159,10 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
                                                                     : 1;
   in.codes.resize(static_cast<size_t>(n * k));
   in.scales.resize(static_cast<size_t>(core::scaleCount(problem) * scaleBytes));
-  in.zeros.resize(static_cast<size_t>(core::scaleCount(problem) * zeroBytes));
+  // Zero codes are quantized one per byte, then packed as kernels read them.
+  std::vector<uint8_t> zeroCodes(static_cast<size_t>(core::scaleCount(problem) * zeroBytes));
+  std::vector<uint8_t> &zeros = problem.scheme.zeroCodes ? zeroCodes : in.zeros;
+  zeros.resize(zeroCodes.size());
   in.referenceWeights.resize(static_cast<size_t>(in.referenceColumns() * k));
 
   // Channel and group scales are per row, so blocks of rows quantize alone;
@@ -191,12 +194,19 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
     const int64_t slot0 = perTensor ? 0 : row0 * slotsPerRow;
     storeCodes(q->scales, scaleBytes, &in.scales[static_cast<size_t>(slot0 * scaleBytes)]);
     if (zeroBytes)
-      storeCodes(q->zeros, zeroBytes, &in.zeros[static_cast<size_t>(slot0 * zeroBytes)]);
+      storeCodes(q->zeros, zeroBytes, &zeros[static_cast<size_t>(slot0 * zeroBytes)]);
     std::copy(reference->begin(), reference->end(),
               in.referenceWeights.begin() + firstReference * k);
   });
   if (!failure.empty())
     return bad(failure);
+  if (problem.scheme.zeroCodes) {
+    in.zeros.resize(static_cast<size_t>(core::zeroBytes(problem)));
+    if (Status packed = core::packZeroCodes(problem, zeroCodes.data(), zeroCodes.size(),
+                                            in.zeros.data(), in.zeros.size());
+        !packed)
+      return bad(packed.error());
+  }
   return in;
 }
 
