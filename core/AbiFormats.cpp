@@ -51,17 +51,29 @@ const std::pair<lowbit_granularity, const char *> kGranularities[] = {
     {LOWBIT_GRANULARITY_CHANNEL, "channel"},
     {LOWBIT_GRANULARITY_GROUP, "group"},
 };
+// Zero codes are spelled "quantized <zero_codes>", as a spec writes them.
 const std::pair<lowbit_zero_mode, const char *> kZeros[] = {
     {LOWBIT_ZERO_NONE, "none"},
     {LOWBIT_ZERO_SUB_CODE, "sub_code"},
     {LOWBIT_ZERO_SUB_VALUE, "sub_value"},
+    {LOWBIT_ZERO_UINT4_CODES, "quantized uint4"},
+    {LOWBIT_ZERO_UINT8_CODES, "quantized uint8"},
 };
 
-Expected<formats::ZeroMode> parseZeroMode(const std::string &text) {
-  Expected<ZeroSpelling> zero = parseZero(text);
+Expected<AbiZeroPoints> parseZeroPoints(const std::string &text) {
+  size_t space = text.find(' ');
+  Expected<ZeroSpelling> zero = parseZero(text.substr(0, space));
   if (!zero)
     return makeError(zero.error());
-  return zero->mode;
+  AbiZeroPoints out{zero->mode, std::nullopt};
+  if (zero->quantized) {
+    Expected<formats::DataFormat> codes =
+        formats::parseFormat(space == std::string::npos ? "" : text.substr(space + 1));
+    if (!codes)
+      return makeError(codes.error());
+    out.codes = *codes;
+  }
+  return out;
 }
 
 } // namespace
@@ -82,8 +94,8 @@ Expected<formats::Granularity> granularityFromAbi(lowbit_granularity granularity
   return lookUp("granularity", granularity, kGranularities, parseGranularity);
 }
 
-Expected<formats::ZeroMode> zeroModeFromAbi(lowbit_zero_mode zero) {
-  return lookUp("zero", zero, kZeros, parseZeroMode);
+Expected<AbiZeroPoints> zeroPointsFromAbi(lowbit_zero_mode zero) {
+  return lookUp("zero", zero, kZeros, parseZeroPoints);
 }
 
 } // namespace lowbit::core

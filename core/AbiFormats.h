@@ -14,7 +14,13 @@ Expected<Activation> activationFromAbi(lowbit_dtype activation);
 Expected<formats::DataFormat> weightFormatFromAbi(lowbit_weight_format weight);
 Expected<formats::DataFormat> scaleFormatFromAbi(lowbit_dtype scale);
 Expected<formats::Granularity> granularityFromAbi(lowbit_granularity granularity);
-// LOWBIT_ZERO_SUB_CODE and SUB_VALUE take zeros in the scale dtype.
-Expected<formats::ZeroMode> zeroModeFromAbi(lowbit_zero_mode zero);
+// The zero mode and, for LOWBIT_ZERO_UINT4_CODES / UINT8_CODES (the typed
+// model's "quantized"), the zero codes' format. LOWBIT_ZERO_SUB_CODE and
+// SUB_VALUE take zeros in the scale dtype.
+struct AbiZeroPoints {
+  formats::ZeroMode mode = formats::ZeroMode::None;
+  std::optional<formats::DataFormat> codes;
+};
+Expected<AbiZeroPoints> zeroPointsFromAbi(lowbit_zero_mode zero);
 
 } // namespace lowbit::core

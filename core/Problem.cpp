@@ -1,5 +1,8 @@
 #include "core/Problem.h"
 
+#include "core/formats/Pack.h"
+
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -248,6 +251,45 @@ int zeroElementBytes(const Problem &p) {
   if (!p.scheme.hasZeros())
     return 0;
   return p.scheme.zeroCodes ? 1 : scaleElementBytes(p);
+}
+
+int64_t zeroBytes(const Problem &p) {
+  if (!p.scheme.zeroCodes)
+    return scaleCount(p) * zeroElementBytes(p);
+  int64_t perByte = 8 / p.scheme.zeroCodes->bits();
+  return (scaleCount(p) + perByte - 1) / perByte;
+}
+
+Status packZeroCodes(const Problem &p, const uint8_t *codes, size_t count, uint8_t *out,
+                     size_t outBytes) {
+  if (!p.scheme.zeroCodes)
+    return makeError("the problem has no zero codes (zero = " +
+                     std::string(zeroSpelling(p.scheme.zero, false)) + ")");
+  if (static_cast<int64_t>(count) != scaleCount(p))
+    return makeError("the problem has " + std::to_string(scaleCount(p)) + " zero codes (" +
+                     granularitySpelling(p.scheme.granularity) + " granularity), got " +
+                     std::to_string(count));
+  if (static_cast<int64_t>(outBytes) < zeroBytes(p))
+    return makeError("the packed zero codes take " + std::to_string(zeroBytes(p)) +
+                     " bytes, the buffer has " + std::to_string(outBytes));
+  const int bits = p.scheme.zeroCodes->bits();
+  const int64_t groups =
+      scaleCount(p) / (p.scheme.granularity == formats::Granularity::PerTensor ? 1 : p.n);
+  for (size_t i = 0; i < count; ++i)
+    if (codes[i] >> bits)
+      return makeError("zero code " + std::to_string(codes[i]) + " of column " +
+                       std::to_string(static_cast<int64_t>(i) / groups) + ", group " +
+                       std::to_string(static_cast<int64_t>(i) % groups) + " does not fit " +
+                       p.scheme.zeroCodes->name());
+  formats::PackLayout layout;
+  layout.bitsPerCode = bits;
+  layout.container = formats::Container::U8;
+  Expected<formats::PackedCodes> packed =
+      formats::pack(codes, 1, static_cast<int64_t>(count), layout);
+  if (!packed)
+    return makeError(p.scheme.zeroCodes->name() + " zero codes: " + packed.error());
+  std::copy(packed->bytes.begin(), packed->bytes.end(), out);
+  return Status::success();
 }
 
 } // namespace lowbit::core

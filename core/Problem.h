@@ -104,9 +104,25 @@ Expected<formats::QuantScheme> quantScheme(const Problem &problem);
 // through validate() with a shape.
 Expected<Scheme> kernelScheme(const formats::QuantScheme &scheme);
 
-// How many scales (and zeros) the problem has, and the bytes of one.
+// How many scales (and zeros) the problem has, and the bytes of one scale.
 int64_t scaleCount(const Problem &problem);
 int scaleElementBytes(const Problem &problem);
+// The bytes of one zero in the scale dtype, and the alignment of the zeros
+// buffer: 1 for zero codes (bytes holding one or two codes); 0 without zeros.
 int zeroElementBytes(const Problem &problem);
+// The bytes of the zeros buffer kernels read (0 without zeros).
+int64_t zeroBytes(const Problem &problem);
+
+// Zero codes as kernels read them: the scales' order ([N][K / group] row
+// major, [N] per channel, [1] per tensor), index i = n · (K / group) + g,
+// `bits` bits per code packed densely, least significant first: code i is
+// bits [bits · (i mod (8 / bits)), ...) of byte i / (8 / bits), so uint8
+// zeros are one byte each and uint4 zeros two per byte, the even index in the
+// low nibble (GPTQ's qzeros order within a byte). A lane's zero is then one
+// byte load, a shift and a mask. `codes` holds one code per byte in that
+// order (scaleCount of them); a code that does not fit the zero format is an
+// error, never masked; `out` must hold zeroBytes.
+Status packZeroCodes(const Problem &problem, const uint8_t *codes, size_t count, uint8_t *out,
+                     size_t outBytes);
 
 } // namespace lowbit::core

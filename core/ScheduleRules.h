@@ -56,7 +56,7 @@ Status checkScheduleStructure(const Schedule &schedule);
 // message). Structure first, then the family's rules in the compiler's
 // order: the code type (core::codeFragment), tile shape against the
 // problem's N, K and group size, shared memory, and last the quantization
-// features no family implements (quantized zero codes, act-order).
+// features no family implements (act-order).
 Status checkSchedule(const Problem &problem, const Schedule &schedule);
 
 // Shared memory, in bytes, for codes of `codeBits` bits:

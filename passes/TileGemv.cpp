@@ -37,17 +37,17 @@ struct GemvBuilder {
   SmallVector<Value> step(Value n, Value k, Value m0, ValueRange acc) {
     int64_t rowsPerBlock = p.schedule.getTile()[0];
     auto valuesType = VectorType::get({kCodesPerLane}, p.activation);
-    auto words = b.create<lb::LoadCodesOp>(
-        loc, unitWordsType(b, p), p.weights, /*stage=*/Value(), n, k,
-        lb::Fragment::gemv_row, DenseI64ArrayAttr());
     // With zero points the unit's scale and zero come first: the decode
     // subtracts the zero (sub_code, quantized), or one fma per register
     // makes q·s - z (sub_value). Either way the dot then sums weights of
     // the size of the result, never q·x sums that a z·Σx must cancel (bf16
-    // keeps 8 bits of those).
+    // keeps 8 bits of those). They are loaded before the codes: after them,
+    // ptxas spilled the 4-row kernel with uint4 zero codes at 128 registers.
     ColumnQuant quant;
     if (p.zeros)
       quant = loadColumnQuant(b, loc, p, n, k);
+    auto words = b.create<lb::LoadCodesOp>(loc, unitWordsType(b, p), p.weights, /*stage=*/Value(),
+                                           n, k, lb::Fragment::gemv_row, DenseI64ArrayAttr());
     SmallVector<Value, 1> zeros;
     if (quant.zero)
       zeros.push_back(quant.zero);

@@ -388,15 +388,50 @@ LogicalResult Emitter::emitOp(Operation &op) {
                << ">(" << name(sum.getValue()) << ");\n";
         return success();
       })
-      .Case<lb::LoadScalarOp>([&](lb::LoadScalarOp load) {
+      .Case<lb::LoadScalarOp>([&](lb::LoadScalarOp load) -> LogicalResult {
         auto type = cast<MemRefType>(load.getSource().getType());
         std::string element =
             name(load.getSource()) + "[" + linearIndex(type, load.getIndices()) + "]";
         std::string value = element;
-        if (type.getElementType().isF16())
+        Type elementType = type.getElementType();
+        if (elementType.isF16())
           value = "f16_to_f32(" + element + ")";
-        else if (type.getElementType().isBF16())
+        else if (elementType.isBF16())
           value = "__uint_as_float((u32)" + element + " << 16)";
+        if (auto code = dyn_cast<IntegerType>(elementType)) {
+          // Zero codes, packed densely in the scales' order (core::packZeroCodes):
+          // code i is bits [b (i mod 8 / b), ...) of byte i / (8 / b).
+          unsigned bits = code.getWidth();
+          if (!code.isUnsigned() || (bits != 4 && bits != 8))
+            return load.emitOpError(
+                       "lb-to-cuda: integer scalars are uint4 or uint8 zero codes, not ")
+                   << elementType;
+          ValueRange at = load.getIndices();
+          if (bits == 8) {
+            value = "(float)" + element; // the scales' own index
+          } else if (type.getRank() == 1 || type.getDimSize(1) % 2 == 0) {
+            // Rows of an even number of codes start on a byte, so code (r, c)
+            // is nibble c mod 2 of byte r (C / 2) + c / 2: the scales' index
+            // shape. Shifting and masking the flat index instead cost a
+            // 16-warp split-K g32 kernel the registers it had (it spilled
+            // at 128).
+            std::string c = name(at.back());
+            std::string row = type.getRank() == 1
+                                  ? ""
+                                  : "(" + name(at.front()) + ") * " +
+                                        std::to_string(type.getDimSize(1) / 2) + "LL + ";
+            value = "(float)((" + name(load.getSource()) + "[" + row + "(" + c + " >> 1)] >> ((" +
+                    c + " & 1) * 4)) & 15)";
+          } else {
+            // An odd row length: the flat index, in 32 bits when it fits.
+            std::string flat = fresh("i");
+            bool narrow = type.getNumElements() <= (int64_t{1} << 32);
+            line() << (narrow ? "const u32 " : "const long long ") << flat << " = "
+                   << (narrow ? "(u32)(" : "(") << linearIndex(type, at) << ");\n";
+            value = "(float)((" + name(load.getSource()) + "[" + flat + " >> 1] >> ((" + flat +
+                    " & 1) * 4)) & 15)";
+          }
+        }
         line() << "const float " << bind(load.getResult()) << " = " << value << ";\n";
         return success();
       })

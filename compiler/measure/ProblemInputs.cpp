@@ -111,6 +111,17 @@ ProblemInputs sizedInputs(const core::Problem &problem, int64_t referenceStride)
   return in;
 }
 
+// Quantized zero codes are stored one a byte (storeBlock), then packed as
+// kernels read them (core::packZeroCodes: two uint4 a byte).
+Status packZeroCodes(ProblemInputs &in) {
+  if (!in.problem.scheme.zeroCodes)
+    return Status();
+  std::vector<uint8_t> codes = std::move(in.zeros);
+  in.zeros.assign(static_cast<size_t>(core::zeroBytes(in.problem)), 0);
+  return core::packZeroCodes(in.problem, codes.data(), codes.size(), in.zeros.data(),
+                             in.zeros.size());
+}
+
 // Stores `q`, the quantized rows [row0, row0 + q.rows) of the whole matrix,
 // into `in` as a kernel reads them, with the f64 dequantize of its
 // reference rows. Blocks touch disjoint parts of `in`, so several threads
@@ -221,6 +232,8 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
   });
   if (!failure.empty())
     return bad(failure);
+  if (Status packed = packZeroCodes(in); !packed)
+    return bad(packed.error());
   return in;
 }
 
@@ -249,6 +262,8 @@ Expected<ProblemInputs> problemInputsFromQuantized(const core::Problem &problem,
   ProblemInputs in = sizedInputs(problem, referenceStride);
   if (Status s = storeBlock(in, quantized, 0); !s)
     return bad(s.error());
+  if (Status packed = packZeroCodes(in); !packed)
+    return bad(packed.error());
   return in;
 }
 

@@ -40,8 +40,9 @@ struct ProblemInputOptions {
 //    layout::packWeights with the kernel's weight layout;
 //  - scales: [N][K / group] (per channel [N], per tensor [1]) elements of the
 //    scale dtype, little-endian bit patterns (f16, bf16 or f32);
-//  - zeros: the scales' shape, in the scale dtype, or one byte per code for
-//    quantized zeros; empty without zero points.
+//  - zeros: the scales' shape, in the scale dtype, or for quantized zeros
+//    their codes packed as core::packZeroCodes says (two uint4 codes a byte);
+//    empty without zero points.
 struct ProblemInputs {
   core::Problem problem;
   std::vector<uint8_t> codes;

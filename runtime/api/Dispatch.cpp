@@ -125,4 +125,22 @@ ApiStatus packOnHost(const PlanSpec &spec, const uint8_t *codes, uint8_t *packed
   return ApiStatus();
 }
 
+ApiStatus packZerosOnHost(const PlanSpec &spec, const uint8_t *codes, size_t count, uint8_t *packed,
+                          size_t packedBytes) {
+  const core::Scheme &scheme = spec.problem.scheme;
+  if (!scheme.zeroCodes)
+    return apiError(LOWBIT_STATUS_INVALID_ARGUMENT,
+                    std::string("lowbit_pack_zeros: the problem has zero mode ") +
+                        core::zeroSpelling(scheme.zero, false) +
+                        ", not zero codes; its zeros go to lowbit_matmul as they are");
+  if (packedBytes < static_cast<size_t>(spec.zeroBytes))
+    return apiError(LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                    "lowbit_pack_zeros: packed_bytes is " + std::to_string(packedBytes) +
+                        ", the packed zero codes take " + std::to_string(spec.zeroBytes));
+  Status status = core::packZeroCodes(spec.problem, codes, count, packed, packedBytes);
+  if (!status)
+    return apiError(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_pack_zeros: " + status.error());
+  return ApiStatus();
+}
+
 } // namespace lowbit::api

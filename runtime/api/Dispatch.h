@@ -1,5 +1,5 @@
 // The argument checks and range selection of lowbit_matmul and the host half
-// of lowbit_pack_weights, on a PlanSpec alone, so they are unit-tested
+// of lowbit_pack_weights and lowbit_pack_zeros, on a PlanSpec alone, so they are unit-tested
 // without a device. checkMatmul runs on the hot path: it allocates nothing
 // unless it fails.
 #pragma once
@@ -32,5 +32,10 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
 // LOWBIT_STATUS_INVALID_ARGUMENT, naming its position.
 ApiStatus packOnHost(const PlanSpec &spec, const uint8_t *codes, uint8_t *packed,
                      size_t packedBytes);
+// Packs `count` zero codes (one per byte, the scales' layout) into `packed`
+// (host memory) as core::packZeroCodes says; INVALID_ARGUMENT for a problem
+// without zero codes or a code too wide, BUFFER_TOO_SMALL for a short buffer.
+ApiStatus packZerosOnHost(const PlanSpec &spec, const uint8_t *codes, size_t count, uint8_t *packed,
+                          size_t packedBytes);
 
 } // namespace lowbit::api

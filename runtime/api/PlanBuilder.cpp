@@ -354,7 +354,7 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.scaleBytes = core::scaleCount(problem) * spec.scaleElementBytes;
   spec.hasZeros = problem.scheme.hasZeros();
   spec.zeroElementBytes = core::zeroElementBytes(problem);
-  spec.zeroBytes = core::scaleCount(problem) * spec.zeroElementBytes;
+  spec.zeroBytes = core::zeroBytes(problem);
   spec.workspaceBytes = 0; // no kernel family uses a workspace yet
   for (const std::string &note : spec.notes)
     spec.notesText += (spec.notesText.empty() ? "" : "\n") + note;

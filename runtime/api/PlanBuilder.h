@@ -72,7 +72,7 @@ struct PlanSpec {
   std::string layoutIdHex;
   int64_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
   int scaleElementBytes = 2;
-  int zeroElementBytes = 0; // the scale's bytes, 1 for quantized zeros, 0 without zeros
+  int zeroElementBytes = 0; // the scale's bytes, 1 for zero codes (packed), 0 without zeros
   bool hasZeros = false;
   std::vector<std::string> notes;
   std::string notesText; // notes joined with newlines, for lowbit_choice

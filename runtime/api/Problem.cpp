@@ -55,10 +55,11 @@ Result<core::Problem> problemFromApi(const lowbit_problem &problem) {
                    "; set it to 0");
   }
   p.scheme.groupSize = problem.group_size;
-  Expected<formats::ZeroMode> zero = core::zeroModeFromAbi(problem.zero);
+  Expected<core::AbiZeroPoints> zero = core::zeroPointsFromAbi(problem.zero);
   if (!zero)
     return invalid(zero.error());
-  p.scheme.zero = *zero;
+  p.scheme.zero = zero->mode;
+  p.scheme.zeroCodes = zero->codes;
   // Whatever the checks above leave to the model (there should be nothing).
   if (Status valid = core::validate(p); !valid)
     return invalid(valid.error());

@@ -130,7 +130,12 @@ typedef enum lowbit_granularity {
 typedef enum lowbit_zero_mode {
   LOWBIT_ZERO_NONE = 1,      /* w = q · s */
   LOWBIT_ZERO_SUB_CODE = 2,  /* w = (q - z) · s; z has the scale dtype and layout */
-  LOWBIT_ZERO_SUB_VALUE = 3  /* w = q · s - z; z has the scale dtype and layout */
+  LOWBIT_ZERO_SUB_VALUE = 3, /* w = q · s - z; z has the scale dtype and layout */
+  /* w = (q - z) · s with z an integer code per scale (GPTQ and AWQ zeros), in
+   * the scales' layout, packed by lowbit_pack_zeros: uint4 codes 0..15 or
+   * uint8 codes 0..255. */
+  LOWBIT_ZERO_UINT4_CODES = 4,
+  LOWBIT_ZERO_UINT8_CODES = 5
 } lowbit_zero_mode;
 
 typedef struct lowbit_problem {
@@ -138,7 +143,7 @@ typedef struct lowbit_problem {
   int64_t n, k;
   lowbit_dtype activation; /* x and y: F16 or BF16 */
   lowbit_weight_format weight;
-  lowbit_dtype scale; /* F16, BF16 or F32; zeros use the same dtype */
+  lowbit_dtype scale; /* F16, BF16 or F32; zeros use the same dtype (or are codes) */
   lowbit_granularity granularity;
   int64_t group_size; /* GROUP only (must divide K); 0 otherwise */
   lowbit_zero_mode zero;
@@ -241,6 +246,21 @@ LOWBIT_API lowbit_status lowbit_pack_weights(const lowbit_plan *plan, const uint
                                              void *packed_out, size_t packed_bytes,
                                              lowbit_memory where, void *stream);
 
+/* Packs zero codes (LOWBIT_ZERO_UINT4_CODES / UINT8_CODES) as the plan's
+ * kernels read them.
+ *  zero_codes: host memory, one code per byte in the scales' layout
+ *              ([N][K / group_size], [N] per channel, [1] per tensor); `count`
+ *              is that many codes. A code too wide for the zero format is an
+ *              error (LOWBIT_STATUS_INVALID_ARGUMENT), never masked.
+ *  packed_out: at least lowbit_plan_packed_sizes' zero_bytes (uint4: two codes
+ *              a byte), host memory or a device pointer as `where` says; the
+ *              DEVICE copy is made and finished as in lowbit_pack_weights.
+ * Any other zero mode is LOWBIT_STATUS_INVALID_ARGUMENT: its zeros are passed
+ * to lowbit_matmul as they are. */
+LOWBIT_API lowbit_status lowbit_pack_zeros(const lowbit_plan *plan, const uint8_t *zero_codes,
+                                           size_t count, void *packed_out, size_t packed_bytes,
+                                           lowbit_memory where, void *stream);
+
 /* Packed weights on the device, as lowbit_matmul takes them. */
 typedef struct lowbit_weights {
   size_t struct_size; /* sizeof(lowbit_weights) */
@@ -255,7 +275,8 @@ typedef struct lowbit_weights {
  *  x, y:    device, row-major, the activation dtype, 16-byte aligned.
  *  scales:  device, the scale dtype, laid out as lowbit_granularity says,
  *           aligned to the scale dtype's size.
- *  zeros:   device, like scales; required when the problem has a zero mode,
+ *  zeros:   device, like scales (zero codes: as lowbit_pack_zeros packed
+ *           them, any alignment); required when the problem has a zero mode,
  *           NULL otherwise.
  *  workspace: at least lowbit_plan_packed_sizes' workspace_bytes (may be NULL
  *           when that is 0).

@@ -47,3 +47,37 @@ func.func @value(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xui4>, %s: tensor<64
       : (tensor<?x1024xbf16>, tensor<64x1024xui4>, tensor<64xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
+
+// Zero codes are packed densely in the scales' order (core::packZeroCodes):
+// a uint4 code is a nibble, the even index low; a row of an even number of
+// codes starts on a byte, so (n, g) is nibble g mod 2 of byte n (G / 2) +
+// g / 2; an odd row length takes the flat index, in 32 bits. uint8: a byte,
+// indexed as the scales are.
+// CHECK-LABEL: nibbles__gemv_t1x4x1024_w1x4_s1_k1(
+// CHECK-SAME: const unsigned char *__restrict__ arg3
+// CHECK: const float [[Z:v[0-9]+]] = (float)((arg3[({{v[0-9]+}}) * 4LL + ([[G:v[0-9]+]] >> 1)] >> (([[G]] & 1) * 4)) & 15);
+// CHECK: f32x2_to_bf16x2([[Z]], [[Z]]);
+// CHECK-LABEL: odd__gemv_t1x4x1024_w1x4_s1_k1(
+// CHECK: const u32 [[I:i[0-9]+]] = (u32)(({{v[0-9]+}}) * 3LL + {{v[0-9]+}});
+// CHECK: = (float)((arg3[[[I]] >> 1] >> (([[I]] & 1) * 4)) & 15);
+// CHECK-LABEL: bytes__gemv_t1x4x1024_w1x4_s1_k1(
+// CHECK: const float [[Y:v[0-9]+]] = (float)arg3[{{v[0-9]+}}];
+// CHECK: f32x2_to_f16x2([[Y]], [[Y]]);
+func.func @nibbles(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xui4>, %s: tensor<64x8xbf16>, %z: tensor<64x8xui4>) -> tensor<?x64xbf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<64x8xui4>) quant <granularity = group, group_size = 128, scale = bf16, zero = quantized>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xbf16>, tensor<64x1024xui4>, tensor<64x8xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+func.func @odd(%x: tensor<?x1536xbf16>, %w: tensor<64x1536xui4>, %s: tensor<64x3xbf16>, %z: tensor<64x3xui4>) -> tensor<?x64xbf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<64x3xui4>) quant <granularity = group, group_size = 512, scale = bf16, zero = quantized>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1536xbf16>, tensor<64x1536xui4>, tensor<64x3xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}
+func.func @bytes(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui8>, %s: tensor<64xf16>, %z: tensor<64xui8>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<64xui8>) quant <granularity = channel, scale = f16, zero = quantized>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024xui8>, tensor<64xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}

@@ -37,10 +37,10 @@ func.func @three_bits(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui3>, %s: tens
 
 // -----
 
-// Quantized zero codes (GPTQ/AWQ) are not implemented by any family yet.
-func.func @quantized(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tensor<256x32xf16>, %z: tensor<256x32xui4>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{gemv_tiled schedule: quantized zero codes are not implemented}}
-  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<256x32xui4>) quant <granularity = group, group_size = 128, scale = f16, zero = quantized>
+// Act-order (g_idx) is not implemented by any family yet.
+func.func @act_order(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tensor<256x32xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv_tiled schedule: act_order is not implemented}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16, act_order = true>
       schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
       : (tensor<?x4096xf16>, tensor<256x4096xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>

@@ -117,3 +117,21 @@ func.func @value(%x: tensor<?x1024xbf16>, %w: tensor<64x1024xui4>, %s: tensor<64
       : (tensor<?x1024xbf16>, tensor<64x1024xui4>, tensor<64xbf16>) -> tensor<?x64xbf16>
   return %y : tensor<?x64xbf16>
 }
+
+// -----
+
+// Quantized zero codes (GPTQ / AWQ): the zeros operand holds uint4 codes,
+// loaded per subtile like the scales and subtracted in the decode, exactly
+// (integers), so no residual.
+// CHECK-LABEL: func.func @codes__mma_t16x64x128_w1x1_s1_k2(
+// CHECK: %[[S0:.*]] = lb.load_scalar %arg2
+// CHECK: %[[Z0:.*]] = lb.load_scalar %arg3{{.*}} : memref<128x2xui4>
+// CHECK: lb.decode %{{.*}} minus(%[[Z0]], {{.*}}) as ui4
+// CHECK-NOT: residual
+// CHECK: lb.scale_fragment %{{.*}}, %[[S0]] : vector<4xbf16>
+func.func @codes(%x: tensor<?x256xbf16>, %w: tensor<128x256xui4>, %s: tensor<128x2xbf16>, %z: tensor<128x2xui4>) -> tensor<?x128xbf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<128x2xui4>) quant <granularity = group, group_size = 128, scale = bf16, zero = quantized>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 2>
+      : (tensor<?x256xbf16>, tensor<128x256xui4>, tensor<128x2xbf16>) -> tensor<?x128xbf16>
+  return %y : tensor<?x128xbf16>
+}

@@ -109,7 +109,12 @@ void compute(const FakeKernel &kernel, void **params) {
   std::vector<double> scales(static_cast<size_t>(slots)), zeroValues(static_cast<size_t>(slots));
   for (int64_t i = 0; i < slots; ++i) {
     scales[static_cast<size_t>(i)] = decodeElement(s, i, scaleBytes, p.scheme.scale);
-    zeroValues[static_cast<size_t>(i)] = zeros ? decodeElement(z, i, zeroBytes, zeroFormat) : 0;
+    // Zero codes are packed densely, two uint4 a byte (even index low).
+    const int zeroBits = p.scheme.zeroCodes ? zeroFormat.bits() : 0;
+    zeroValues[static_cast<size_t>(i)] = !zeros ? 0
+                                         : zeroBits == 4
+                                             ? zeroFormat.decode((z[i / 2] >> (4 * (i % 2))) & 15u)
+                                             : decodeElement(z, i, zeroBytes, zeroFormat);
   }
   std::vector<double> xValues(static_cast<size_t>(m * k));
   for (size_t i = 0; i < xValues.size(); ++i)

@@ -35,6 +35,15 @@ double element(const std::vector<uint8_t> &bytes, int64_t slot, int width,
   return format.decode(code);
 }
 
+// Zero code `slot` as kernels read it: uint8 one a byte, uint4 two a byte,
+// the even slot in the low nibble.
+double zeroCode(const std::vector<uint8_t> &bytes, int64_t slot,
+                const formats::DataFormat &format) {
+  if (format.bits() == 8)
+    return format.decode(bytes[size_t(slot)]);
+  return format.decode((bytes[size_t(slot / 2)] >> (4 * (slot % 2))) & 15u);
+}
+
 // Rebuilds every reference weight from the kernel-facing codes, scales and
 // zeros: they must be the dequantized weights exactly (scales [N][K / 64],
 // [N] per channel, [1] per tensor).
@@ -44,12 +53,15 @@ void expectReferenceIsTheKernelsWeights(const ProblemInputs &in) {
   const int scaleBytes = core::scaleElementBytes(p), zeroBytes = core::zeroElementBytes(p);
   for (int64_t n = 0; n < p.n; n += in.referenceStride)
     for (int64_t k = 0; k < p.k; ++k) {
-      const int64_t slot = p.scheme.granularity == formats::Granularity::PerTensor    ? 0
-                           : p.scheme.granularity == formats::Granularity::PerChannel ? n
-                                                                                     : n * (p.k / 64) + k / 64;
+      const int64_t slot = p.scheme.granularity == formats::Granularity::PerTensor ? 0
+                           : p.scheme.granularity == formats::Granularity::PerChannel
+                               ? n
+                               : n * (p.k / 64) + k / 64;
       double q = p.code.decode(in.codes[size_t(n * p.k + k)]);
       double s = element(in.scales, slot, scaleBytes, p.scheme.scale);
-      double z = p.scheme.hasZeros() ? element(in.zeros, slot, zeroBytes, zeroFormat) : 0;
+      double z = !p.scheme.hasZeros() ? 0
+                 : p.scheme.zeroCodes ? zeroCode(in.zeros, slot, zeroFormat)
+                                      : element(in.zeros, slot, zeroBytes, zeroFormat);
       double w = p.scheme.zero == formats::ZeroMode::SubtractScaled ? q * s - z : (q - z) * s;
       ASSERT_EQ(in.referenceWeights[size_t(n / in.referenceStride * p.k + k)], w)
           << p.name << " n=" << n << " k=" << k;
@@ -83,9 +95,10 @@ TEST(ProblemInputs, EveryZeroModeAndWidthIsQuantized) {
         continue;
       Expected<ProblemInputs> in = makeProblemInputs(problem(weight, zero));
       ASSERT_TRUE(in.ok()) << weight << " " << zero << ": " << in.error();
-      EXPECT_EQ(in->zeros.size(), std::string(zero) == "none"        ? 0u
-                                  : std::string(zero) == "quantized" ? 64u * 4u
-                                                                     : 64u * 4u * 2u);
+      EXPECT_EQ(in->zeros.size(), std::string(zero) == "none" ? 0u
+                                  : std::string(zero) == "quantized"
+                                      ? 64u * 4u * in->problem.scheme.zeroCodes->bits() / 8u
+                                      : 64u * 4u * 2u);
       expectReferenceIsTheKernelsWeights(*in);
     }
 }

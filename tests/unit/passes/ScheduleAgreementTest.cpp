@@ -5,9 +5,8 @@
 //
 // The grid: unsigned 1, 2, 4 and 8-bit, int2, int4, int8 and ternary codes; f16 and
 // bf16; scales per tensor, per channel and per group of 32, 64 and 128; zero
-// points none, sub_code and sub_value (quantized zero codes, which a spec
-// cannot express yet, are in tests/lit/passes/tile-schedule-rules.mlir);
-// N and K that do and do not divide the
+// points none, sub_code, sub_value and uint4 zero codes; N and K that do and
+// do not divide the
 // tiles; and for every family tile, warp, stage and split_k values around
 // the legal ones, including schedules the enumeration never makes (skewed
 // warps, non-positive sizes, wgmma), which go through the `#lb.schedule`
@@ -167,12 +166,12 @@ TEST(ScheduleAgreement, LbTileAndTheSearchSpaceAgreeOnTheGrid) {
     for (const char *weight : {"uint1", "uint2", "uint4", "uint8", "int2", "int4", "int8", "ternary"})
       for (const char *activation : {"f16", "bf16"})
         for (int64_t group : {-1, 0, 32, 64, 128})
-          for (const char *zero : {"none", "sub_code", "sub_value"}) {
-            // No rule reads the activation dtype or tells sub_value from
-            // sub_code: bf16 and sub_value only on the first shape.
+          for (const char *zero : {"none", "sub_code", "sub_value", "quantized;zero_codes=uint4"}) {
+            // No rule reads the activation dtype or tells the zero modes
+            // apart: bf16, sub_value and zero codes only on the first shape.
             bool firstShape = shape.n == 4096;
-            if (!firstShape &&
-                (std::string(activation) == "bf16" || std::string(zero) == "sub_value"))
+            bool commonZero = std::string(zero) == "none" || std::string(zero) == "sub_code";
+            if (!firstShape && (std::string(activation) == "bf16" || !commonZero))
               continue;
             std::optional<GridProblem> g =
                 gridProblem(shape.n, shape.k, weight, activation, group, zero);

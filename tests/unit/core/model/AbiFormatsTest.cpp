@@ -41,10 +41,30 @@ TEST(AbiFormats, DtypesGranularitiesAndZeroModes) {
   EXPECT_FALSE(activationFromAbi(LOWBIT_DTYPE_F32).ok()); // scales only
   EXPECT_EQ(*scaleFormatFromAbi(LOWBIT_DTYPE_F32), formats::DataFormat::f32());
   EXPECT_EQ(*granularityFromAbi(LOWBIT_GRANULARITY_CHANNEL), formats::Granularity::PerChannel);
-  EXPECT_EQ(*zeroModeFromAbi(LOWBIT_ZERO_SUB_VALUE), formats::ZeroMode::SubtractScaled);
-  Expected<formats::ZeroMode> bad = zeroModeFromAbi(static_cast<lowbit_zero_mode>(0));
+  Expected<AbiZeroPoints> value = zeroPointsFromAbi(LOWBIT_ZERO_SUB_VALUE);
+  ASSERT_TRUE(value.ok()) << value.error();
+  EXPECT_EQ(value->mode, formats::ZeroMode::SubtractScaled);
+  EXPECT_FALSE(value->codes.has_value());
+  Expected<AbiZeroPoints> bad = zeroPointsFromAbi(static_cast<lowbit_zero_mode>(0));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().find("zero"), std::string::npos);
+  // The error lists every value the table holds, zero codes included.
+  EXPECT_NE(bad.error().find("quantized uint4"), std::string::npos) << bad.error();
+}
+
+// GPTQ / AWQ zeros: (q - z)·s with z a uint4 or uint8 code.
+TEST(AbiFormats, ZeroCodesAreSubCodeWithTheirIntegerFormat) {
+  const std::pair<lowbit_zero_mode, formats::DataFormat> cases[] = {
+      {LOWBIT_ZERO_UINT4_CODES, formats::DataFormat::unsignedInt(4)},
+      {LOWBIT_ZERO_UINT8_CODES, formats::DataFormat::unsignedInt(8)},
+  };
+  for (const auto &[abi, format] : cases) {
+    Expected<AbiZeroPoints> zero = zeroPointsFromAbi(abi);
+    ASSERT_TRUE(zero.ok()) << zero.error();
+    EXPECT_EQ(zero->mode, formats::ZeroMode::SubtractCode);
+    ASSERT_TRUE(zero->codes.has_value());
+    EXPECT_EQ(*zero->codes, format);
+  }
 }
 
 } // namespace

@@ -83,7 +83,7 @@ TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
 
 TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
   for (const char *name : {"w4-g128", "w4-g32", "w4-g128-bf16", "w8-channel", "w4-g128-fzero",
-                           "ternary-tensor", "gguf-q4_0"}) {
+                           "ternary-tensor", "gguf-q4_0", "w4-g128-asym", "awq-w4-g128"}) {
     KernelAvailability kernels = schemeKernels(builtin(name));
     EXPECT_EQ(kernels.archs, allArchs()) << name << ": " << kernels.reason;
   }
@@ -97,7 +97,8 @@ TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
            Missing{"gguf-q4_k", "two-level (super-block) scales"},
            Missing{"nf4-g64", "no register decode for nf4"},
            Missing{"w3-g128-asym", "no register decode for 3-bit codes"},
-           Missing{"awq-w4-g128", "quantized zero codes are not implemented"},
+           Missing{"gptq-w4-g128", "zero codes must be uint4 or uint8, got uint4+1"},
+           Missing{"w2-g64-asym", "zero codes must be uint4 or uint8, got uint2"},
        }) {
     KernelAvailability kernels = schemeKernels(builtin(missing.scheme));
     EXPECT_FALSE(kernels.any()) << missing.scheme;
@@ -105,6 +106,7 @@ TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
   }
   std::string listing = formatListing();
   EXPECT_TRUE(contains(lineWith(listing, "  w4-g128 "), "sm_80 sm_86 sm_89 sm_90a"));
+  EXPECT_TRUE(contains(lineWith(listing, "  awq-w4-g128 "), "sm_80 sm_86 sm_89 sm_90a"));
   EXPECT_TRUE(contains(lineWith(listing, "  mxfp4 "), "none: scale dtype e8m0"));
 }
 

@@ -126,5 +126,45 @@ TEST(Problem, KernelSchemeInvertsQuantScheme) {
   }
 }
 
+// Zero codes as kernels read them: the scales' order, uint4 two a byte (even
+// index low, an odd count padded with a zero nibble), uint8 one a byte.
+TEST(Problem, ZeroCodesPackDenselyInTheScalesOrder) {
+  Problem p = w4g128();
+  p.n = 3, p.k = 256;
+  p.scheme.granularity = Granularity::PerChannel;
+  p.scheme.groupSize = 0;
+  p.scheme.zero = ZeroMode::SubtractCode;
+  p.scheme.zeroCodes = DataFormat::unsignedInt(4);
+  ASSERT_TRUE(validate(p).ok());
+  EXPECT_EQ(zeroBytes(p), 2);
+  EXPECT_EQ(zeroElementBytes(p), 1);
+  const uint8_t codes[] = {0x1, 0xA, 0xF};
+  uint8_t packed[2] = {0xEE, 0xEE};
+  ASSERT_TRUE(packZeroCodes(p, codes, 3, packed, 2).ok());
+  EXPECT_EQ(packed[0], 0xA1);
+  EXPECT_EQ(packed[1], 0x0F);
+
+  const uint8_t wide[] = {0x1, 0x10, 0x2};
+  Status tooWide = packZeroCodes(p, wide, 3, packed, 2);
+  ASSERT_FALSE(tooWide.ok());
+  EXPECT_EQ(tooWide.error(), "zero code 16 of column 1, group 0 does not fit uint4");
+  EXPECT_NE(packZeroCodes(p, codes, 2, packed, 2).error().find("has 3 zero codes"),
+            std::string::npos);
+  EXPECT_NE(packZeroCodes(p, codes, 3, packed, 1).error().find("take 2 bytes"), std::string::npos);
+
+  p.scheme.granularity = Granularity::PerGroup;
+  p.scheme.groupSize = 128;
+  p.scheme.zeroCodes = DataFormat::unsignedInt(8);
+  EXPECT_EQ(zeroBytes(p), 6);
+  const uint8_t bytes[] = {0, 200, 255, 7, 8, 9};
+  uint8_t out[6] = {};
+  ASSERT_TRUE(packZeroCodes(p, bytes, 6, out, 6).ok());
+  EXPECT_EQ(std::vector<uint8_t>(out, out + 6), std::vector<uint8_t>(bytes, bytes + 6));
+
+  p.scheme.zeroCodes.reset(); // zeros in the scale dtype have nothing to pack
+  EXPECT_EQ(zeroBytes(p), 6 * 2);
+  EXPECT_FALSE(packZeroCodes(p, bytes, 6, out, 6).ok());
+}
+
 } // namespace
 } // namespace lowbit::core

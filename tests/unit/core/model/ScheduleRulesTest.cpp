@@ -83,7 +83,7 @@ TEST(ScheduleRules, StagedMmaTakesTwoToNineStages) {
   }
 }
 
-TEST(ScheduleRules, ZeroPointsAsScalesAreAcceptedAndQuantizedZerosAreNot) {
+TEST(ScheduleRules, EveryZeroModeIsAcceptedByEveryFamily) {
   for (formats::ZeroMode zero : {formats::ZeroMode::None, formats::ZeroMode::SubtractCode,
                                  formats::ZeroMode::SubtractScaled}) {
     Problem p = problem(formats::DataFormat::unsignedInt(4));
@@ -91,11 +91,17 @@ TEST(ScheduleRules, ZeroPointsAsScalesAreAcceptedAndQuantizedZerosAreNot) {
     for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK})
       EXPECT_TRUE(checkSchedule(p, s).ok()) << s.text();
   }
-  Problem gptq = problem(formats::DataFormat::unsignedInt(4));
-  gptq.scheme.zero = formats::ZeroMode::SubtractCode;
-  gptq.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
-  EXPECT_EQ(checkSchedule(gptq, kMma).error(),
-            "mma schedule: quantized zero codes are not implemented");
+  // Quantized zero codes (GPTQ, AWQ), uint4 and uint8, with 4- and 8-bit codes.
+  for (int codeBits : {4, 8})
+    for (int zeroBits : {4, 8}) {
+      Problem gptq = problem(formats::DataFormat::unsignedInt(codeBits));
+      gptq.scheme.zero = formats::ZeroMode::SubtractCode;
+      gptq.scheme.zeroCodes = formats::DataFormat::unsignedInt(zeroBits);
+      for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK}) {
+        Status fits = checkSchedule(gptq, s);
+        EXPECT_TRUE(fits.ok()) << s.text() << ": " << fits.error();
+      }
+    }
   Problem actOrder = problem(formats::DataFormat::unsignedInt(4));
   actOrder.scheme.actOrder = true;
   EXPECT_EQ(checkSchedule(actOrder, kMmaSplitK).error(),

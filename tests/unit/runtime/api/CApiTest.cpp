@@ -95,6 +95,10 @@ TEST(CApiTest, PlanCallsRejectNullHandles) {
                                 nullptr),
             LOWBIT_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(mentions(lowbit_last_error(), "plan")) << lowbit_last_error();
+  EXPECT_EQ(lowbit_pack_zeros(nullptr, codes, sizeof(codes), packed, sizeof(packed),
+                              LOWBIT_MEMORY_HOST, nullptr),
+            LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions(lowbit_last_error(), "lowbit_pack_zeros: plan")) << lowbit_last_error();
 }
 
 TEST(CApiTest, MatmulRejectsANullPlan) {

@@ -248,5 +248,52 @@ TEST(PackOnHost, TakesEveryCodeOfTheFormatAndNoOther) {
   }
 }
 
+TEST_F(DispatchTest, ZeroCodesAreOnlyPackedForProblemsThatHaveThem) {
+  std::vector<uint8_t> codes(static_cast<size_t>(core::scaleCount(spec.problem)), 3);
+  std::vector<uint8_t> packed(codes.size());
+  ApiStatus none = packZerosOnHost(spec, codes.data(), codes.size(), packed.data(), packed.size());
+  EXPECT_EQ(none.status(), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(none.error().message.find("zero mode none"), std::string::npos) << none.error().message;
+}
+
+// A plan for uint4 zero codes: lowbit_pack_zeros' host half packs two codes a
+// byte (even index low), checks sizes and codes, and lowbit_matmul takes the
+// packed buffer at any alignment.
+TEST_F(DispatchTest, PacksUint4ZeroCodesTwoAByte) {
+  PlanSpec gptq = spec;
+  gptq.problem.scheme.zero = formats::ZeroMode::SubtractCode;
+  gptq.problem.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
+  gptq.hasZeros = true;
+  gptq.zeroElementBytes = core::zeroElementBytes(gptq.problem);
+  gptq.zeroBytes = core::zeroBytes(gptq.problem);
+  const size_t count = static_cast<size_t>(core::scaleCount(gptq.problem));
+  ASSERT_EQ(gptq.zeroBytes, static_cast<int64_t>(count / 2));
+  std::vector<uint8_t> codes(count);
+  for (size_t i = 0; i < count; ++i)
+    codes[i] = static_cast<uint8_t>((i * 5 + 1) & 15);
+  std::vector<uint8_t> packed(static_cast<size_t>(gptq.zeroBytes));
+  ASSERT_TRUE(packZerosOnHost(gptq, codes.data(), count, packed.data(), packed.size()).ok());
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_EQ((packed[i / 2] >> (4 * (i % 2))) & 15, codes[i]) << i;
+
+  EXPECT_EQ(packZerosOnHost(gptq, codes.data(), count, packed.data(), packed.size() - 1).status(),
+            LOWBIT_STATUS_BUFFER_TOO_SMALL);
+  ApiStatus fewer = packZerosOnHost(gptq, codes.data(), count - 1, packed.data(), packed.size());
+  EXPECT_EQ(fewer.status(), LOWBIT_STATUS_INVALID_ARGUMENT);
+  codes[77] = 16; // not a uint4 code: an error, never masked
+  ApiStatus wide = packZerosOnHost(gptq, codes.data(), count, packed.data(), packed.size());
+  EXPECT_EQ(wide.status(), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(wide.error().message.find("zero code 16"), std::string::npos) << wide.error().message;
+
+  MatmulArgs a = args;
+  a.zeros = fakeDevicePointer(0x50001); // bytes: no alignment needed
+  int index = -1;
+  std::string why;
+  EXPECT_EQ(checkMatmul(gptq, a, &index, &why), LOWBIT_STATUS_SUCCESS) << why;
+  a.zeros = nullptr;
+  EXPECT_EQ(checkMatmul(gptq, a, &index, &why), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(why.find("quantized"), std::string::npos) << why;
+}
+
 } // namespace
 } // namespace lowbit::api::testing

@@ -66,6 +66,10 @@ protected:
     kernels::ProblemDesc withZeros = w4a16Problem(1024, 4096);
     withZeros.scheme.zero = formats::ZeroMode::SubtractCode;
     addKernel(database, withZeros, {"with_zeros", "sm_90a", "gemv"});
+    kernels::ProblemDesc withZeroCodes = w4a16Problem(1024, 4096);
+    withZeroCodes.scheme.zero = formats::ZeroMode::SubtractCode;
+    withZeroCodes.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
+    addKernel(database, withZeroCodes, {"with_zero_codes", "sm_90a", "gemv"});
     addKernel(database, w4a16Problem(2048, 2048), {"ampere_only", "sm_80", "gemv"});
     FakeKernel ring{"ring", "sm_90a", "mma", kLayoutA, 16};
     ring.dynamicSharedBytes = kRingBytes;
@@ -226,6 +230,67 @@ TEST_F(FakeDriverTest, PassesZerosInTheKernelAbiOrder) {
   EXPECT_EQ(state->pointers[4], 0x40000u);
   EXPECT_EQ(state->m, 5);
   lowbit_plan_destroy(p);
+}
+
+// GPTQ-style uint4 zero codes through the C API: the plan's zero_bytes is
+// the packed size (two codes a byte), lowbit_pack_zeros packs on the host and
+// onto the device alike and rejects a code too wide, and lowbit_matmul hands
+// the packed zeros to the kernel in the ABI's place.
+TEST_F(FakeDriverTest, PacksZeroCodesAndPassesThem) {
+  lowbit_plan *p = plan(1024, 4096, LOWBIT_ZERO_UINT4_CODES);
+  ASSERT_NE(p, nullptr) << lowbit_last_error();
+  size_t scaleBytes = 0, zeroBytes = 0;
+  ASSERT_EQ(lowbit_plan_packed_sizes(p, nullptr, &scaleBytes, &zeroBytes, nullptr),
+            LOWBIT_STATUS_SUCCESS);
+  const size_t count = 1024 * (4096 / 128);
+  EXPECT_EQ(scaleBytes, count * 2);
+  EXPECT_EQ(zeroBytes, count / 2);
+  std::vector<uint8_t> codes(count);
+  for (size_t i = 0; i < count; ++i)
+    codes[i] = static_cast<uint8_t>((i * 11 + 3) & 15);
+  std::vector<uint8_t> host(zeroBytes);
+  ASSERT_EQ(lowbit_pack_zeros(p, codes.data(), count, host.data(), host.size(), LOWBIT_MEMORY_HOST,
+                              nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_EQ(host[0], codes[0] | codes[1] << 4);
+  void *device = nullptr; // the fake's device memory is host memory
+  ASSERT_EQ(lowbit_device_alloc(context, zeroBytes, &device), LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(
+      lowbit_pack_zeros(p, codes.data(), count, device, zeroBytes, LOWBIT_MEMORY_DEVICE, nullptr),
+      LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_EQ(std::memcmp(device, host.data(), zeroBytes), 0);
+  EXPECT_EQ(lowbit_pack_zeros(p, codes.data(), count, device, zeroBytes - 1, LOWBIT_MEMORY_DEVICE,
+                              nullptr),
+            LOWBIT_STATUS_BUFFER_TOO_SMALL);
+  codes[5] = 0x1F;
+  EXPECT_EQ(lowbit_pack_zeros(p, codes.data(), count, host.data(), host.size(), LOWBIT_MEMORY_HOST,
+                              nullptr),
+            LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lowbit_last_error()).find("does not fit uint4"), std::string::npos)
+      << lowbit_last_error();
+
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 1024 * 4096 / 2, 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(
+      lowbit_matmul(p, 3, at(0x20000), &w, at(0x30000), device, at(0x40000), nullptr, 0, nullptr),
+      LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, "fake_with_zero_codes");
+  EXPECT_EQ(state->pointers[3], reinterpret_cast<uintptr_t>(device));
+  EXPECT_EQ(lowbit_device_free(context, device), LOWBIT_STATUS_SUCCESS);
+  lowbit_plan_destroy(p);
+
+  // A plan whose zeros are in the scale dtype has nothing to pack.
+  lowbit_plan *floats = plan(1024, 4096, LOWBIT_ZERO_SUB_CODE);
+  ASSERT_NE(floats, nullptr);
+  EXPECT_EQ(lowbit_pack_zeros(floats, codes.data(), count, host.data(), host.size(),
+                              LOWBIT_MEMORY_HOST, nullptr),
+            LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lowbit_last_error()).find("not zero codes"), std::string::npos)
+      << lowbit_last_error();
+  lowbit_plan_destroy(floats);
 }
 
 TEST_F(FakeDriverTest, JitsPtxWhenNoCubinFitsTheDevice) {

@@ -50,6 +50,28 @@ TEST(ProblemTest, TranslatesToTheCompilersSignature) {
             "granularity=channel;group=0;zero=sub_value");
 }
 
+// GPTQ / AWQ zeros: (q - z)·s with uint4 or uint8 codes, packed densely.
+TEST(ProblemTest, ZeroCodesAreQuantizedZeros) {
+  lowbit_problem p = w4a16();
+  p.zero = LOWBIT_ZERO_UINT4_CODES;
+  Result<core::Problem> desc = problemFromApi(p);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(desc->scheme.zero, formats::ZeroMode::SubtractCode);
+  ASSERT_TRUE(desc->scheme.zeroCodes.has_value());
+  EXPECT_EQ(*desc->scheme.zeroCodes, formats::DataFormat::unsignedInt(4));
+  EXPECT_EQ(core::signature(*desc),
+            "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=f16;"
+            "granularity=group;group=128;zero=quantized;zero_codes=uint4");
+  EXPECT_EQ(core::zeroBytes(*desc), 4096 * 32 / 2); // two codes a byte
+  p.zero = LOWBIT_ZERO_UINT8_CODES;
+  p.granularity = LOWBIT_GRANULARITY_CHANNEL;
+  p.group_size = 0;
+  desc = problemFromApi(p);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(*desc->scheme.zeroCodes, formats::DataFormat::unsignedInt(8));
+  EXPECT_EQ(core::zeroBytes(*desc), 4096);
+}
+
 TEST(ProblemTest, RejectsEveryBadField) {
   struct Case {
     void (*edit)(lowbit_problem &);
@@ -61,8 +83,8 @@ TEST(ProblemTest, RejectsEveryBadField) {
       {[](lowbit_problem &p) { p.n = int64_t{1} << 40; }, LOWBIT_STATUS_INVALID_SHAPE, "2^31"},
       {[](lowbit_problem &p) { p.activation = static_cast<lowbit_dtype>(0); },
        LOWBIT_STATUS_INVALID_ARGUMENT, "activation"},
-      {[](lowbit_problem &p) { p.activation = LOWBIT_DTYPE_F32; },
-       LOWBIT_STATUS_INVALID_ARGUMENT, "activation"},
+      {[](lowbit_problem &p) { p.activation = LOWBIT_DTYPE_F32; }, LOWBIT_STATUS_INVALID_ARGUMENT,
+       "activation"},
       {[](lowbit_problem &p) { p.weight = static_cast<lowbit_weight_format>(9); },
        LOWBIT_STATUS_INVALID_ARGUMENT, "weight"},
       // In the enum, but no format: a signed code needs two bits.
@@ -78,6 +100,8 @@ TEST(ProblemTest, RejectsEveryBadField) {
        LOWBIT_STATUS_INVALID_ARGUMENT, "group_size"},
       {[](lowbit_problem &p) { p.zero = static_cast<lowbit_zero_mode>(0); },
        LOWBIT_STATUS_INVALID_ARGUMENT, "zero"},
+      {[](lowbit_problem &p) { p.zero = static_cast<lowbit_zero_mode>(6); },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "quantized uint8"},
   };
   for (const Case &c : cases) {
     lowbit_problem p = w4a16();
