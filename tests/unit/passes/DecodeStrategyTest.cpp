@@ -146,40 +146,45 @@ TEST(RawDecode, SubtileRegistersShareTheirBitOffset) {
   }
 }
 
-TEST(DecodeStrategyErrors, RawNeedsUnsignedCodesAndF16) {
+// Refusals, with the diagnostic they emitted.
+class DecodeStrategyErrors : public ::testing::Test {
+protected:
+  DecodeStrategyErrors() : b(&context) {
+    context.loadDialect<lb::LbDialect>();
+    module = mlir::ModuleOp::create(b.getUnknownLoc());
+    context.getDiagEngine().registerHandler([&](mlir::Diagnostic &d) { message = d.str(); });
+  }
+  ~DecodeStrategyErrors() override { module.erase(); }
+
+  // Whether selecting a decode fails, leaving its diagnostic in `message`.
+  bool refused(mlir::Type code, mlir::Type value, bool raw) {
+    message.clear();
+    return mlir::failed(
+        passes::selectDecodeStrategy(code, value, raw, [&] { return module.emitError(); }));
+  }
+
   mlir::MLIRContext context;
-  context.loadDialect<lb::LbDialect>();
-  mlir::OpBuilder b(&context);
-  auto module = mlir::ModuleOp::create(b.getUnknownLoc());
+  mlir::OpBuilder b;
+  mlir::ModuleOp module;
   std::string message;
-  context.getDiagEngine().registerHandler([&](mlir::Diagnostic &d) { message = d.str(); });
+};
+
+TEST_F(DecodeStrategyErrors, RawNeedsUnsignedCodesAndF16) {
   mlir::Type ui4 = mlir::IntegerType::get(&context, 4, mlir::IntegerType::Unsigned);
   mlir::Type si4 = mlir::IntegerType::get(&context, 4, mlir::IntegerType::Signed);
   mlir::Type ternary = lb::OffsetIntType::get(&context, 2, -1, true);
   auto fails = [&](mlir::Type code, mlir::Type value) {
-    message.clear();
-    bool failed = mlir::failed(
-        passes::selectDecodeStrategy(code, value, true, [&] { return module.emitError(); }));
-    return failed && message.find("raw decode") != std::string::npos;
+    return refused(code, value, true) && message.find("raw decode") != std::string::npos;
   };
   EXPECT_TRUE(fails(ui4, b.getBF16Type())) << message;
   EXPECT_TRUE(fails(si4, b.getF16Type())) << message;
   EXPECT_TRUE(fails(ternary, b.getF16Type())) << message;
-  module.erase();
 }
 
-TEST(DecodeStrategyErrors, WidthsWithoutADecodeSayWhy) {
-  mlir::MLIRContext context;
-  context.loadDialect<lb::LbDialect>();
-  mlir::OpBuilder b(&context);
-  auto module = mlir::ModuleOp::create(b.getUnknownLoc());
-  std::string message;
-  context.getDiagEngine().registerHandler([&](mlir::Diagnostic &d) { message = d.str(); });
+TEST_F(DecodeStrategyErrors, WidthsWithoutADecodeSayWhy) {
   mlir::Type ui3 = mlir::IntegerType::get(&context, 3, mlir::IntegerType::Unsigned);
-  EXPECT_TRUE(mlir::failed(passes::selectDecodeStrategy(ui3, b.getF16Type(), false,
-                                                        [&] { return module.emitError(); })));
+  EXPECT_TRUE(refused(ui3, b.getF16Type(), false));
   EXPECT_NE(message.find("straddle"), std::string::npos) << message;
-  module.erase();
 }
 
 } // namespace
