@@ -7,7 +7,7 @@ const std::vector<TargetArch> &targetArchs() {
       {"sm_80", 80, 163 * 1024},
       {"sm_86", 86, 99 * 1024},
       {"sm_89", 89, 99 * 1024},
-      {"sm_90a", 90, 227 * 1024},
+      {"sm_90a", 90, 227 * 1024, /*hasWgmma=*/true},
   };
   return archs;
 }

@@ -22,6 +22,8 @@ struct TargetArch {
   // reserves per block (CUDA C Programming Guide, "Technical Specifications
   // per Compute Capability").
   int64_t maxSharedBytesPerBlock = 0;
+  // wgmma, TMA and setmaxnreg: the `wgmma` family runs only here.
+  bool hasWgmma = false;
 };
 
 // Oldest first.

@@ -13,9 +13,9 @@
 namespace lowbit::core {
 
 // GemvTiled and Mma with split_k > 1 are the split-K designs: their block's
-// warps are its split_k warps along K (warps = [1, 1]). Wgmma is spelled by
-// the dialect but has no kernels yet: the rules reject it, so the tuner never
-// proposes it.
+// warps are its split_k warps along K (warps = [1, 1]). Wgmma's warps
+// [1, n] are its n consumer warps (whole warpgroups); its block has one more
+// warpgroup, the producer that issues the TMA copies.
 enum class Family { Gemv, Mma, GemvTiled, Wgmma };
 
 const char *familyName(Family family);
@@ -29,7 +29,13 @@ struct Schedule {
   int64_t splitK = 1;
 
   bool splitsK() const { return family == Family::GemvTiled || splitK > 1; }
-  int64_t threads() const { return 32 * warpsM * warpsN * (splitsK() ? splitK : 1); }
+  int64_t threads() const {
+    if (family == Family::Wgmma)
+      return 32 * warpsM * warpsN + kProducerThreads;
+    return 32 * warpsM * warpsN * (splitsK() ? splitK : 1);
+  }
+  // The wgmma family's producer warpgroup.
+  static constexpr int64_t kProducerThreads = 128;
   // "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4,
   // split_k = 1>", exactly as the compiler's defaultSchedules() spell it.
   std::string text() const;

@@ -205,6 +205,44 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   return Status::success();
 }
 
+// wgmma: [1, 4 c] warps are c consumer warpgroups; warp q of them owns the
+// 64 columns 64 q .. of the block's tile N and multiplies them by the tile
+// M rows of x staged by TMA, in four m64 x tile M accumulators (one per
+// 16-row slice of its layout tile).
+Status checkWgmma(const Problem &p, const Schedule &s) {
+  if (Status c = checkCode(p, s); !c)
+    return c;
+  if (s.warpsM != 1 || s.warpsN % kWarpgroupWarps || s.warpsN < kWarpgroupWarps ||
+      s.warpsN > 2 * kWarpgroupWarps)
+    return reject(s, "warps must be [1, 4] or [1, 8] (one or two consumer warpgroups), got [" +
+                         str(s.warpsM) + ", " + str(s.warpsN) + "]");
+  if (s.tileN != s.warpsN * kColumnsPerUnit)
+    return reject(s, "each consumer warp owns one " + str(kColumnsPerUnit) +
+                         "-column layout tile: need tile N = " +
+                         str(s.warpsN * kColumnsPerUnit) + ", got " + str(s.tileN));
+  // Four accumulators of m64 x tile M: tile M / 2 floats each per thread.
+  if (s.tileM < 8 || s.tileM > 64 || s.tileM % 8)
+    return reject(s, "tile M must be a multiple of 8 in 8 .. 64 (four m64 x tile M accumulators "
+                     "take 2 x tile M registers a thread), got " + str(s.tileM));
+  if (s.tileK != kWgmmaTileK)
+    return reject(s, "tile K must be " + str(kWgmmaTileK) +
+                         " (one 128-byte swizzled row of activations), got " + str(s.tileK));
+  if (s.splitK != 1)
+    return reject(s, "split_k > 1 is not implemented for wgmma");
+  if (s.stages < 2 || s.stages > 8)
+    return reject(s, "stages (the TMA ring) must be 2..8, got " + str(s.stages));
+  if (wgmmaRingBytes(s) > kMaxSharedBytesPerBlock)
+    return reject(s, "the TMA ring needs " + str(wgmmaRingBytes(s)) + " bytes of shared memory");
+  if (p.n % s.tileN)
+    return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
+  if (p.k % s.tileK)
+    return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
+  if (isGrouped(p) && p.scheme.groupSize % s.tileK)
+    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of tile K = " +
+                         str(s.tileK) + " (scales are applied once per K tile)");
+  return checkQuantTail(p, s);
+}
+
 } // namespace
 
 std::string scheduleSubject(const Schedule &s) {
@@ -238,7 +276,15 @@ Status checkScheduleStructure(const Schedule &s) {
       return makeError("an 'mma' tile with split_k > 1 needs M a multiple of 8, N of 16 and K "
                        "of 32, got tile [" +
                        str(s.tileM) + ", " + str(s.tileN) + ", " + str(s.tileK) + "]");
-  } else if (s.family == Family::Mma || s.family == Family::Wgmma) {
+  } else if (s.family == Family::Wgmma) {
+    // W·xᵀ again: each warp owns 64-column layout tiles (the m64 side of a
+    // warpgroup's four warps), x's rows are wgmma's N in 8s, K in k16 steps.
+    if (s.tileM % kMmaFragmentN || s.tileN % (s.warpsN * kColumnsPerUnit) || s.tileK % kUnitK)
+      return makeError("a 'wgmma' tile needs M a multiple of 8, N of 64 per warp and K of 16, "
+                       "got tile [" +
+                       str(s.tileM) + ", " + str(s.tileN) + ", " + str(s.tileK) + "] over warps [" +
+                       str(s.warpsM) + ", " + str(s.warpsN) + "]");
+  } else if (s.family == Family::Mma) {
     // Each warp covers a whole number of m16n8k16 instructions.
     int64_t warpM = s.tileM / s.warpsM, warpN = s.tileN / s.warpsN;
     if (s.tileM % s.warpsM || s.tileN % s.warpsN || warpM % kMmaFragmentM ||
@@ -259,7 +305,7 @@ Status checkSchedule(const Problem &problem, const Schedule &s) {
   case Family::Gemv: return checkGemv(problem, s);
   case Family::GemvTiled: return checkGemvTiled(problem, s);
   case Family::Mma: return s.splitK > 1 ? checkMmaSplitK(problem, s) : checkStagedMma(problem, s);
-  case Family::Wgmma: return makeError("the 'wgmma' family is not implemented yet");
+  case Family::Wgmma: return checkWgmma(problem, s);
   }
   return makeError("unknown kernel family");
 }
@@ -267,6 +313,18 @@ Status checkSchedule(const Problem &problem, const Schedule &s) {
 int64_t mmaStagedSharedBytes(const Schedule &s, int codeBits) {
   int64_t activations = mul(mul(s.tileM, s.tileK), kStagedActivationBytes);
   return mul(s.stages, add(activations, codeTileBytes(s.tileN, s.tileK, codeBits)));
+}
+
+int64_t wgmmaRingBytes(const Schedule &s) {
+  return add(mul(mul(s.stages, s.tileM), kWgmmaTileK * kStagedActivationBytes),
+             kWgmmaRingAlignment);
+}
+
+Status checkScheduleArch(const Schedule &s, const TargetArch &arch) {
+  if (s.family == Family::Wgmma && !arch.hasWgmma)
+    return makeError("wgmma schedule: wgmma, TMA and setmaxnreg exist only on sm_90a, not on " +
+                     arch.name);
+  return Status::success();
 }
 
 int64_t gemvTiledPartialBytes(const Schedule &s) {
@@ -302,6 +360,8 @@ int64_t staticSharedBytes(const Schedule &s, int codeBits) {
 }
 
 int64_t dynamicSharedBytes(const Schedule &s, int codeBits) {
+  if (s.family == Family::Wgmma)
+    return wgmmaRingBytes(s);
   return s.family == Family::Mma && s.splitK > 1 ? mmaSplitKRingBytes(s, codeBits) : 0;
 }
 

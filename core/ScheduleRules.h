@@ -12,6 +12,7 @@
 // shared memory.
 #pragma once
 
+#include "core/Arch.h"
 #include "core/FragmentFacts.h"
 #include "core/Problem.h"
 #include "core/Schedule.h"
@@ -37,6 +38,11 @@ constexpr int64_t kMaxSharedBytesPerBlock = 232448;
 constexpr int64_t kMaxRingSlots = 16;
 // f16 and bf16 activations (core::activationBytes) staged in shared memory.
 constexpr int64_t kStagedActivationBytes = 2;
+
+// wgmma: one 128-byte swizzled row of 16-bit activations per K tile, 4
+// warps a warpgroup, each of whose warps owns one 64-column layout tile.
+constexpr int64_t kWgmmaTileK = 64;
+constexpr int64_t kWarpgroupWarps = 4;
 
 // What the schedule's diagnostics start with: "gemv schedule", "mma
 // schedule", "mma schedule with split_k > 1", "gemv_tiled schedule" or
@@ -74,6 +80,16 @@ int64_t mmaSplitKPartialBytes(const Schedule &schedule);
 // activations (dynamic; 0 with one stage).
 int64_t mmaSplitKRingSlots(const Schedule &schedule);
 int64_t mmaSplitKRingBytes(const Schedule &schedule, int codeBits);
+
+// - wgmma: the ring of `stages` tile M x 64 activation tiles, and the bytes
+//   that aligning it to the 128-byte swizzle's 1024-byte pattern may take
+//   (dynamic).
+constexpr int64_t kWgmmaRingAlignment = 1024;
+int64_t wgmmaRingBytes(const Schedule &schedule);
+
+// Whether the schedule's family has kernels for the arch (wgmma: only
+// sm_90a); the reason when not.
+Status checkScheduleArch(const Schedule &schedule, const TargetArch &arch);
 
 // A block's static shared memory (what ptxas reports; 0 for gemv) and the
 // dynamic shared memory its launch passes, by family.

@@ -71,6 +71,14 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+// The swizzles the TMA unit and wgmma share (CU_TENSOR_MAP_SWIZZLE_32B,
+// 64B and 128B; the descriptor's modes 3, 2 and 1).
+LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bytes) {
+  if (bytes != 32 && bytes != 64 && bytes != 128)
+    return emitError() << "a swizzle spans rows of 32, 64 or 128 bytes, got " << bytes;
+  return success();
+}
+
 void LbDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST

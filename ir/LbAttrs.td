@@ -50,6 +50,28 @@ def Lb_ScheduleAttr : Lb_Attr<"Schedule", "schedule"> {
   let genVerifyDecl = 1;
 }
 
+def Lb_SwizzleAttr : Lb_Attr<"Swizzle", "swizzle"> {
+  let summary = "a shared-memory layout: rows of `bytes` with XOR-swizzled 16-byte chunks";
+  let description = [{
+    `#lb.swizzle<bytes = 128>`: a buffer of rows of 128 bytes in which the
+    16-byte chunk c of row r lives at chunk c ^ (r mod 8), the layout the TMA
+    unit writes with CU_TENSOR_MAP_SWIZZLE_128B and wgmma reads with a
+    descriptor of swizzle mode 128B (PTX ISA, "Shared Memory Matrix Layout").
+    Both units apply it to address bits, so a stage must start on a multiple
+    of 8 rows x `bytes` (1024 bytes for 128), and one attribute gives the
+    TMA's swizzle, the descriptor's mode and that alignment.
+  }];
+  let parameters = (ins "int64_t":$bytes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Rows that one swizzle pattern spans (8: a chunk index has 3 bits).
+    static constexpr int64_t kPatternRows = 8;
+    /// The alignment a buffer in this layout needs: one whole pattern.
+    int64_t getAlignment() const { return kPatternRows * getBytes(); }
+  }];
+}
+
 def Lb_ThreadCoordAttr : EnumAttr<Lb_Dialect, Lb_ThreadCoord, "coord">;
 def Lb_FragmentAttr : EnumAttr<Lb_Dialect, Lb_Fragment, "fragment">;
 def Lb_PairOpAttr : EnumAttr<Lb_Dialect, Lb_PairOp, "pair_op">;

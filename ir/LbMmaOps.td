@@ -22,12 +22,27 @@ def Lb_SharedBufferOp : Lb_Op<"shared_buffer", [MemoryEffects<[MemAlloc]>]> {
     With `dynamic` the buffer lives in the kernel's dynamic shared memory
     (the kernel's `lb.dynamic_shared_bytes`, passed at launch), which may
     exceed the 48 KiB a static allocation is limited to.
+    With a `layout` (`#lb.swizzle`) the rows are in that layout instead, the
+    one the TMA unit writes and wgmma reads; nothing computes an address
+    into such a buffer but its stage's base.
   }];
-  let arguments = (ins I64Attr:$stages, I64Attr:$rows, I64Attr:$cols, UnitAttr:$dynamic);
+  let arguments = (ins I64Attr:$stages, I64Attr:$rows, I64Attr:$cols, UnitAttr:$dynamic,
+                       OptionalAttr<Lb_SwizzleAttr>:$layout);
   let results = (outs AnyMemRef:$buffer);
   let assemblyFormat = [{
-    $stages `x` $rows `x` $cols (`dynamic` $dynamic^)? attr-dict `:` type($buffer)
+    $stages `x` $rows `x` $cols (`dynamic` $dynamic^)? (`layout` $layout^)? attr-dict `:`
+    type($buffer)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$buffer, "int64_t":$stages, "int64_t":$rows, "int64_t":$cols,
+                   CArg<"bool", "false">:$dynamic,
+                   CArg<"::lowbit::lb::SwizzleAttr", "{}">:$layout), [{
+      build($_builder, $_state, buffer, $_builder.getI64IntegerAttr(stages),
+            $_builder.getI64IntegerAttr(rows), $_builder.getI64IntegerAttr(cols),
+            dynamic ? $_builder.getUnitAttr() : ::mlir::UnitAttr(), layout);
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
 def Lb_CopyTileAsyncOp : Lb_Op<"copy_tile_async", [MemoryEffects<[MemRead, MemWrite]>]> {

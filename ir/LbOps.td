@@ -44,5 +44,6 @@ def Lb_QMatmulOp : Lb_Op<"qmatmul", [Pure, AttrSizedOperandSegments]> {
 
 include "ir/LbTileOps.td"
 include "ir/LbMmaOps.td"
+include "ir/LbWgmmaOps.td"
 
 #endif // LOWBIT_IR_LBOPS_TD

@@ -13,6 +13,9 @@
 #include "ir/LbOps.h"
 #include "core/layout/WeightLayout.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -147,6 +150,33 @@ FailureOr<layout::WeightLayout> deriveLayout(lb::LoadCodesOp load, lb::DecodeOp 
   return *weights;
 }
 
+// The lb.decode that consumes loaded words, following them through the
+// loops that carry them (the wgmma family loads a K tile ahead): an scf.for
+// init or yield operand forwards to the loop's region argument.
+lb::DecodeOp findDecode(Value words) {
+  SmallVector<Value> pending = {words};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!pending.empty()) {
+    Value value = pending.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto decode = dyn_cast<lb::DecodeOp>(user))
+        return decode;
+      if (auto loop = dyn_cast<scf::ForOp>(user)) {
+        if (use.getOperandNumber() >= loop.getNumControlOperands())
+          pending.push_back(
+              loop.getRegionIterArgs()[use.getOperandNumber() - loop.getNumControlOperands()]);
+      } else if (isa<scf::YieldOp>(user)) {
+        if (auto loop = dyn_cast<scf::ForOp>(user->getParentOp()))
+          pending.push_back(loop.getRegionIterArgs()[use.getOperandNumber()]);
+      }
+    }
+  }
+  return {};
+}
+
 struct LbPropagateLayoutsPass : impl::LbPropagateLayoutsBase<LbPropagateLayoutsPass> {
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp kernel) {
@@ -154,10 +184,7 @@ struct LbPropagateLayoutsPass : impl::LbPropagateLayoutsBase<LbPropagateLayoutsP
         return;
       std::optional<layout::WeightLayout> chosen;
       WalkResult result = kernel.walk([&](lb::LoadCodesOp load) {
-        lb::DecodeOp decode;
-        for (Operation *user : load->getUsers())
-          if (auto d = dyn_cast<lb::DecodeOp>(user))
-            decode = d;
+        lb::DecodeOp decode = findDecode(load.getWords());
         if (!decode) {
           load.emitOpError("has no lb.decode consumer to anchor its layout");
           return WalkResult::interrupt();

@@ -80,6 +80,7 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   switch (schedule.getFamily()) {
   case lb::KernelFamily::gemv: buildGemvBody(builder, problem); break;
   case lb::KernelFamily::gemv_tiled: buildGemvTiledBody(builder, problem); break;
+  case lb::KernelFamily::wgmma: buildWgmmaBody(builder, problem); break;
   default:
     if (schedule.getSplitK() > 1)
       buildMmaSplitKBody(builder, problem);

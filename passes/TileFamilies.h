@@ -98,6 +98,7 @@ void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildMmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildGemvTiledBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildMmaSplitKBody(mlir::OpBuilder &builder, const KernelProblem &problem);
+void buildWgmmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 
 // Launch shape, read by the runtime from the kernel's attributes:
 // blockDim.x = lb.block_threads; grid = (N / lb.grid_tile[0],

@@ -27,6 +27,10 @@ std::string valueType(Type type) {
     std::string suffix = element.isBF16() ? "bf16" : "f16";
     if (element.isF32() && vector.getNumElements() == 4)
       return "FragC_f32";
+    if (element.isF32())
+      return "F32x<" + std::to_string(vector.getNumElements()) + ">";
+    if (element.isInteger(32))
+      return "U32x" + std::to_string(vector.getNumElements());
     if (vector.getNumElements() == 8 && (element.isF16() || element.isBF16()))
       return "FragA_" + suffix;
     if (vector.getNumElements() == 4 && (element.isF16() || element.isBF16()))
@@ -138,6 +142,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
   bool handled = false;
   if (LogicalResult result = emitMmaOp(op, handled); handled)
     return result;
+  if (LogicalResult result = emitWgmmaOp(op, handled); handled)
+    return result;
   auto binary = [&](StringRef symbol) {
     Value result = op.getResult(0);
     line() << "const " << valueType(result.getType()) << " " << bind(result) << " = "
@@ -165,6 +171,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
                    dense.getSplatValue<APFloat>().isZero()) {
           line() << "const FragC_f32 " << bind(c.getResult()) << " = zero_frag_c_f32();\n";
           return success();
+        } else if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+                   dense && dense.isSplat() && valueType(c.getType()).rfind("F32x<", 0) == 0 &&
+                   dense.getSplatValue<APFloat>().isZero()) {
+          line() << "const " << valueType(c.getType()) << " " << bind(c.getResult())
+                 << " = {};\n";
+          return success();
         } else {
           return c.emitOpError("lb-to-cuda: unsupported constant");
         }
@@ -178,6 +190,14 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case<arith::DivUIOp>([&](auto) { return binary("/"); })
       .Case<arith::RemUIOp>([&](auto) { return binary("%"); })
       .Case<arith::ShRUIOp>([&](auto) { return binary(">>"); })
+      .Case<arith::MinUIOp>([&](arith::MinUIOp min) {
+        // Index values are non-negative, so the signed comparison of long
+        // long is the unsigned one.
+        std::string a = name(min.getLhs()), c = name(min.getRhs());
+        line() << "const " << valueType(min.getType()) << " " << bind(min.getResult()) << " = "
+               << a << " < " << c << " ? " << a << " : " << c << ";\n";
+        return success();
+      })
       .Case<arith::AndIOp>([&](auto) { return binary("&"); })
       .Case<arith::XOrIOp>([&](auto) { return binary("^"); })
       .Case<arith::NegFOp>([&](arith::NegFOp neg) {
@@ -194,6 +214,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
         case arith::CmpIPredicate::slt: symbol = "<"; break;
         case arith::CmpIPredicate::ule:
         case arith::CmpIPredicate::sle: symbol = "<="; break;
+        case arith::CmpIPredicate::uge:
+        case arith::CmpIPredicate::sge: symbol = ">="; break;
         default: return cmp.emitOpError("lb-to-cuda: unsupported predicate");
         }
         // Index values are never negative here, so signed C++ comparison is
@@ -481,7 +503,7 @@ LogicalResult Emitter::emitKernel(func::FuncOp func) {
       // Only the output is written; everything else is read-only for the
       // whole launch, which lets loads use the non-coherent path.
       bool written = llvm::any_of(arg.getUsers(), [](Operation *user) {
-        return isa<lb::StoreOutputOp, lb::StoreAccumulatorOp>(user);
+        return isa<lb::StoreOutputOp, lb::StoreAccumulatorOp, lb::StoreWgmmaAccumulatorOp>(user);
       });
       os << (written ? "" : "const ") << pointee << " *__restrict__ " << argName;
     } else if (arg.getType().isIndex()) {
@@ -508,7 +530,8 @@ LogicalResult emitCuda(ModuleOp module, raw_ostream &os) {
         "#include \"lowbit/device/mma.cuh\"\n"
         "#include \"lowbit/device/reduce.cuh\"\n"
         "#include \"lowbit/device/types.cuh\"\n"
-        "#include \"lowbit/device/vector_load.cuh\"\n\n"
+        "#include \"lowbit/device/vector_load.cuh\"\n"
+        "#include \"lowbit/device/wgmma.cuh\"\n\n"
         "using namespace lowbit::device;\n\n"
         "static __device__ __forceinline__ float f16_to_f32(u16 bits) {\n"
         "  float lo, hi;\n"

@@ -78,18 +78,27 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         }
         // Dynamic buffers are carved, 128-byte aligned, out of the one extern
         // array, in op order; the kernel's attribute says how much to pass.
+        // A swizzled buffer must start on a whole pattern (#lb.swizzle), and
+        // CUDA promises the array only 16 bytes: it is aligned at run time,
+        // inside `alignment` bytes reserved ahead of it.
         auto declared = kernel->getAttrOfType<IntegerAttr>("lb.dynamic_shared_bytes");
+        lb::SwizzleAttr layout = buffer.getLayoutAttr();
         int64_t offset = (dynamicSharedOffset + 127) / 128 * 128;
-        if (!declared || offset + bytes > declared.getInt())
+        int64_t reserved = layout ? layout.getAlignment() : 0;
+        if (!declared || offset + reserved + bytes > declared.getInt())
           return buffer.emitOpError("lb-to-cuda: needs dynamic shared bytes [")
-                 << offset << ", " << offset + bytes
+                 << offset << ", " << offset + reserved + bytes
                  << ") but the kernel's lb.dynamic_shared_bytes is "
                  << (declared ? declared.getInt() : 0);
         if (dynamicSharedOffset == 0)
           line() << "extern __shared__ __align__(128) unsigned char lb_dynamic_smem[];\n";
-        dynamicSharedOffset = offset + bytes;
-        line() << "unsigned char *const " << bind(buffer.getBuffer(), "smem")
-               << " = lb_dynamic_smem + " << offset << ";\n";
+        dynamicSharedOffset = offset + reserved + bytes;
+        std::string var = bind(buffer.getBuffer(), "smem");
+        line() << "unsigned char *const " << var << " = lb_dynamic_smem + " << offset;
+        if (layout)
+          os << " + ((" << reserved << "u - ((shared_addr(lb_dynamic_smem) + " << offset << "u) & "
+             << reserved - 1 << "u)) & " << reserved - 1 << "u)";
+        os << ";\n";
         return success();
       })
       .Case<lb::CopyTileAsyncOp>([&](lb::CopyTileAsyncOp copy) {

@@ -16,12 +16,18 @@ namespace lowbit::codegen {
 
 // The C++ spelling of a value's type: index and i64 are long long, i32 is
 // u32, f32 is float; fragments are the device headers' FragA / FragB /
-// FragC structs, so loop-carried accumulators can be assigned.
+// FragC structs, so loop-carried accumulators can be assigned; other f32
+// vectors (wgmma accumulators) are F32x<N>, i32 vectors (loaded code
+// words) U32xN.
 std::string valueType(mlir::Type type);
 // The pointer element type of a memref argument.
 std::string elementPointerType(mlir::Type element);
 // "f16x2" or "bf16x2": the suffix of the packed-pair primitives.
 std::string pairSuffix(mlir::Type element);
+// The expression of the byte offset of (row, byte) inside one stage of a
+// buffer in `layout` (EmitWgmma.cpp).
+std::string swizzledOffset(lowbit::lb::SwizzleAttr layout, const std::string &row,
+                           const std::string &byte);
 
 class Emitter {
 public:
@@ -55,6 +61,8 @@ private:
   void assignYield(mlir::Operation *yield, llvm::ArrayRef<std::string> targets);
   // The mma family's ops; `handled` is false for any other op.
   mlir::LogicalResult emitMmaOp(mlir::Operation &op, bool &handled);
+  // The wgmma family's ops (EmitWgmma.cpp).
+  mlir::LogicalResult emitWgmmaOp(mlir::Operation &op, bool &handled);
   // From uint4 `lo` and `hi` (8 K-consecutive activations of rows g and
   // g + 8), the A registers of both k16 steps in the mma_b_paired K order.
   void emitPairedFragment(const std::string &var);

@@ -24,7 +24,12 @@
 namespace lowbit::testing {
 namespace {
 
-const int64_t kRowCounts[] = {1, 2, 3, 7, 8, 15, 16, 17, 31, 64, 127, 128, 255, 256, 1000, 4096};
+// Both sides of every tile boundary of the gemv and mma families...
+const std::vector<int64_t> kRowCounts = {1,  2,   3,   7,   8,   15,   16,  17,
+                                         31, 64, 127, 128, 255, 256, 1000, 4096};
+// ...and of the wgmma family's tile M of 32 and 64, up to large M.
+const std::vector<int64_t> kWgmmaRowCounts = {1,   7,   64,   65,   127,  128,
+                                              255, 256, 1000, 1024, 4095, 4096};
 
 // One problem's quantized weights, scales and zeros on host and device, with
 // the f64 reference weights of every column; the problem's kernels (one per
@@ -36,9 +41,22 @@ struct ProblemData {
   std::map<std::string, std::unique_ptr<DeviceBuffer>> packed;
 };
 
-class W4A16Kernels : public KernelSetTest {
+class ReferenceCheckedKernels : public KernelSetTest {
+protected:
+  // Every kernel of the set against the f64 reference at each row count.
+  void checkEveryKernel(const std::vector<int64_t> &rowCounts);
+};
+
+class W4A16Kernels : public ReferenceCheckedKernels {
 protected:
   void SetUp() override { loadKernelSet("LOWBIT_GPU_TEST_KERNELS", "gpu-tests"); }
+};
+
+// The wgmma family's test set (wgmma-gpu-tests.toml): sm_90a only, so it
+// skips on any other GPU.
+class WgmmaKernels : public ReferenceCheckedKernels {
+protected:
+  void SetUp() override { loadKernelSet("LOWBIT_WGMMA_TEST_KERNELS", "wgmma-gpu-tests"); }
 };
 
 void prepareProblem(const cuda::DriverApi &api, const kernels::ProblemDesc &p, ProblemData &data,
@@ -92,7 +110,7 @@ std::vector<double> referenceAt(const kernels::ProblemDesc &p, const ProblemData
   return out;
 }
 
-TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
+void ReferenceCheckedKernels::checkEveryKernel(const std::vector<int64_t> &rowCounts) {
   SplitMix rng{20261129};
   // Activations are drawn from 4096 values rounded once, so drawing the
   // hundreds of millions needed at large M stays cheap.
@@ -129,7 +147,7 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
     }
     const auto &values = table[p.activation];
 
-    for (int64_t m : kRowCounts) {
+    for (int64_t m : rowCounts) {
       SCOPED_TRACE("M = " + std::to_string(m));
       std::vector<uint16_t> xBits(static_cast<size_t>(m * p.k));
       std::vector<double> x(xBits.size());
@@ -210,13 +228,17 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) {
       }
     }
     std::printf("%-40s %zu kernels x %zu M values ok (%.1f s)\n", p.name.c_str(), group.size(),
-                std::size(kRowCounts),
+                rowCounts.size(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     std::fflush(stdout);
   }
   std::printf("checked %d (kernel, M) pairs on %s; worst relative error %.3g\n", checked,
               arch.c_str(), worst);
 }
+
+TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kRowCounts); }
+
+TEST_F(WgmmaKernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kWgmmaRowCounts); }
 
 TEST_F(W4A16Kernels, RejectsRowCountsItCannotServe) {
   const kernels::KernelEntry &entry = entries.front();

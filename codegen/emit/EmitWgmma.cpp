@@ -1,0 +1,188 @@
+// CUDA for the wgmma family's ops (ir/LbWgmmaOps.td). Addresses inside a
+// `#lb.swizzle` buffer come from one place, swizzledOffset(); the wgmma
+// descriptor's swizzle mode is the same attribute's.
+#include "codegen/emit/Emitter.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace lowbit::codegen {
+
+// The byte offset, inside one stage, of byte `byte` of row `row` in the
+// layout: the 16-byte chunk index (address bits 4 ..) is XORed with the row
+// group bits above the swizzle's span (address bits 7 ..), exactly as the TMA
+// unit and wgmma form swizzled addresses (PTX ISA, "Shared Memory Matrix
+// Layout"; for 128 bytes: bits 4-6 ^= bits 7-9).
+std::string swizzledOffset(lb::SwizzleAttr layout, const std::string &row,
+                           const std::string &byte) {
+  std::string linear = "((" + row + ") * " + std::to_string(layout.getBytes()) + " + (" + byte +
+                       "))";
+  std::string mask = std::to_string(layout.getBytes() / 16 - 1);
+  return "(" + linear + " ^ (((" + linear + " >> 7) & " + mask + ") << 4))";
+}
+
+namespace {
+
+std::string sharedBase(const std::string &buffer, MemRefType type, const std::string &stage) {
+  int64_t stageBytes = type.getDimSize(1) * type.getDimSize(2) * 2;
+  return "(shared_addr(" + buffer + ") + (u32)(" + stage + ") * " + std::to_string(stageBytes) +
+         "u)";
+}
+
+std::string barrierAddress(const std::string &barriers, const std::string &index) {
+  return "shared_addr(&" + barriers + "[" + index + "])";
+}
+
+} // namespace
+
+LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
+  handled = true;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case<lb::MbarriersOp>([&](lb::MbarriersOp barriers) {
+        std::string var = bind(barriers.getBarriers(), "barriers");
+        line() << "__shared__ __align__(8) u64 " << var << "[" << barriers.getCount() << "];\n";
+        line() << "if (threadIdx.x == 0) {\n";
+        line() << "  for (int i = 0; i < " << barriers.getCount() << "; ++i) mbarrier_init("
+               << barrierAddress(var, "i") << ", " << barriers.getArrivals() << "u);\n";
+        line() << "  fence_mbarrier_init();\n";
+        line() << "}\n";
+        line() << "__syncthreads();\n";
+        return success();
+      })
+      .Case<lb::MbarrierWaitOp>([&](lb::MbarrierWaitOp wait) {
+        line() << "mbarrier_wait(" << barrierAddress(name(wait.getBarriers()), name(wait.getIndex()))
+               << ", (u32)(" << name(wait.getParity()) << "));\n";
+        return success();
+      })
+      .Case<lb::MbarrierArriveOp>([&](lb::MbarrierArriveOp arrive) {
+        line() << "mbarrier_arrive("
+               << barrierAddress(name(arrive.getBarriers()), name(arrive.getIndex())) << ");\n";
+        return success();
+      })
+      .Case<lb::CopyPairedActivationsOp>([&](lb::CopyPairedActivationsOp copy) {
+        auto buffer = cast<MemRefType>(copy.getBuffer().getType());
+        auto x = cast<MemRefType>(copy.getX().getType());
+        auto layout = copy.getBuffer().getDefiningOp<lb::SharedBufferOp>().getLayoutAttr();
+        int64_t rows = buffer.getDimSize(1), warps = copy.getThreads() / 32;
+        line() << "{\n";
+        ++depth;
+        line() << "const u32 base = "
+               << sharedBase(name(copy.getBuffer()), buffer, name(copy.getStage())) << ";\n";
+        // Lane q copies pair q of the row's 64 values: pair b = q mod 16 of
+        // 32-wide block q / 16, the values at K = 2 b, 2 b + 1 = 8 t + 4 j +
+        // 2 r + h with r = b & 1, j = (b >> 1) & 1, t = b >> 2, which the
+        // paired order puts at position 16 j + 8 r + 2 t + h: byte
+        // 64 block + 32 j + 16 r + 4 t of the row.
+        line() << "const int q = threadIdx.x & 31, b = q & 15;\n";
+        line() << "const int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b "
+                  ">> 2);\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int row = (int)(threadIdx.x % " << copy.getThreads() << ") / 32; row < "
+               << rows << "; row += " << warps << ") {\n";
+        line() << "  const long long m = " << name(copy.getM0()) << " + row;\n";
+        line() << "  const bool inside = m < " << name(copy.getRows()) << ";\n";
+        line() << "  const u16 *source = " << name(copy.getX()) << " + (inside ? m : 0LL) * "
+               << x.getDimSize(1) << "LL + " << name(copy.getK0()) << " + 2 * q;\n";
+        line() << "  cp_async4_zfill(base + (u32)" << swizzledOffset(layout, "row", "byte")
+               << ", source, inside);\n";
+        line() << "}\n";
+        line() << "cp_async_mbarrier_arrive_noinc("
+               << barrierAddress(name(copy.getBarriers()), name(copy.getIndex())) << ");\n";
+        --depth;
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::FenceAsyncSharedOp>([&](auto) {
+        line() << "fence_proxy_async_shared();\n";
+        return success();
+      })
+      .Case<lb::SetMaxRegistersOp>([&](lb::SetMaxRegistersOp set) {
+        // Below the launch's even split the warpgroup gives registers back,
+        // above it takes them.
+        bool increase = set.getCount() * blockThreads > 65536;
+        line() << (increase ? "setmaxnreg_inc<" : "setmaxnreg_dec<") << set.getCount()
+               << ">();\n";
+        return success();
+      })
+      .Case<lb::WgmmaFenceOp>([&](auto) {
+        line() << "wgmma_fence();\n";
+        return success();
+      })
+      .Case<lb::WgmmaCommitOp>([&](auto) {
+        line() << "wgmma_commit();\n";
+        return success();
+      })
+      .Case<lb::WgmmaWaitOp>([&](lb::WgmmaWaitOp wait) {
+        line() << "wgmma_wait<" << wait.getPending() << ">();\n";
+        return success();
+      })
+      .Case<lb::WgmmaOp>([&](lb::WgmmaOp wgmma) -> LogicalResult {
+        auto acc = cast<VectorType>(wgmma.getAcc().getType());
+        auto buffer = cast<MemRefType>(wgmma.getBuffer().getType());
+        auto layout = wgmma.getBuffer().getDefiningOp<lb::SharedBufferOp>().getLayoutAttr();
+        if (layout.getBytes() != 128)
+          return wgmma.emitOpError("lb-to-cuda: only the 128-byte swizzle has a descriptor here");
+        int64_t floats = acc.getNumElements(), n = 2 * floats;
+        std::string type = cast<VectorType>(wgmma.getA().getType()).getElementType().isBF16()
+                               ? "bf16"
+                               : "f16";
+        std::string var = bind(wgmma.getResult());
+        line() << valueType(acc) << " " << var << " = " << name(wgmma.getAcc()) << ";\n";
+        line() << "{\n";
+        line() << "  const u64 descriptor = wgmma_descriptor_swizzle128("
+               << sharedBase(name(wgmma.getBuffer()), buffer, name(wgmma.getStage())) << " + "
+               << 32 * wgmma.getKStep() << "u);\n";
+        // D += A·B: scale-d 1 (accumulate), A and B unscaled (1, 1), B not
+        // transposed (K-major, the stage's rows).
+        line() << "  asm volatile(\"{\\n.reg .pred accumulate;\\nsetp.ne.b32 accumulate, 1, "
+                  "0;\\nwgmma.mma_async.sync.aligned.m64n"
+               << n << "k16.f32." << type << "." << type << " {";
+        for (int64_t i = 0; i < floats; ++i)
+          os << (i ? ", " : "") << "%" << i;
+        os << "}, {%" << floats << ", %" << floats + 1 << ", %" << floats + 2 << ", %"
+           << floats + 3 << "}, %" << floats + 4 << ", accumulate, 1, 1, 0;\\n}\\n\"\n";
+        line() << "      : ";
+        for (int64_t i = 0; i < floats; ++i)
+          os << (i ? ", " : "") << "\"+f\"(" << var << ".r[" << i << "])";
+        os << "\n";
+        std::string a = name(wgmma.getA());
+        line() << "      : \"r\"(" << a << ".r[0]), \"r\"(" << a << ".r[1]), \"r\"(" << a
+               << ".r[2]), \"r\"(" << a << ".r[3]), \"l\"(descriptor));\n";
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::StoreWgmmaAccumulatorOp>([&](lb::StoreWgmmaAccumulatorOp store) {
+        auto y = cast<MemRefType>(store.getY().getType());
+        auto acc = cast<VectorType>(store.getAcc().getType());
+        std::string suffix = pairSuffix(y.getElementType());
+        std::string accName = name(store.getAcc()), yName = name(store.getY());
+        // Slice i is an m16n8 accumulator of W·xᵀ: lane (g, t) holds columns
+        // n0 + g (r[4i], r[4i+1]) and n0 + g + 8 (r[4i+2], r[4i+3]) of rows
+        // m0 + 8 i + 2 t and m0 + 8 i + 2 t + 1 of y.
+        line() << "{\n";
+        line() << "  const long long row = " << name(store.getM0())
+               << " + 2 * (threadIdx.x & 3);\n";
+        line() << "  const long long col = " << name(store.getN0()) << " + (threadIdx.x & 31) / 4;\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (int i = 0; i < " << acc.getNumElements() / 4 << "; ++i)\n";
+        line() << "    #pragma unroll\n";
+        line() << "    for (int h = 0; h < 2; ++h)\n";
+        line() << "      if (row + 8 * i + h < " << name(store.getRows()) << ") {\n";
+        line() << "        u16 *out = " << yName << " + (row + 8 * i + h) * " << y.getDimSize(1)
+               << "LL + col;\n";
+        line() << "        out[0] = (u16)f32x2_to_" << suffix << "(" << accName
+               << ".r[4 * i + h], 0.f);\n";
+        line() << "        out[8] = (u16)f32x2_to_" << suffix << "(" << accName
+               << ".r[4 * i + 2 + h], 0.f);\n";
+        line() << "      }\n";
+        line() << "}\n";
+        return success();
+      })
+      .Default([&](Operation *) {
+        handled = false;
+        return success();
+      });
+}
+
+} // namespace lowbit::codegen

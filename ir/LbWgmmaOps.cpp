@@ -1,0 +1,75 @@
+// Verifiers of the shared-memory layout on lb.shared_buffer and of the
+// wgmma family's ops (LbWgmmaOps.td).
+#include "ir/LbOps.h"
+
+using namespace mlir;
+using namespace lowbit::lb;
+
+namespace {
+
+// Bytes of one element of a staging buffer (16-bit activations or codes).
+int64_t elementBytes(MemRefType type) {
+  Type element = type.getElementType();
+  return element.isIntOrFloat() ? element.getIntOrFloatBitWidth() / 8 : 0;
+}
+
+} // namespace
+
+LogicalResult SharedBufferOp::verify() {
+  SwizzleAttr layout = getLayoutAttr();
+  if (!layout)
+    return success();
+  auto type = cast<MemRefType>(getBuffer().getType());
+  int64_t rowBytes = getCols() * elementBytes(type);
+  if (rowBytes != layout.getBytes())
+    return emitOpError("a row of ") << getCols() << " values is " << rowBytes
+                                    << " bytes, but the swizzle's rows are "
+                                    << layout.getBytes();
+  // Both units swizzle address bits: a stage must start on a whole pattern.
+  if ((getRows() * rowBytes) % layout.getAlignment())
+    return emitOpError("a stage of ")
+           << getRows() << " rows must be a multiple of " << layout.getAlignment()
+           << " bytes, so that every stage starts on a whole swizzle pattern";
+  return success();
+}
+
+LogicalResult CopyPairedActivationsOp::verify() {
+  auto buffer = getBuffer().getDefiningOp<SharedBufferOp>();
+  if (!buffer || !buffer.getLayoutAttr())
+    return emitOpError("needs a buffer made by lb.shared_buffer with a #lb.swizzle layout");
+  // A warp copies one row's 32 pairs per instruction: 64 values.
+  if (buffer.getCols() != 64)
+    return emitOpError("copies rows of 64 values (32 pairs, one per lane), got ")
+           << buffer.getCols();
+  if (getThreads() % 32)
+    return emitOpError("copies with whole warps, got ") << getThreads() << " threads";
+  return success();
+}
+
+// setmaxnreg takes 24 .. 256 in steps of 8.
+LogicalResult SetMaxRegistersOp::verify() {
+  int64_t count = getCount();
+  if (count < 24 || count > 256 || count % 8)
+    return emitOpError("register count must be a multiple of 8 in 24 .. 256, got ") << count;
+  return success();
+}
+
+LogicalResult WgmmaOp::verify() {
+  auto buffer = getBuffer().getDefiningOp<SharedBufferOp>();
+  if (!buffer || !buffer.getLayoutAttr())
+    return emitOpError("B must be read from an lb.shared_buffer with a #lb.swizzle layout");
+  int64_t n = 2 * cast<VectorType>(getAcc().getType()).getNumElements();
+  if (static_cast<int64_t>(buffer.getRows()) != n)
+    return emitOpError("an accumulator of ")
+           << n / 2 << " floats is m64 x n" << n << ", but a stage holds " << buffer.getRows()
+           << " rows of B";
+  int64_t steps = static_cast<int64_t>(buffer.getCols()) / 16;
+  if (static_cast<int64_t>(getKStep()) >= steps)
+    return emitOpError("k_step must be in 0 .. ") << steps - 1 << " for rows of "
+                                                   << buffer.getCols() << " values";
+  auto bType = cast<MemRefType>(getBuffer().getType()).getElementType();
+  auto aType = cast<VectorType>(getA().getType()).getElementType();
+  if (aType != bType)
+    return emitOpError("A is ") << aType << " but the staged B is " << bType;
+  return success();
+}

@@ -1,0 +1,149 @@
+#ifndef LOWBIT_IR_LBWGMMAOPS_TD
+#define LOWBIT_IR_LBWGMMAOPS_TD
+
+// Tile-level ops of the `wgmma` family (sm_90a): activation tiles copied by
+// a producer warpgroup into a swizzled shared-memory ring whose stages are
+// handed to the consumer warpgroups and back by mbarriers, and warpgroup-wide
+// wgmma.mma_async with the decoded weights as the register A operand and
+// the staged activations as the B operand, read through a descriptor.
+// Values: `vector<8xf16>` is a warp's 16 x 16 share of the m64 A operand
+// (the mma A fragment's registers), `vector<Nxf32>` a thread's share of an
+// m64 x 2N f32 accumulator.
+
+include "ir/LbDialect.td"
+include "ir/LbAttrs.td"
+include "ir/LbTypes.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Lb_MbarriersOp : Lb_Op<"mbarriers", [MemoryEffects<[MemAlloc, MemWrite]>]> {
+  let summary = "`count` shared-memory mbarriers, each completing a phase after `arrivals` arrivals";
+  let description = [{
+    Thread 0 initializes them and the whole block waits for that (a block
+    barrier), so the op must come before the block's threads take different
+    roles.
+  }];
+  let arguments = (ins I64Attr:$count, I64Attr:$arrivals);
+  let results = (outs MemRefRankOf<[I64], [1]>:$barriers);
+  let assemblyFormat = "$count `arrivals` $arrivals attr-dict `:` type($barriers)";
+}
+
+// A wait orders the memory accesses after it against other threads' before
+// their arrivals: it must not be erased or moved as a plain read could be.
+def Lb_MbarrierWaitOp : Lb_Op<"mbarrier_wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait until phase parity `parity` of barrier `index` has completed";
+  let arguments = (ins MemRefRankOf<[I64], [1]>:$barriers, Index:$index, Index:$parity);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `parity` $parity attr-dict `:` type($barriers)
+  }];
+}
+
+def Lb_MbarrierArriveOp : Lb_Op<"mbarrier_arrive", [MemoryEffects<[MemWrite]>]> {
+  let summary = "the calling thread's arrival on barrier `index`";
+  let arguments = (ins MemRefRankOf<[I64], [1]>:$barriers, Index:$index);
+  let assemblyFormat = "$barriers `[` $index `]` attr-dict `:` type($barriers)";
+}
+
+def Lb_CopyPairedActivationsOp : Lb_Op<"copy_paired_activations_async",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "the producer copies x[m0 .., k0 .. k0 + cols) into a stage in the paired K order";
+  let description = [{
+    The stage holds, in each 32-wide block of K, the activations in the
+    order the weights' mma_b_paired fragment takes K: position 16 j + 8 r +
+    2 t + h of the block (wgmma step j, the A register r, lane t of a quad,
+    half h) holds x at K = 8 t + 4 j + 2 r + h, the value the decoded weight
+    in that slot multiplies. That is a 4 x 4 transpose of the block's
+    4-byte pairs, finer than TMA's 16-byte boxes, so the `threads` threads
+    (threadIdx.x mod `threads`) copy one pair each with cp.async, a warp a
+    row (coalesced in x; 32 words of one 128-byte row in the stage, no bank
+    conflicts), into the buffer's `#lb.swizzle`. Rows at or past `rows` (M)
+    are zero-filled. Each thread then arrives on barrier `index` when its
+    copies have landed (cp.async.mbarrier.arrive.noinc), so the barrier's
+    arrivals must be `threads`.
+  }];
+  let arguments = (ins AnyMemRef:$x, AnyMemRef:$buffer, Index:$stage,
+                       MemRefRankOf<[I64], [1]>:$barriers, Index:$index, Index:$m0, Index:$k0,
+                       Index:$rows, I64Attr:$threads);
+  let assemblyFormat = [{
+    $x `[` $m0 `,` $k0 `]` `to` $buffer `[` $stage `]` `barrier` $barriers `[` $index `]`
+    `rows` $rows `threads` $threads attr-dict `:` type($x) `,` type($buffer) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lb_FenceAsyncSharedOp : Lb_Op<"fence_async_shared"> {
+  let summary = "make shared memory written by ordinary stores visible to wgmma (fence.proxy.async)";
+  let assemblyFormat = "attr-dict";
+}
+
+def Lb_SetMaxRegistersOp : Lb_Op<"set_max_registers"> {
+  let summary = "setmaxnreg: the calling warpgroup's registers per thread become `count`";
+  let description = [{
+    Warp-specialized kernels launch with the registers an even split gives
+    every thread; the producer warpgroup, which only issues TMA copies,
+    gives most of its back (`count` below the launch's) and the consumers
+    take them (`count` above it). Every warp of a warpgroup executes it.
+  }];
+  let arguments = (ins I64Attr:$count);
+  let assemblyFormat = "$count attr-dict";
+  let hasVerifier = 1;
+}
+
+def Lb_WgmmaFenceOp : Lb_Op<"wgmma_fence"> {
+  let summary = "order earlier register writes before the wgmmas that read them (wgmma.fence)";
+  let assemblyFormat = "attr-dict";
+}
+
+def Lb_WgmmaCommitOp : Lb_Op<"wgmma_commit"> {
+  let summary = "close the group of wgmmas issued so far (wgmma.commit_group)";
+  let assemblyFormat = "attr-dict";
+}
+
+def Lb_WgmmaWaitOp : Lb_Op<"wgmma_wait"> {
+  let summary = "wait until at most `pending` groups of wgmmas are in flight";
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+}
+
+def Lb_WgmmaOp : Lb_Op<"wgmma", [MemoryEffects<[MemRead]>, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "warpgroup m64 x N x k16 wgmma.mma_async: registers A, shared-memory B, f32 C";
+  let description = [{
+    acc + A·B for the calling warpgroup, where A (64 x 16) is the four warps'
+    `a` fragments, warp w giving rows 16 w .. 16 w + 15 in the mma A
+    fragment's registers, and B (16 x N) is step `k_step` (K 16 k_step ..
+    16 k_step + 15) of stage `stage`: N rows of the buffer, each a K-major
+    row of 64 values in the buffer's swizzle. N is twice the accumulator's
+    length. Asynchronous: the result is valid after lb.wgmma_commit and an
+    lb.wgmma_wait that covers it, and `a` must not change before that.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96,
+                                              128], [F32]>:$acc,
+                       VectorOfLengthAndType<[8], [F16, BF16]>:$a, AnyMemRef:$buffer,
+                       Index:$stage, I64Attr:$k_step);
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96,
+                                             128], [F32]>:$result);
+  let assemblyFormat = [{
+    $acc `,` $a `,` $buffer `[` $stage `]` `k_step` $k_step attr-dict `:` type($acc) `,`
+    type($a) `,` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lb_StoreWgmmaAccumulatorOp : Lb_Op<"store_wgmma_accumulator", [MemoryEffects<[MemWrite]>]> {
+  let summary = "the calling warp's 16 rows of a W·xᵀ wgmma accumulator into y";
+  let description = [{
+    The warp's rows of the m64 x N accumulator are columns n0 .. n0 + 16 of
+    y (row g of its m16 share is column n0 + g), and the accumulator's N
+    columns are rows m0 .. m0 + N of y; rows at or past `rows` (M) are not
+    written. In registers, slice i (4 i .. 4 i + 3) is an m16n8 mma
+    accumulator for rows m0 + 8 i .. m0 + 8 i + 7.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96,
+                                              128], [F32]>:$acc,
+                       AnyMemRef:$y, Index:$m0, Index:$n0, Index:$rows);
+  let assemblyFormat = [{
+    $acc `,` $y `[` $m0 `,` $n0 `]` `rows` $rows attr-dict `:` type($acc) `,` type($y)
+  }];
+}
+
+#endif // LOWBIT_IR_LBWGMMAOPS_TD

@@ -1,0 +1,289 @@
+// The wgmma family (sm_90a, large M): warpgroup-wide wgmma.mma_async with the
+// decoded weights as the register A operand.
+//
+// Like the split-K mma it computes Yᵀ = W·Xᵀ, so the weights are operand A,
+// which wgmma takes from registers, and they keep the one weight layout every
+// family of a plan shares: a consumer warp's 16-byte mma_b_paired load of a
+// 64 x 16 step decodes into the A fragments of the step's four 16-row slices
+// (lb.pack_a_fragment), exactly as in the split-K mma. wgmma's m64 is four
+// warps' 16 rows, so wgmma r of a step multiplies slice r of all four warps'
+// layout tiles: warp q's rows of accumulator r are columns 64 q + 16 r ..
+// of the block's tile, and a warpgroup keeps four accumulators of m64 x
+// tile M (tile M / 2 floats each per thread). A warp's loads are its own
+// 64 columns, so no two warps load the same codes.
+//
+// B is tile M rows of x staged in shared memory. The weights' K order inside
+// a 32-wide block is the paired one, so the producer warpgroup stages x in
+// that order too (lb.copy_paired_activations_async): a 4 x 4 transpose of
+// 4-byte pairs, which TMA's 16-byte boxes cannot express, done by cp.async.
+// Stages pass from the producer to the consumers on `full` barriers (the
+// copies' own arrivals) and back on `empty` barriers (every consumer thread
+// arrives once its wgmmas have read the stage).
+//
+// A consumer iteration takes one 64-wide K tile: it issues the next tile's
+// code and scale loads first (carried into the next iteration, so their
+// latency hides behind this tile's wgmmas), waits for its stage, and then for
+// each k16 step decodes and scales the step's A fragments and issues its four
+// wgmmas; lb.wgmma_wait 1 after each step leaves one step's wgmmas running
+// while the next step decodes.
+#include "core/ScheduleRules.h"
+#include "ir/CoreConversion.h"
+#include "passes/TileFamilies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace lowbit::passes {
+namespace {
+
+constexpr int64_t kColumnsPerWarp = core::kColumnsPerUnit; // one layout tile
+constexpr int64_t kSlices = kColumnsPerWarp / 16;           // accumulators per warpgroup
+constexpr int64_t kTileK = core::kWgmmaTileK;
+constexpr int64_t kSteps = kTileK / core::kUnitK;           // k16 steps per K tile
+constexpr int64_t kStepsPerBlock = core::kBlockK / core::kUnitK;
+constexpr int64_t kSubtilesPerLoad = core::kSubtilesPerUnit;
+constexpr int64_t kProducerThreads = core::Schedule::kProducerThreads;
+static_assert(kSubtilesPerLoad == 2 * kSlices, "a 16-row slice is two 8-column subtiles");
+// setmaxnreg with two consumer warpgroups: the producer keeps 40 registers a
+// thread, the consumers take 232 (128 x 40 + 256 x 232 <= 65536).
+constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+
+struct WgmmaBuilder {
+  OpBuilder &b;
+  const KernelProblem &p;
+  Location loc;
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
+  Value mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
+  Value div(Value a, int64_t c) { return b.create<arith::DivUIOp>(loc, a, index(c)); }
+  Value rem(Value a, int64_t c) { return b.create<arith::RemUIOp>(loc, a, index(c)); }
+  Value cmp(arith::CmpIPredicate pred, Value a, Value c) {
+    return b.create<arith::CmpIOp>(loc, pred, a, c);
+  }
+  Value coord(lb::ThreadCoord c) {
+    return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
+  }
+  template <typename Body> void ifThen(Value condition, Body body) {
+    auto branch = b.create<scf::IfOp>(loc, condition, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    body();
+  }
+
+  int64_t tileM() const { return p.schedule.getTile()[0]; }
+  int64_t tileN() const { return p.schedule.getTile()[1]; }
+  int64_t stages() const { return p.schedule.getStages(); }
+  int64_t consumerWarps() const { return p.schedule.getWarps()[1]; }
+
+  // What one K tile's consumer needs loaded, in the order build() carries it
+  // through the loop: the distinct code loads, then every non-null quant
+  // value (subtile scales, then biases, then zeros).
+  struct TileLoads {
+    SmallVector<Value> codeLoads;
+    // Step j's codes: codeLoads[stepLoad[j]], unit stepUnit[j].
+    SmallVector<int64_t> stepLoad, stepUnit;
+    SmallVector<Value> scales, biases, zeros; // one per subtile; null where absent
+
+    SmallVector<Value> flatten() const {
+      SmallVector<Value> all(codeLoads.begin(), codeLoads.end());
+      for (ArrayRef<Value> list : {ArrayRef<Value>(scales), ArrayRef<Value>(biases),
+                                   ArrayRef<Value>(zeros)})
+        for (Value v : list)
+          if (v)
+            all.push_back(v);
+      return all;
+    }
+    // The same structure over `values` (flatten()'s order).
+    TileLoads rebind(ValueRange values) const {
+      TileLoads out = *this;
+      size_t next = 0;
+      for (Value &v : out.codeLoads)
+        v = values[next++];
+      for (SmallVector<Value> *list : {&out.scales, &out.biases, &out.zeros})
+        for (Value &v : *list)
+          if (v)
+            v = values[next++];
+      return out;
+    }
+  };
+
+  // The warp's codes of its layout tile at columns n0 and the K tile at k0,
+  // and its subtiles' quantization there.
+  TileLoads loadTile(Value n0, Value group, Value k0) {
+    TileLoads loads;
+    for (int64_t block = 0; block < kTileK / core::kBlockK; ++block) {
+      PairedCodeLoader codes(b, loc, p, p.weights, /*stage=*/Value());
+      for (int64_t step = 0; step < kStepsPerBlock; ++step) {
+        Value k = add(k0, index(core::kBlockK * block + core::kUnitK * step));
+        PairedCodeLoader::Codes c = codes.load(n0, k, step, /*group=*/0);
+        auto *found = llvm::find(loads.codeLoads, c.words);
+        if (found == loads.codeLoads.end()) {
+          loads.codeLoads.push_back(c.words);
+          found = loads.codeLoads.end() - 1;
+        }
+        loads.stepLoad.push_back(found - loads.codeLoads.begin());
+        loads.stepUnit.push_back(c.unit);
+      }
+    }
+    for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
+      ColumnQuant q = loadColumnQuant(b, loc, p, add(n0, add(index(8 * s), group)), k0);
+      loads.scales.push_back(q.scale);
+      loads.biases.push_back(q.bias);
+      loads.zeros.push_back(q.zero);
+    }
+    return loads;
+  }
+
+  // Step j's A fragments, one per 16-row slice: decoded, zero points off,
+  // scaled (as the split-K mma does without period sums).
+  SmallVector<Value> stepFragments(const TileLoads &loads, int64_t step) {
+    auto pairsType = VectorType::get({4}, p.activation);
+    auto aType = VectorType::get({8}, p.activation);
+    SmallVector<Value> zeros;
+    if (loads.zeros.front())
+      zeros.assign(loads.zeros.begin(), loads.zeros.end());
+    Value values = decodeUnit(
+        b, loc, p, {loads.codeLoads[loads.stepLoad[step]], loads.stepUnit[step]}, zeros);
+    SmallVector<Value> scaled;
+    for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
+      Value pairs = b.create<lb::SlicePairsOp>(loc, pairsType, values, b.getI64IntegerAttr(2 * s));
+      scaled.push_back(b.create<lb::ScaleFragmentOp>(loc, pairsType, pairs, loads.scales[s],
+                                                     loads.biases[s]));
+    }
+    SmallVector<Value> fragments;
+    for (int64_t r = 0; r < kSlices; ++r)
+      fragments.push_back(
+          b.create<lb::PackAFragmentOp>(loc, aType, scaled[2 * r], scaled[2 * r + 1]));
+    return fragments;
+  }
+
+  void build() {
+    int64_t consumerGroups = consumerWarps() / core::kWarpgroupWarps;
+    int64_t kTiles = p.k / kTileK;
+    Value lane = coord(lb::ThreadCoord::lane);
+    Value warp = coord(lb::ThreadCoord::warp);
+
+    // The ring, in the hardware's 128-byte swizzle, and its barriers: made
+    // before the roles split (lb.mbarriers initializes with a block barrier).
+    auto ringType = MemRefType::get({stages(), tileM(), kTileK}, p.activation,
+                                    MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+    auto swizzle = lb::SwizzleAttr::get(b.getContext(), kTileK * core::kStagedActivationBytes);
+    Value ring = b.create<lb::SharedBufferOp>(loc, ringType, stages(), tileM(), kTileK,
+                                              /*dynamic=*/true, swizzle);
+    p.kernel->setAttr(kDynamicSharedBytesAttr,
+                      b.getI64IntegerAttr(core::wgmmaRingBytes(lb::coreSchedule(p.schedule))));
+    auto barriersType = MemRefType::get({stages()}, b.getI64Type(), MemRefLayoutAttrInterface(),
+                                        b.getI64IntegerAttr(3));
+    Value full = b.create<lb::MbarriersOp>(loc, barriersType, stages(), kProducerThreads);
+    Value empty =
+        b.create<lb::MbarriersOp>(loc, barriersType, stages(), 32 * consumerWarps());
+
+    // Row tiles fastest, as in the split-K mma: the row tiles of a column
+    // tile run side by side and share its weights in L2.
+    Value linear = add(coord(lb::ThreadCoord::block_x),
+                       mul(coord(lb::ThreadCoord::grid_x), coord(lb::ThreadCoord::block_y)));
+    Value rowTiles = coord(lb::ThreadCoord::grid_y);
+    Value n0 = mul(b.create<arith::DivUIOp>(loc, linear, rowTiles), index(tileN()));
+    Value m0 = mul(b.create<arith::RemUIOp>(loc, linear, rowTiles), index(tileM()));
+
+    Value producer = cmp(arith::CmpIPredicate::ult, warp, index(core::kWarpgroupWarps));
+    auto roles = b.create<scf::IfOp>(loc, producer, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(roles.thenBlock());
+      if (consumerGroups > 1)
+        b.create<lb::SetMaxRegistersOp>(loc, kProducerRegisters);
+      buildProducer(ring, full, empty, m0, kTiles);
+      b.setInsertionPointToStart(roles.elseBlock());
+      if (consumerGroups > 1)
+        b.create<lb::SetMaxRegistersOp>(loc, kConsumerRegisters);
+      buildConsumer(ring, full, empty, lane, warp, n0, m0, kTiles);
+    }
+    b.create<func::ReturnOp>(loc);
+
+    int64_t threads = lb::coreSchedule(p.schedule).threads();
+    p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
+    p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({tileN(), tileM(), 1}));
+    // One block an SM: the ring and the accumulators are sized for it.
+    setRegisterBudget(p, threads, 65536 / threads / 8 * 8);
+  }
+
+  // The producer warpgroup fills stage t mod S with K tile t once the
+  // consumers have released the tile that used it S tiles before.
+  void buildProducer(Value ring, Value full, Value empty, Value m0, int64_t kTiles) {
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    Value stage = rem(t, stages());
+    Value use = div(t, stages());
+    ifThen(cmp(arith::CmpIPredicate::uge, t, index(stages())), [&] {
+      Value parity = rem(b.create<arith::SubIOp>(loc, use, index(1)), 2);
+      b.create<lb::MbarrierWaitOp>(loc, empty, stage, parity);
+    });
+    b.create<lb::CopyPairedActivationsOp>(loc, p.x, ring, stage, full, stage, m0,
+                                          mul(t, index(kTileK)), p.rows, kProducerThreads);
+  }
+
+  void buildConsumer(Value ring, Value full, Value empty, Value lane, Value warp, Value n0,
+                     Value m0, int64_t kTiles) {
+    Value consumerWarp = b.create<arith::SubIOp>(loc, warp, index(core::kWarpgroupWarps));
+    Value warpN0 = add(n0, mul(consumerWarp, index(kColumnsPerWarp)));
+    Value group = div(lane, 4); // PTX groupID
+    auto accType = VectorType::get({tileM() / 2}, b.getF32Type());
+    Value zero = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
+
+    TileLoads first = loadTile(warpN0, group, index(0));
+    SmallVector<Value> init(kSlices, zero);
+    SmallVector<Value> firstValues = first.flatten();
+    init.append(firstValues.begin(), firstValues.end());
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles), index(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value t = loop.getInductionVar();
+      ValueRange carried = loop.getRegionIterArgs();
+      SmallVector<Value> acc(carried.begin(), carried.begin() + kSlices);
+      TileLoads current = first.rebind(carried.drop_front(kSlices));
+      // The next tile's loads (the last tile reloads itself: in bounds, and
+      // never used).
+      Value nextT = b.create<arith::MinUIOp>(loc, add(t, index(1)), index(kTiles - 1));
+      TileLoads next = loadTile(warpN0, group, mul(nextT, index(kTileK)));
+
+      Value stage = rem(t, stages());
+      b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(t, stages()), 2));
+      b.create<lb::FenceAsyncSharedOp>(loc);
+      for (int64_t step = 0; step < kSteps; ++step) {
+        SmallVector<Value> fragments = stepFragments(current, step);
+        b.create<lb::WgmmaFenceOp>(loc);
+        for (int64_t r = 0; r < kSlices; ++r)
+          acc[r] = b.create<lb::WgmmaOp>(loc, accType, acc[r], fragments[r], ring, stage,
+                                         b.getI64IntegerAttr(step));
+        b.create<lb::WgmmaCommitOp>(loc);
+        b.create<lb::WgmmaWaitOp>(loc, b.getI64IntegerAttr(1));
+      }
+      b.create<lb::WgmmaWaitOp>(loc, b.getI64IntegerAttr(0));
+      b.create<lb::MbarrierArriveOp>(loc, empty, stage);
+      SmallVector<Value> yielded = acc;
+      SmallVector<Value> nextValues = next.flatten();
+      yielded.append(nextValues.begin(), nextValues.end());
+      b.create<scf::YieldOp>(loc, yielded);
+    }
+    for (int64_t r = 0; r < kSlices; ++r)
+      b.create<lb::StoreWgmmaAccumulatorOp>(loc, loop.getResult(r), p.y, m0,
+                                            add(warpN0, index(16 * r)), p.rows);
+  }
+};
+
+} // namespace
+
+void buildWgmmaBody(OpBuilder &builder, const KernelProblem &problem) {
+  lb::QMatmulOp source = problem.source;
+  WgmmaBuilder{builder, problem, source.getLoc()}.build();
+}
+
+} // namespace lowbit::passes
