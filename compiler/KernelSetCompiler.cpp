@@ -4,6 +4,8 @@
 #include "codegen/nvrtc/NvrtcCompiler.h"
 #include "compiler/ProblemModule.h"
 #include "core/Schedule.h"
+#include "core/ScheduleRules.h"
+#include "ir/CoreConversion.h"
 #include "ir/LbDialect.h"
 #include "ir/LbOps.h"
 #include "passes/Passes.h"
@@ -150,9 +152,22 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
                   writeFile(directory / (info.name + ".cu"), shared->data(), shared->size());
               !written.ok())
             return makeError(written.error());
-        for (nvrtc::Arch arch : archs)
+        for (nvrtc::Arch arch : archs) {
+          // A family the arch lacks (wgmma before sm_90a) is skipped there,
+          // with the reason, like a schedule the problem does not fit.
+          Expected<core::TargetArch> target = core::findTargetArch(nvrtc::archName(arch));
+          if (!target.ok())
+            return makeError(target.error());
+          Status onArch =
+              core::checkScheduleArch(lb::coreSchedule(cast<lb::ScheduleAttr>(schedule)), *target);
+          if (!onArch.ok()) {
+            diagnostics << "skipped " << info.name << " for " << target->name << ": "
+                        << onArch.error() << "\n";
+            continue;
+          }
           jobs.push_back(
               CompileJob{&problem, cast<lb::ScheduleAttr>(schedule).getFamily(), info, shared, arch});
+        }
       }
     }
     // A problem no schedule serves would leave a kernel set that every host

@@ -25,7 +25,8 @@ KernelAvailability none(std::string reason) {
 }
 
 // The rules' answer for `scheme` over both activations: an arch has kernels
-// when some default schedule is accepted and fits its shared memory.
+// when some default schedule is accepted, runs there (wgmma: sm_90a) and
+// fits its shared memory.
 KernelAvailability availability(const DataFormat &code, const Scheme &scheme) {
   if (Expected<CodeFragment> fragment = codeFragment(code); !fragment)
     return none(fragment.error());
@@ -50,7 +51,8 @@ KernelAvailability availability(const DataFormat &code, const Scheme &scheme) {
       int64_t shared =
           staticSharedBytes(schedule, code.bits()) + dynamicSharedBytes(schedule, code.bits());
       for (size_t a = 0; a < targetArchs().size(); ++a)
-        if (shared <= targetArchs()[a].maxSharedBytesPerBlock)
+        if (shared <= targetArchs()[a].maxSharedBytesPerBlock &&
+            checkScheduleArch(schedule, targetArchs()[a]))
           archHasKernels[a] = accepted = true;
     }
     if (accepted)

@@ -68,6 +68,17 @@ constexpr int f16FieldBitOffset(int codeBits, int registerInWord) {
 // per register that normalizing costs. This is subtile s's p.
 int rawSubtileBitOffset(const CodeFragment &fragment, int subtile);
 
+// The paired K order inside a 32-wide block (the mma_b_paired fragment):
+// lane t of a quad, k16 step j, register r and half h hold K = 8 t + 4 j +
+// 2 r + h, so a lane's activations of both steps are 8 consecutive values.
+// The wgmma family stages x in that order: its B operand's step j reads
+// slot 16 j + 8 r + 2 t + h of a staged row, and pairs it with register r,
+// half h of lane t's weights of step j. This is the slot of K.
+constexpr int pairedSlotOfK(int k) {
+  int h = k & 1, r = (k >> 1) & 1, j = (k >> 2) & 1, t = (k >> 3) & 3;
+  return 16 * j + 8 * r + 2 * t + h;
+}
+
 // The fragment of a code type the compiler can decode in registers: integer
 // codes of 1, 2, 4 or 8 bits (unsigned, two's complement, ternary, or with an
 // offset). Anything else gets the reason.

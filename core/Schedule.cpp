@@ -170,6 +170,10 @@ const std::vector<Schedule> &defaultSchedules() {
       "#lb.schedule<family = mma, tile = [32, 128, 128], warps = [1, 1], stages = 1, split_k = 2>",
       "#lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 3, split_k = 1>",
       "#lb.schedule<family = mma, tile = [128, 128, 64], warps = [4, 2], stages = 2, split_k = 1>",
+      "#lb.schedule<family = wgmma, tile = [64, 512, 64], warps = [1, 8], stages = 8, split_k = 1>",
+      "#lb.schedule<family = wgmma, tile = [48, 512, 64], warps = [1, 8], stages = 8, split_k = 1>",
+      "#lb.schedule<family = wgmma, tile = [32, 512, 64], warps = [1, 8], stages = 8, split_k = 1>",
+      "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 8, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
   };

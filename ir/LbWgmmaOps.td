@@ -116,12 +116,10 @@ def Lb_WgmmaOp : Lb_Op<"wgmma", [MemoryEffects<[MemRead]>, AllTypesMatch<["acc",
     length. Asynchronous: the result is valid after lb.wgmma_commit and an
     lb.wgmma_wait that covers it, and `a` must not change before that.
   }];
-  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96,
-                                              128], [F32]>:$acc,
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$acc,
                        VectorOfLengthAndType<[8], [F16, BF16]>:$a, AnyMemRef:$buffer,
                        Index:$stage, I64Attr:$k_step);
-  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96,
-                                             128], [F32]>:$result);
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$result);
   let assemblyFormat = [{
     $acc `,` $a `,` $buffer `[` $stage `]` `k_step` $k_step attr-dict `:` type($acc) `,`
     type($a) `,` type($buffer)
@@ -138,8 +136,7 @@ def Lb_StoreWgmmaAccumulatorOp : Lb_Op<"store_wgmma_accumulator", [MemoryEffects
     written. In registers, slice i (4 i .. 4 i + 3) is an m16n8 mma
     accumulator for rows m0 + 8 i .. m0 + 8 i + 7.
   }];
-  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96,
-                                              128], [F32]>:$acc,
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$acc,
                        AnyMemRef:$y, Index:$m0, Index:$n0, Index:$rows);
   let assemblyFormat = [{
     $acc `,` $y `[` $m0 `,` $n0 `]` `rows` $rows attr-dict `:` type($acc) `,` type($y)

@@ -2,6 +2,7 @@
 // `#lb.swizzle` buffer come from one place, swizzledOffset(); the wgmma
 // descriptor's swizzle mode is the same attribute's.
 #include "codegen/emit/Emitter.h"
+#include "core/FragmentFacts.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -60,7 +61,7 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
                << barrierAddress(name(arrive.getBarriers()), name(arrive.getIndex())) << ");\n";
         return success();
       })
-      .Case<lb::CopyPairedActivationsOp>([&](lb::CopyPairedActivationsOp copy) {
+      .Case<lb::CopyPairedActivationsOp>([&](lb::CopyPairedActivationsOp copy) -> LogicalResult {
         auto buffer = cast<MemRefType>(copy.getBuffer().getType());
         auto x = cast<MemRefType>(copy.getX().getType());
         auto layout = copy.getBuffer().getDefiningOp<lb::SharedBufferOp>().getLayoutAttr();
@@ -74,10 +75,22 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         // 2 r + h with r = b & 1, j = (b >> 1) & 1, t = b >> 2, which the
         // paired order puts at position 16 j + 8 r + 2 t + h: byte
         // 64 block + 32 j + 16 r + 4 t of the row.
+        // The expression below is core::pairedSlotOfK in bytes; checked here
+        // for every lane, so the two cannot drift apart.
+        for (int q = 0; q < 32; ++q) {
+          int b = q & 15;
+          int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b >> 2);
+          if (byte != 2 * (32 * (q >> 4) + core::pairedSlotOfK(2 * b)))
+            return copy.emitOpError("lb-to-cuda: the staged pair order disagrees with "
+                                    "core::pairedSlotOfK at lane ")
+                   << q;
+        }
         line() << "const int q = threadIdx.x & 31, b = q & 15;\n";
         line() << "const int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b "
                   ">> 2);\n";
-        line() << "#pragma unroll\n";
+        // Not unrolled: the producer keeps few registers (lb.set_max_registers),
+        // and a copy per row is all the loop does.
+        line() << "#pragma unroll 1\n";
         line() << "for (int row = (int)(threadIdx.x % " << copy.getThreads() << ") / 32; row < "
                << rows << "; row += " << warps << ") {\n";
         line() << "  const long long m = " << name(copy.getM0()) << " + row;\n";

@@ -34,6 +34,10 @@ std::string str(int64_t v) { return std::to_string(v); }
 } // namespace
 
 int64_t estimatedRegisters(const Schedule &s) {
+  // One block an SM, launched with the even split (the consumers then take
+  // more with setmaxnreg; the rules bound what they need).
+  if (s.family == Family::Wgmma)
+    return std::min<int64_t>(255, 65536 / s.threads() / 8 * 8);
   if (s.family == Family::Gemv)
     return s.tileM <= 2 ? 64 : s.tileM <= 4 ? 128 : 255; // TileGemv.cpp's budget
   if (s.family == Family::GemvTiled) // as ptxas reported on sm_90a for g128
@@ -91,6 +95,12 @@ Status checkArchLimits(const ArchLimits &l, const Schedule &s, int codeBits) {
 Status checkSchedule(const core::Problem &p, const ArchLimits &l, const Schedule &s) {
   if (Status rules = core::checkSchedule(p, s); !rules)
     return rules;
+  // The families an arch has (wgmma: only sm_90a); an arch the compiler
+  // does not target has none of the arch-specific ones.
+  Expected<core::TargetArch> target = core::findTargetArch(l.arch);
+  core::TargetArch arch = target ? *target : core::TargetArch{l.arch, 0, 0, false};
+  if (Status archRules = core::checkScheduleArch(s, arch); !archRules)
+    return archRules;
   return checkArchLimits(l, s, p.codeBits());
 }
 
@@ -181,12 +191,25 @@ SearchSpace enumerateMmaSplitK(const core::Problem &p, const ArchLimits &l,
   return space;
 }
 
+SearchSpace enumerateWgmma(const core::Problem &p, const ArchLimits &l,
+                           const SearchSpaceOptions &o) {
+  SearchSpace space;
+  for (int64_t tileM : o.wgmmaTileM)
+    for (int64_t warps : o.wgmmaConsumerWarps)
+      for (int64_t stages : o.wgmmaStages)
+        consider(space, p, l,
+                 Schedule{Family::Wgmma, tileM, warps * core::kColumnsPerUnit, core::kWgmmaTileK,
+                          1, warps, stages, 1});
+  return space;
+}
+
 SearchSpace enumerateSchedules(const core::Problem &p, const ArchLimits &l,
                                const SearchSpaceOptions &o) {
   SearchSpace space = enumerateGemv(p, l, o);
   append(space, enumerateGemvTiled(p, l, o));
   append(space, enumerateMmaSplitK(p, l, o));
   append(space, enumerateMma(p, l, o));
+  append(space, enumerateWgmma(p, l, o));
   return space;
 }
 

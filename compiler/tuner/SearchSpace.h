@@ -78,6 +78,11 @@ struct SearchSpaceOptions {
   std::vector<int64_t> mmaSplitKTileM = {8, 16, 32};
   std::vector<int64_t> mmaSplitKTileN = {64, 128};
   std::vector<int64_t> mmaSplitK = {2, 4, 8};
+  // wgmma (sm_90a): tile M (wgmma's N, in four accumulators), consumer warps
+  // (one or two warpgroups) and the activation ring's stages.
+  std::vector<int64_t> wgmmaTileM = {32, 48, 64};
+  std::vector<int64_t> wgmmaConsumerWarps = {4, 8};
+  std::vector<int64_t> wgmmaStages = {4, 8, 12};
 };
 
 struct RejectedSchedule {
@@ -98,6 +103,8 @@ SearchSpace enumerateGemvTiled(const core::Problem &problem, const ArchLimits &l
                                const SearchSpaceOptions &options = {});
 SearchSpace enumerateMmaSplitK(const core::Problem &problem, const ArchLimits &limits,
                                const SearchSpaceOptions &options = {});
+SearchSpace enumerateWgmma(const core::Problem &problem, const ArchLimits &limits,
+                           const SearchSpaceOptions &options = {});
 // Every family.
 SearchSpace enumerateSchedules(const core::Problem &problem, const ArchLimits &limits,
                                const SearchSpaceOptions &options = {});

@@ -203,3 +203,61 @@ func.func @pair_mul(%a: i32, %b: i32) {
   %r = lb.pair_arith mul f16 %a, %b
   return
 }
+
+// -----
+
+// expected-error @+1 {{a swizzle spans rows of 32, 64 or 128 bytes, got 96}}
+func.func @bad_swizzle() attributes {layout = #lb.swizzle<bytes = 96>} {
+  return
+}
+
+// -----
+
+func.func @swizzle_row_bytes() {
+  // expected-error @+1 {{a row of 32 values is 64 bytes, but the swizzle's rows are 128}}
+  %b = lb.shared_buffer 2 x 8 x 32 layout <bytes = 128> : memref<2x8x32xf16, 3>
+  return
+}
+
+// -----
+
+func.func @swizzle_stage_alignment() {
+  // expected-error @+1 {{a stage of 4 rows must be a multiple of 1024 bytes}}
+  %b = lb.shared_buffer 2 x 4 x 64 layout <bytes = 128> : memref<2x4x64xf16, 3>
+  return
+}
+
+// -----
+
+func.func @set_max_registers() {
+  // expected-error @+1 {{register count must be a multiple of 8 in 24 .. 256, got 20}}
+  lb.set_max_registers 20
+  return
+}
+
+// -----
+
+func.func @wgmma_rows(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
+  %b = lb.shared_buffer 2 x 64 x 64 layout <bytes = 128> : memref<2x64x64xf16, 3>
+  // expected-error @+1 {{an accumulator of 16 floats is m64 x n32, but a stage holds 64 rows of B}}
+  %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x64x64xf16, 3>
+  return
+}
+
+// -----
+
+func.func @wgmma_k_step(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
+  %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 128> : memref<2x32x64xf16, 3>
+  // expected-error @+1 {{k_step must be in 0 .. 3 for rows of 64 values}}
+  %r = lb.wgmma %acc, %a, %b[%i] k_step 4 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
+  return
+}
+
+// -----
+
+func.func @wgmma_unswizzled(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
+  %b = lb.shared_buffer 2 x 32 x 64 : memref<2x32x64xf16, 3>
+  // expected-error @+1 {{B must be read from an lb.shared_buffer with a #lb.swizzle layout}}
+  %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
+  return
+}

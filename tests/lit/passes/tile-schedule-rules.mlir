@@ -48,12 +48,35 @@ func.func @act_order(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tenso
 
 // -----
 
-// The dialect spells wgmma; no family builds it yet.
-func.func @wgmma(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{the 'wgmma' family is not implemented yet}}
+// wgmma's consumer warps own one 64-column layout tile each.
+func.func @wgmma_tile_n(%x: tensor<?x4096xf16>, %w: tensor<512x4096xui4>, %s: tensor<512xf16>) -> tensor<?x512xf16> {
+  // expected-error @+1 {{wgmma schedule: each consumer warp owns one 64-column layout tile: need tile N = 256, got 512}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
-      schedule <family = wgmma, tile = [64, 128, 64], warps = [1, 1], stages = 2, split_k = 1>
-      : (tensor<?x4096xf16>, tensor<256x4096xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+      schedule <family = wgmma, tile = [64, 512, 64], warps = [1, 4], stages = 4, split_k = 1>
+      : (tensor<?x4096xf16>, tensor<512x4096xui4>, tensor<512xf16>) -> tensor<?x512xf16>
+  return %y : tensor<?x512xf16>
+}
+
+// -----
+
+// Two consumer warpgroups leave 232 registers a thread: zero points need
+// tile M <= 56.
+func.func @wgmma_registers(%x: tensor<?x4096xf16>, %w: tensor<512x4096xui4>, %s: tensor<512x32xf16>, %z: tensor<512x32xf16>) -> tensor<?x512xf16> {
+  // expected-error @+1 {{wgmma schedule: with two consumer warpgroups, zero points or 8-bit codes need tile M <= 56}}
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<512x32xf16>) quant <granularity = group, group_size = 128, scale = f16, zero = sub_code>
+      schedule <family = wgmma, tile = [64, 512, 64], warps = [1, 8], stages = 8, split_k = 1>
+      : (tensor<?x4096xf16>, tensor<512x4096xui4>, tensor<512x32xf16>) -> tensor<?x512xf16>
+  return %y : tensor<?x512xf16>
+}
+
+// -----
+
+// Scales are applied once per 64-wide K tile.
+func.func @wgmma_group(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tensor<256x128xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{wgmma schedule: group size 32 is not a multiple of tile K = 64}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = f16>
+      schedule <family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 4, split_k = 1>
+      : (tensor<?x4096xf16>, tensor<256x4096xui4>, tensor<256x128xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
 

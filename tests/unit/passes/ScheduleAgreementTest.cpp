@@ -105,7 +105,8 @@ private:
 // No arch limit rejects anything: what is left is the compiler's rules.
 tuner::ArchLimits noLimits() {
   tuner::ArchLimits l;
-  l.arch = "any";
+  // The arch that has every family (wgmma only runs on sm_90a).
+  l.arch = "sm_90a";
   int64_t huge = std::numeric_limits<int64_t>::max() / 4;
   l.staticSharedPerBlock = l.sharedPerSm = l.registersPerSm = huge;
   l.maxRegistersPerThread = l.maxThreadsPerBlock = l.maxThreadsPerSm = l.maxBlocksPerSm = huge;
@@ -131,11 +132,14 @@ tuner::SearchSpaceOptions aroundTheLegalValues() {
   o.mmaSplitKTileM = {8, 24, 32};
   o.mmaSplitKTileN = {64, 128, 192};
   o.mmaSplitK = {2, 16};
+  o.wgmmaTileM = {8, 56, 64, 72};
+  o.wgmmaConsumerWarps = {4, 8, 12};
+  o.wgmmaStages = {1, 8, 17};
   return o;
 }
 
 // Schedules the enumerations never make: off-structure warps and tiles,
-// sizes the verifier rejects, and the family with no kernels.
+// sizes the verifier rejects, and wgmma warps that are not warpgroups.
 std::vector<Schedule> offTheEnumeration() {
   return {
       {Family::Gemv, 1, 4, 1024, 2, 4, 1, 1},       {Family::Gemv, 1, 4, 512, 1, 4, 1, 1},

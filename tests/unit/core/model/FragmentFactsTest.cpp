@@ -1,5 +1,7 @@
 #include "core/FragmentFacts.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 namespace lowbit::core {
@@ -33,6 +35,29 @@ TEST(FragmentFacts, WidthsThatStraddleWordsHaveNoDecode) {
   }
   EXPECT_FALSE(codeFragment(formats::DataFormat::e2m1()).ok());
   EXPECT_FALSE(codeFragment(formats::DataFormat::mxInt8()).ok()) << "fixed point";
+}
+
+// The wgmma family's staged activations: every K of a 32-wide block has
+// one slot, and the slot is where wgmma's B operand meets the weight that
+// the mma_b_paired fragment put in the same (lane, step, register, half).
+TEST(FragmentFacts, PairedSlotsPairEveryKWithItsWeight) {
+  std::set<int> slots;
+  for (int t = 0; t < 4; ++t)
+    for (int j = 0; j < 2; ++j)
+      for (int r = 0; r < 2; ++r)
+        for (int h = 0; h < 2; ++h) {
+          int k = 8 * t + 4 * j + 2 * r + h; // the fragment's K (PTX m16n8k16 B: rows 2 t + h + 8 r)
+          int slot = pairedSlotOfK(k);
+          // wgmma step j reads 16 slots; within them, slot 2 t + h + 8 r is
+          // the A/B fragment's row of lane t, register r, half h.
+          EXPECT_EQ(slot / 16, j) << "k " << k;
+          EXPECT_EQ(slot % 16, 2 * t + h + 8 * r) << "k " << k;
+          slots.insert(slot);
+        }
+  EXPECT_EQ(slots.size(), 32u) << "a permutation of the block";
+  // Pairs stay pairs (4-byte granularity, what cp.async can place).
+  for (int k = 0; k < 32; k += 2)
+    EXPECT_EQ(pairedSlotOfK(k + 1), pairedSlotOfK(k) + 1);
 }
 
 } // namespace

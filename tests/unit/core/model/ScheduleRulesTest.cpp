@@ -116,11 +116,10 @@ TEST(ScheduleRules, StructureComesFirstInTheVerifiersWords) {
   EXPECT_EQ(checkSchedule(problem(formats::DataFormat::unsignedInt(4)), badMma).error(),
             "an 'mma' tile must give each warp a multiple of 16x8 and K a multiple of 16, got "
             "tile [48, 128, 64] over warps [2, 2]");
-  Schedule wgmma = kMma;
-  wgmma.family = Family::Wgmma;
-  EXPECT_TRUE(checkScheduleStructure(wgmma).ok());
-  EXPECT_EQ(checkSchedule(problem(formats::DataFormat::unsignedInt(4)), wgmma).error(),
-            "the 'wgmma' family is not implemented yet");
+  Schedule wgmma{Family::Wgmma, 16, 64, 128, 1, 1, 4, 1};
+  EXPECT_EQ(checkScheduleStructure(wgmma).error(),
+            "a 'wgmma' tile needs M a multiple of 8, N of 64 per warp and K of 16, got tile "
+            "[16, 64, 128] over warps [1, 1]");
   Schedule manyWarps{Family::Mma, 16, 64, 64, int64_t{1} << 40, int64_t{1} << 40, 2, 1};
   EXPECT_FALSE(checkScheduleStructure(manyWarps).ok());
 }
@@ -153,6 +152,62 @@ TEST(ScheduleRules, ShapeMismatchesNameTheSizes) {
   EXPECT_EQ(checkSchedule(grouped, kGemvTiled).error(),
             "gemv_tiled schedule: tile K = 128 and group size 96 must divide one another "
             "(scales are loaded once per group)");
+}
+
+const Schedule kWgmma{Family::Wgmma, 64, 512, 64, 1, 8, 8, 1};
+
+// wgmma: every code the fragment facts describe, one or two consumer
+// warpgroups, and the registers two of them leave a thread.
+TEST(ScheduleRules, WgmmaServesEveryCodeWithWholeLayoutTilesPerWarp) {
+  for (const formats::DataFormat &code : formats::builtinElementFormats()) {
+    Problem p = problem(code);
+    p.scheme.granularity = formats::Granularity::PerGroup;
+    p.scheme.groupSize = 128;
+    Schedule small = kWgmma;
+    small.tileM = 48;
+    EXPECT_EQ(checkSchedule(p, small).ok(), codeFragment(code).ok()) << code.name();
+  }
+  Problem p = problem(formats::DataFormat::unsignedInt(4));
+  EXPECT_TRUE(checkSchedule(p, kWgmma).ok());
+  Schedule oneGroup{Family::Wgmma, 64, 256, 64, 1, 4, 8, 1};
+  EXPECT_TRUE(checkSchedule(p, oneGroup).ok());
+  Schedule wideN = oneGroup;
+  wideN.tileN = 512;
+  EXPECT_EQ(checkSchedule(p, wideN).error(),
+            "wgmma schedule: each consumer warp owns one 64-column layout tile: need tile N = "
+            "256, got 512");
+  Schedule tallM = kWgmma;
+  tallM.tileM = 72;
+  EXPECT_NE(checkSchedule(p, tallM).error().find("tile M must be a multiple of 8 in 8 .. 64"),
+            std::string::npos);
+  Schedule shortK = kWgmma;
+  shortK.tileK = 32;
+  EXPECT_EQ(checkSchedule(p, shortK).error(),
+            "wgmma schedule: tile K must be 64 (one 128-byte swizzled row of activations), got 32");
+  // Zero points with two warpgroups: tile M 56 fits, 64 does not.
+  Problem zeros = p;
+  zeros.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_FALSE(checkSchedule(zeros, kWgmma).ok());
+  Schedule fits = kWgmma;
+  fits.tileM = 56;
+  EXPECT_TRUE(checkSchedule(zeros, fits).ok());
+  EXPECT_TRUE(checkSchedule(zeros, oneGroup).ok()) << "one warpgroup has 255 registers";
+  // The ring: stages x tile M x 128 bytes and the 1 KiB that aligns it.
+  EXPECT_EQ(wgmmaRingBytes(kWgmma), 8 * 64 * 128 + 1024);
+  EXPECT_EQ(dynamicSharedBytes(kWgmma, 4), wgmmaRingBytes(kWgmma));
+  EXPECT_EQ(kWgmma.threads(), 8 * 32 + 128) << "the producer warpgroup";
+}
+
+TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
+  for (const TargetArch &arch : targetArchs()) {
+    Status onArch = checkScheduleArch(kWgmma, arch);
+    EXPECT_EQ(onArch.ok(), arch.name == "sm_90a") << arch.name;
+    EXPECT_TRUE(checkScheduleArch(kMma, arch).ok()) << arch.name;
+  }
+  Expected<TargetArch> ampere = findTargetArch("sm_80");
+  ASSERT_TRUE(ampere.ok());
+  EXPECT_EQ(checkScheduleArch(kWgmma, *ampere).error(),
+            "wgmma schedule: wgmma, TMA and setmaxnreg exist only on sm_90a, not on sm_80");
 }
 
 } // namespace

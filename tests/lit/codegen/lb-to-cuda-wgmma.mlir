@@ -1,0 +1,39 @@
+// RUN: lowbit-opt %s --lb-tile --lb-propagate-layouts --lb-lower-decode --canonicalize --cse | lowbit-translate --lb-to-cuda | FileCheck %s
+
+// Two consumer warpgroups: setmaxnreg moves registers from the producer to
+// them, and the launch is one 384-thread block an SM.
+func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<512x128xui4>, %s: tensor<512x1xf16>) -> tensor<?x512xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = wgmma, tile = [64, 512, 64], warps = [1, 8], stages = 4, split_k = 1>
+      : (tensor<?x128xf16>, tensor<512x128xui4>, tensor<512x1xf16>) -> tensor<?x512xf16>
+  return %y : tensor<?x512xf16>
+}
+
+// CHECK: extern "C" __global__ void __launch_bounds__(384, 1)
+// The ring starts on a 1024-byte boundary, found at run time.
+// CHECK: unsigned char *const [[RING:smem[0-9]+]] = lb_dynamic_smem + 0 + ((1024u - ((shared_addr(lb_dynamic_smem) + 0u) & 1023u)) & 1023u);
+// CHECK: mbarrier_init(shared_addr(&{{barriers[0-9]+}}[i]), 128u);
+// CHECK: fence_mbarrier_init();
+// CHECK: __syncthreads();
+// CHECK: setmaxnreg_dec<40>();
+// Lane q's pair of each row goes to its place in the paired K order, in the
+// 128-byte swizzle (chunk bits 4-6 XOR row bits 7-9 of the stage offset).
+// CHECK: const int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b >> 2);
+// CHECK: #pragma unroll 1
+// CHECK: cp_async4_zfill(base + (u32)(((row) * 128 + (byte)) ^ (((((row) * 128 + (byte)) >> 7) & 7) << 4)), source, inside);
+// CHECK: cp_async_mbarrier_arrive_noinc(
+// CHECK: setmaxnreg_inc<232>();
+// CHECK: mbarrier_wait(
+// CHECK: fence_proxy_async_shared();
+// CHECK: wgmma_fence();
+// Step 0 reads the stage's base, step j 32 j bytes into each row.
+// CHECK: wgmma_descriptor_swizzle128((shared_addr([[RING]]) + (u32)({{.*}}) * 8192u) + 0u);
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, {{.*}}, %31}, {%32, %33, %34, %35}, %36, accumulate, 1, 1, 0;
+// CHECK: wgmma_commit();
+// CHECK: wgmma_wait<1>();
+// CHECK: + 96u);
+// CHECK: wgmma_wait<0>();
+// CHECK: mbarrier_arrive(
+// The accumulator's 8 slices of m16n8, rows below M only.
+// CHECK: for (int i = 0; i < 8; ++i)
+// CHECK: if (row + 8 * i + h < arg4) {
