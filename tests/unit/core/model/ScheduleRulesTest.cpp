@@ -116,10 +116,10 @@ TEST(ScheduleRules, StructureComesFirstInTheVerifiersWords) {
   EXPECT_EQ(checkSchedule(problem(formats::DataFormat::unsignedInt(4)), badMma).error(),
             "an 'mma' tile must give each warp a multiple of 16x8 and K a multiple of 16, got "
             "tile [48, 128, 64] over warps [2, 2]");
-  Schedule wgmma{Family::Wgmma, 16, 64, 128, 1, 1, 4, 1};
+  Schedule wgmma{Family::Wgmma, 12, 64, 64, 1, 1, 4, 1};
   EXPECT_EQ(checkScheduleStructure(wgmma).error(),
             "a 'wgmma' tile needs M a multiple of 8, N of 64 per warp and K of 16, got tile "
-            "[16, 64, 128] over warps [1, 1]");
+            "[12, 64, 64] over warps [1, 1]");
   Schedule manyWarps{Family::Mma, 16, 64, 64, int64_t{1} << 40, int64_t{1} << 40, 2, 1};
   EXPECT_FALSE(checkScheduleStructure(manyWarps).ok());
 }
