@@ -71,12 +71,37 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-// The swizzles the TMA unit and wgmma share (CU_TENSOR_MAP_SWIZZLE_32B,
-// 64B and 128B; the descriptor's modes 3, 2 and 1).
-LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bytes) {
+// The spans the TMA unit and wgmma swizzle (CU_TENSOR_MAP_SWIZZLE_32B, 64B
+// and 128B; the descriptor's modes 3, 2 and 1); any map of the row's bits
+// into the span's chunk bits is a layout.
+LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bytes,
+                                  ArrayRef<int64_t> xorMasks) {
   if (bytes != 32 && bytes != 64 && bytes != 128)
     return emitError() << "a swizzle spans rows of 32, 64 or 128 bytes, got " << bytes;
+  int64_t chunks = bytes / 16;
+  int64_t bits = chunks == 8 ? 3 : chunks == 4 ? 2 : 1;
+  if (static_cast<int64_t>(xorMasks.size()) != bits)
+    return emitError() << "a " << bytes << "-byte swizzle maps " << bits
+                       << " row bits to chunk bits, got " << xorMasks.size() << " masks";
+  for (int64_t mask : xorMasks)
+    if (mask < 0 || mask >= chunks)
+      return emitError() << "a mask must name chunk bits of the span (0 .. " << chunks - 1
+                         << "), got " << mask;
   return success();
+}
+
+SwizzleAttr SwizzleAttr::getHardware(MLIRContext *context, int64_t bytes) {
+  SmallVector<int64_t> identity;
+  for (int64_t bit = 1; bit < bytes / 16; bit <<= 1)
+    identity.push_back(bit);
+  return get(context, bytes, identity);
+}
+
+bool SwizzleAttr::isHardware() const {
+  for (auto [i, mask] : llvm::enumerate(getToggles()))
+    if (mask != int64_t{1} << i)
+      return false;
+  return true;
 }
 
 void LbDialect::registerAttributes() {

@@ -51,24 +51,39 @@ def Lb_ScheduleAttr : Lb_Attr<"Schedule", "schedule"> {
 }
 
 def Lb_SwizzleAttr : Lb_Attr<"Swizzle", "swizzle"> {
-  let summary = "a shared-memory layout: rows of `bytes` with XOR-swizzled 16-byte chunks";
+  let summary = "a shared-memory layout: 16-byte chunks XOR-swizzled by an F2-linear map of the row";
   let description = [{
-    `#lb.swizzle<bytes = 128>`: a buffer of rows of 128 bytes in which the
-    16-byte chunk c of row r lives at chunk c ^ (r mod 8), the layout the TMA
-    unit writes with CU_TENSOR_MAP_SWIZZLE_128B and wgmma reads with a
-    descriptor of swizzle mode 128B (PTX ISA, "Shared Memory Matrix Layout").
-    Both units apply it to address bits, so a stage must start on a multiple
-    of 8 rows x `bytes` (1024 bytes for 128), and one attribute gives the
-    TMA's swizzle, the descriptor's mode and that alignment.
+    `#lb.swizzle<bytes = 128, xor = [1, 2, 4]>`: rows hold whole spans of
+    `bytes` bytes, and the 16-byte chunk c of row r lives at chunk
+    c ^ f(r), where f(r) XORs together `xor[i]` for every set bit i of
+    r mod 2^n (n = log2(bytes / 16): the chunk index bits the span has).
+    So f is linear over F2, and each row's chunks are a permutation of the
+    unswizzled ones.
+    - `xor = [1, 2, 4]` (f(r) = r mod 8) with `bytes = 128` is the layout
+      the TMA unit writes with CU_TENSOR_MAP_SWIZZLE_128B and wgmma reads
+      with a descriptor of swizzle mode 128B (PTX ISA, "Shared Memory Matrix
+      Layout"). Both units swizzle address bits, so a stage in it must start
+      on 8 rows x `bytes` (1024 bytes).
+    - `xor = [5, 2, 4]` (f(r) = (r mod 8) ^ 4 (r mod 2)) is the staged mma's
+      activation layout: a phase of lb.load_a_fragment (rows 2 i and 2 i + 1,
+      chunks c .. c + 3, c a multiple of 4) finds the odd row's chunks in
+      the other half of the 128-byte bank window, so it is conflict-free.
+    Every address into such a buffer is computed from this attribute by
+    one emitter helper (codegen/emit/EmitWgmma.cpp, swizzledChunk).
   }];
-  let parameters = (ins "int64_t":$bytes);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let parameters = (ins "int64_t":$bytes,
+                        ArrayRefParameter<"int64_t", "chunk bits each row bit toggles">:$toggles);
+  let assemblyFormat = "`<` `bytes` `=` $bytes `,` `xor` `=` `[` $toggles `]` `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Rows that one swizzle pattern spans (8: a chunk index has 3 bits).
-    static constexpr int64_t kPatternRows = 8;
-    /// The alignment a buffer in this layout needs: one whole pattern.
-    int64_t getAlignment() const { return kPatternRows * getBytes(); }
+    /// The hardware's swizzle of rows of `bytes` (f(r) = r mod (bytes / 16)).
+    static SwizzleAttr getHardware(::mlir::MLIRContext *context, int64_t bytes);
+    /// Whether this is the layout TMA and wgmma swizzle addresses in.
+    bool isHardware() const;
+    /// Rows one swizzle pattern spans (8 for 128 bytes).
+    int64_t getPatternRows() const { return getBytes() / 16; }
+    /// The alignment a stage needs when the hardware reads it.
+    int64_t getAlignment() const { return getPatternRows() * getBytes(); }
   }];
 }
 

@@ -15,16 +15,15 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Lb_SharedBufferOp : Lb_Op<"shared_buffer", [MemoryEffects<[MemAlloc]>]> {
   let summary = "the block's staging buffer for activation tiles";
   let description = [{
-    `stages` tiles of `rows` x `cols` 16-bit values in shared memory. Rows
-    are stored with their 16-byte chunks XOR-swizzled by the row index
-    (chunk c of row r at c ^ (r mod 8) ^ 4 (r mod 2)), so the rows one phase
-    of `lb.load_a_fragment` reads fall in different bank groups.
+    `stages` tiles of `rows` x `cols` values (or codes, or partial sums) in
+    shared memory, row-major; with a `layout` (`#lb.swizzle`) each row's
+    16-byte chunks are permuted as it says, and every address into the
+    buffer follows it (the staged mma's activation tiles, whose reads by
+    `lb.load_a_fragment` it makes conflict-free, and the wgmma ring, which
+    wgmma reads in the hardware's swizzle). Without one, rows are plain.
     With `dynamic` the buffer lives in the kernel's dynamic shared memory
     (the kernel's `lb.dynamic_shared_bytes`, passed at launch), which may
     exceed the 48 KiB a static allocation is limited to.
-    With a `layout` (`#lb.swizzle`) the rows are in that layout instead, the
-    one the TMA unit writes and wgmma reads; nothing computes an address
-    into such a buffer but its stage's base.
   }];
   let arguments = (ins I64Attr:$stages, I64Attr:$rows, I64Attr:$cols, UnitAttr:$dynamic,
                        OptionalAttr<Lb_SwizzleAttr>:$layout);

@@ -21,12 +21,13 @@ LogicalResult SharedBufferOp::verify() {
     return success();
   auto type = cast<MemRefType>(getBuffer().getType());
   int64_t rowBytes = getCols() * elementBytes(type);
-  if (rowBytes != layout.getBytes())
+  if (rowBytes % layout.getBytes())
     return emitOpError("a row of ") << getCols() << " values is " << rowBytes
-                                    << " bytes, but the swizzle's rows are "
-                                    << layout.getBytes();
-  // Both units swizzle address bits: a stage must start on a whole pattern.
-  if ((getRows() * rowBytes) % layout.getAlignment())
+                                    << " bytes, not whole " << layout.getBytes()
+                                    << "-byte swizzle spans";
+  // The hardware swizzles address bits: a stage it reads must start on a
+  // whole pattern.
+  if (layout.isHardware() && (getRows() * rowBytes) % layout.getAlignment())
     return emitOpError("a stage of ")
            << getRows() << " rows must be a multiple of " << layout.getAlignment()
            << " bytes, so that every stage starts on a whole swizzle pattern";
@@ -56,8 +57,10 @@ LogicalResult SetMaxRegistersOp::verify() {
 
 LogicalResult WgmmaOp::verify() {
   auto buffer = getBuffer().getDefiningOp<SharedBufferOp>();
-  if (!buffer || !buffer.getLayoutAttr())
-    return emitOpError("B must be read from an lb.shared_buffer with a #lb.swizzle layout");
+  if (!buffer || !buffer.getLayoutAttr() || !buffer.getLayoutAttr().isHardware() ||
+      buffer.getLayoutAttr().getBytes() != 128 || buffer.getCols() != 64)
+    return emitOpError("B must be read from an lb.shared_buffer of 64-value rows in the hardware's "
+                       "128-byte swizzle (#lb.swizzle<bytes = 128, xor = [1, 2, 4]>)");
   int64_t n = 2 * cast<VectorType>(getAcc().getType()).getNumElements();
   if (static_cast<int64_t>(buffer.getRows()) != n)
     return emitOpError("an accumulator of ")

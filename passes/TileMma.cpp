@@ -67,7 +67,11 @@ struct MmaBuilder {
                                        MemRefLayoutAttrInterface(), sharedSpace);
     auto wBufferType = MemRefType::get({stages, shape.tn, shape.tk}, p.code,
                                        MemRefLayoutAttrInterface(), sharedSpace);
-    Value xBuffer = b.create<lb::SharedBufferOp>(loc, xBufferType, stages, shape.tm, shape.tk);
+    // Rows of x keep their 16-byte chunks swizzled by (r mod 8) ^ 4 (r mod 2)
+    // (#lb.swizzle), so lb.load_a_fragment's phases are conflict-free.
+    auto swizzle = lb::SwizzleAttr::get(b.getContext(), 128, {5, 2, 4});
+    Value xBuffer = b.create<lb::SharedBufferOp>(loc, xBufferType, stages, shape.tm, shape.tk,
+                                                 /*dynamic=*/false, swizzle);
     Value wBuffer = b.create<lb::SharedBufferOp>(loc, wBufferType, stages, shape.tn, shape.tk);
 
     Value lane = coord(lb::ThreadCoord::lane);

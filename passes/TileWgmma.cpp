@@ -170,7 +170,8 @@ struct WgmmaBuilder {
     // before the roles split (lb.mbarriers initializes with a block barrier).
     auto ringType = MemRefType::get({stages(), tileM(), kTileK}, p.activation,
                                     MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
-    auto swizzle = lb::SwizzleAttr::get(b.getContext(), kTileK * core::kStagedActivationBytes);
+    auto swizzle =
+        lb::SwizzleAttr::getHardware(b.getContext(), kTileK * core::kStagedActivationBytes);
     Value ring = b.create<lb::SharedBufferOp>(loc, ringType, stages(), tileM(), kTileK,
                                               /*dynamic=*/true, swizzle);
     p.kernel->setAttr(kDynamicSharedBytesAttr,

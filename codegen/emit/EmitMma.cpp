@@ -1,10 +1,7 @@
 // CUDA for the mma family's ops. Shared-memory staging buffers are raw byte
-// arrays; activation rows keep their 16-byte chunks XOR-swizzled by the row
-// index: chunk c of row r sits at c ^ swizzle(r), swizzle(r) = (r mod 8) ^
-// 4 (r mod 2), which both the cp.async writes and the reads below apply. A
-// read phase of lb.load_a_fragment (eight lanes: rows 2i and 2i + 1, chunks
-// c..c + 3 with c a multiple of 4) finds the odd row's chunks flipped into
-// the other half of the 128-byte bank window, so it is conflict-free.
+// arrays; a block's activation stages are in their buffer's #lb.swizzle
+// layout, whose addresses swizzledChunk() computes for the cp.async writes
+// and the lb.load_a_fragment reads alike.
 #include "codegen/emit/Emitter.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -26,8 +23,17 @@ void Emitter::emitPairedFragment(const std::string &var) {
            << words[2 * j + 1] << ";\n";
 }
 
-void Emitter::emitActivationCopy(Value x, Value buffer, Value stage, Value m0, Value k0,
-                                 Value rows, int64_t threads, bool laneOwned) {
+LogicalResult Emitter::emitActivationCopy(Operation *op, Value x, Value buffer, Value stage,
+                                          Value m0, Value k0, Value rows, int64_t threads,
+                                          bool laneOwned) {
+  lb::SwizzleAttr layout;
+  if (!laneOwned) {
+    auto shared = buffer.getDefiningOp<lb::SharedBufferOp>();
+    layout = shared ? shared.getLayoutAttr() : lb::SwizzleAttr();
+    if (!layout)
+      return op->emitOpError("lb-to-cuda: a block's stage needs an lb.shared_buffer with a "
+                             "#lb.swizzle layout");
+  }
   auto bufferType = cast<MemRefType>(buffer.getType());
   auto xType = cast<MemRefType>(x.getType());
   int64_t tileRows = bufferType.getDimSize(1), cols = bufferType.getDimSize(2);
@@ -52,11 +58,12 @@ void Emitter::emitActivationCopy(Value x, Value buffer, Value stage, Value m0, V
   if (laneOwned)
     line() << "  cp_async16_zfill(base + (u32)c * 16u, source, inside);\n";
   else
-    line() << "  cp_async16_zfill(base + (u32)(r * " << cols
-           << " + ((chunk ^ (r & 7) ^ ((r & 1) << 2)) * 8)) * 2u, source, inside);\n";
+    line() << "  cp_async16_zfill(base + (u32)(r * " << cols * 2 << " + "
+           << swizzledChunk(layout, "r", "chunk") << " * 16), source, inside);\n";
   line() << "}\n";
   --depth;
   line() << "}\n";
+  return success();
 }
 
 LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
@@ -102,9 +109,9 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         return success();
       })
       .Case<lb::CopyTileAsyncOp>([&](lb::CopyTileAsyncOp copy) {
-        emitActivationCopy(copy.getX(), copy.getBuffer(), copy.getStage(), copy.getM0(),
-                           copy.getK0(), copy.getRows(), copy.getThreads(), /*laneOwned=*/false);
-        return success();
+        return emitActivationCopy(copy, copy.getX(), copy.getBuffer(), copy.getStage(),
+                                  copy.getM0(), copy.getK0(), copy.getRows(), copy.getThreads(),
+                                  /*laneOwned=*/false);
       })
       .Case<lb::CopyCodesAsyncOp>([&](lb::CopyCodesAsyncOp copy) -> LogicalResult {
         std::optional<ArrayRef<int64_t>> tile = copy.getTile();
@@ -145,9 +152,9 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         return success();
       })
       .Case<lb::CopyActivationsAsyncOp>([&](lb::CopyActivationsAsyncOp copy) {
-        emitActivationCopy(copy.getX(), copy.getBuffer(), copy.getStage(), copy.getM0(),
-                           copy.getK0(), copy.getRows(), 32, /*laneOwned=*/true);
-        return success();
+        return emitActivationCopy(copy, copy.getX(), copy.getBuffer(), copy.getStage(),
+                                  copy.getM0(), copy.getK0(), copy.getRows(), 32,
+                                  /*laneOwned=*/true);
       })
       .Case<lb::LoadStagedActivationsOp>([&](lb::LoadStagedActivationsOp load) {
         auto buffer = cast<MemRefType>(load.getBuffer().getType());
@@ -176,7 +183,12 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         line() << (barrier.getWarp() ? "__syncwarp();\n" : "__syncthreads();\n");
         return success();
       })
-      .Case<lb::LoadAFragmentOp>([&](lb::LoadAFragmentOp load) {
+      .Case<lb::LoadAFragmentOp>([&](lb::LoadAFragmentOp load) -> LogicalResult {
+        auto shared = load.getBuffer().getDefiningOp<lb::SharedBufferOp>();
+        lb::SwizzleAttr layout = shared ? shared.getLayoutAttr() : lb::SwizzleAttr();
+        if (!layout)
+          return load.emitOpError("lb-to-cuda: reads a stage of an lb.shared_buffer with a "
+                                  "#lb.swizzle layout");
         auto buffer = cast<MemRefType>(load.getBuffer().getType());
         int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
         std::string var = bind(load.getFragment());
@@ -189,9 +201,8 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         line() << "  const unsigned char *stage = " << name(load.getBuffer()) << " + ("
                << name(load.getStage()) << ") * " << rows * cols * 2 << "LL;\n";
         auto row = [&](const std::string &r) {
-          return "*reinterpret_cast<const uint4 *>(stage + ((" + r + ") * " +
-                 std::to_string(cols) + " + ((chunk ^ ((" + r + ") & 7) ^ (((" + r +
-                 ") & 1) << 2)) * 8)) * 2)";
+          return "*reinterpret_cast<const uint4 *>(stage + (" + r + ") * " +
+                 std::to_string(cols * 2) + " + " + swizzledChunk(layout, r, "chunk") + " * 16)";
         };
         line() << "  const uint4 lo = " << row("r") << ", hi = " << row("r + 8") << ";\n";
         emitPairedFragment(var);

@@ -1,5 +1,5 @@
 // CUDA for the wgmma family's ops (ir/LbWgmmaOps.td). Addresses inside a
-// `#lb.swizzle` buffer come from one place, swizzledOffset(); the wgmma
+// `#lb.swizzle` buffer come from one place, swizzledChunk(); the wgmma
 // descriptor's swizzle mode is the same attribute's.
 #include "codegen/emit/Emitter.h"
 #include "core/FragmentFacts.h"
@@ -10,17 +10,24 @@ using namespace mlir;
 
 namespace lowbit::codegen {
 
-// The byte offset, inside one stage, of byte `byte` of row `row` in the
-// layout: the 16-byte chunk index (address bits 4 ..) is XORed with the row
-// group bits above the swizzle's span (address bits 7 ..), exactly as the TMA
-// unit and wgmma form swizzled addresses (PTX ISA, "Shared Memory Matrix
-// Layout"; for 128 bytes: bits 4-6 ^= bits 7-9).
-std::string swizzledOffset(lb::SwizzleAttr layout, const std::string &row,
-                           const std::string &byte) {
-  std::string linear = "((" + row + ") * " + std::to_string(layout.getBytes()) + " + (" + byte +
-                       "))";
-  std::string mask = std::to_string(layout.getBytes() / 16 - 1);
-  return "(" + linear + " ^ (((" + linear + " >> 7) & " + mask + ") << 4))";
+// c ^ f(r): the row's bits that toggle the same chunk bit they index
+// (xor[i] = 2^i, the hardware's swizzle) as one mask, each other bit as its
+// own term.
+std::string swizzledChunk(lb::SwizzleAttr layout, const std::string &row,
+                          const std::string &chunk) {
+  int64_t identity = 0;
+  std::string terms;
+  for (auto [bit, mask] : llvm::enumerate(layout.getToggles())) {
+    if (mask == int64_t{1} << bit)
+      identity |= mask;
+    else if (mask)
+      terms += " ^ ((((" + row + ") >> " + std::to_string(bit) + ") & 1) * " +
+               std::to_string(mask) + ")";
+  }
+  std::string out = "((" + chunk + ")";
+  if (identity)
+    out += " ^ ((" + row + ") & " + std::to_string(identity) + ")";
+  return out + terms + ")";
 }
 
 namespace {
@@ -97,8 +104,9 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         line() << "  const bool inside = m < " << name(copy.getRows()) << ";\n";
         line() << "  const u16 *source = " << name(copy.getX()) << " + (inside ? m : 0LL) * "
                << x.getDimSize(1) << "LL + " << name(copy.getK0()) << " + 2 * q;\n";
-        line() << "  cp_async4_zfill(base + (u32)" << swizzledOffset(layout, "row", "byte")
-               << ", source, inside);\n";
+        line() << "  cp_async4_zfill(base + (u32)(row * " << layout.getBytes() << " + "
+               << swizzledChunk(layout, "row", "byte >> 4") << " * 16 + (byte & 15)), source, "
+               << "inside);\n";
         line() << "}\n";
         line() << "cp_async_mbarrier_arrive_noinc("
                << barrierAddress(name(copy.getBarriers()), name(copy.getIndex())) << ");\n";
@@ -134,8 +142,9 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         auto acc = cast<VectorType>(wgmma.getAcc().getType());
         auto buffer = cast<MemRefType>(wgmma.getBuffer().getType());
         auto layout = wgmma.getBuffer().getDefiningOp<lb::SharedBufferOp>().getLayoutAttr();
-        if (layout.getBytes() != 128)
-          return wgmma.emitOpError("lb-to-cuda: only the 128-byte swizzle has a descriptor here");
+        if (!layout.isHardware() || layout.getBytes() != 128)
+          return wgmma.emitOpError("lb-to-cuda: only the hardware's 128-byte swizzle has a "
+                                   "descriptor here");
         int64_t floats = acc.getNumElements(), n = 2 * floats;
         std::string type = cast<VectorType>(wgmma.getA().getType()).getElementType().isBF16()
                                ? "bf16"

@@ -24,10 +24,11 @@ std::string valueType(mlir::Type type);
 std::string elementPointerType(mlir::Type element);
 // "f16x2" or "bf16x2": the suffix of the packed-pair primitives.
 std::string pairSuffix(mlir::Type element);
-// The expression of the byte offset of (row, byte) inside one stage of a
-// buffer in `layout` (EmitWgmma.cpp).
-std::string swizzledOffset(lowbit::lb::SwizzleAttr layout, const std::string &row,
-                           const std::string &byte);
+// Where a buffer in `layout` keeps 16-byte chunk `chunk` of row `row`: the
+// C expression of the swizzled chunk index (EmitWgmma.cpp). Every address
+// into a swizzled buffer is row * row bytes + this * 16.
+std::string swizzledChunk(lowbit::lb::SwizzleAttr layout, const std::string &row,
+                          const std::string &chunk);
 
 class Emitter {
 public:
@@ -69,8 +70,9 @@ private:
   // cp.async of x[m0 .., k0 ..] into one stage of `buffer`, rows past `rows`
   // zero-filled: by the block's `threads` into a swizzled stage, or
   // (`laneOwned`) by a warp whose lanes each copy the chunks they read back.
-  void emitActivationCopy(mlir::Value x, mlir::Value buffer, mlir::Value stage, mlir::Value m0,
-                          mlir::Value k0, mlir::Value rows, int64_t threads, bool laneOwned);
+  mlir::LogicalResult emitActivationCopy(mlir::Operation *op, mlir::Value x, mlir::Value buffer,
+                                         mlir::Value stage, mlir::Value m0, mlir::Value k0,
+                                         mlir::Value rows, int64_t threads, bool laneOwned);
 
   // Row-major linear index of `indices` into a memref.
   std::string linearIndex(mlir::MemRefType type, mlir::ValueRange indices);

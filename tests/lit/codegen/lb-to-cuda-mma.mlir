@@ -4,7 +4,7 @@
 // CHECK: __shared__ __align__(128) unsigned char [[X:smem[0-9]+]][12288];
 // CHECK: __shared__ __align__(128) unsigned char [[W:smem[0-9]+]][12288];
 // Activation rows are copied with their 16-byte chunks swizzled by the row.
-// CHECK: cp_async16_zfill(base + (u32)(r * 64 + ((chunk ^ (r & 7) ^ ((r & 1) << 2)) * 8)) * 2u, source, inside);
+// CHECK: cp_async16_zfill(base + (u32)(r * 128 + ((chunk) ^ ((r) & 6) ^ ((((r) >> 0) & 1) * 5)) * 16), source, inside);
 // CHECK: cp_async16(base + (u32)(group * 2048 + chunk * 16), source);
 // CHECK: cp_async_commit();
 // CHECK: cp_async_wait<1>();
@@ -12,7 +12,7 @@
 // The A fragments of a 32-wide block: chunk k0 / 8 + tig of rows g and
 // g + 8, read back through the same swizzle.
 // CHECK: const int chunk = (int)({{.*}}) / 8 + (threadIdx.x & 3);
-// CHECK: const uint4 lo = *reinterpret_cast<const uint4 *>(stage + ((r) * 64 + ((chunk ^ ((r) & 7) ^ (((r) & 1) << 2)) * 8)) * 2)
+// CHECK: const uint4 lo = *reinterpret_cast<const uint4 *>(stage + (r) * 128 + ((chunk) ^ ((r) & 6) ^ ((((r) >> 0) & 1) * 5)) * 16)
 // Each lane's B fragments: one 16-byte shared load per 64 x 16 step of a
 // 64 x 32 tile.
 // CHECK: *reinterpret_cast<const U32x4 *>([[W]] + {{.*}} * 1024LL + (({{.*}}) % 32LL) * 32LL + 16 * (threadIdx.x & 31));

@@ -17,10 +17,10 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<512x128xui4>, %s: tensor<512x
 // CHECK: __syncthreads();
 // CHECK: setmaxnreg_dec<40>();
 // Lane q's pair of each row goes to its place in the paired K order, in the
-// 128-byte swizzle (chunk bits 4-6 XOR row bits 7-9 of the stage offset).
+// hardware's 128-byte swizzle (chunk c of row r at c ^ (r mod 8)).
 // CHECK: const int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b >> 2);
 // CHECK: #pragma unroll 1
-// CHECK: cp_async4_zfill(base + (u32)(((row) * 128 + (byte)) ^ (((((row) * 128 + (byte)) >> 7) & 7) << 4)), source, inside);
+// CHECK: cp_async4_zfill(base + (u32)(row * 128 + ((byte >> 4) ^ ((row) & 7)) * 16 + (byte & 15)), source, inside);
 // CHECK: cp_async_mbarrier_arrive_noinc(
 // CHECK: setmaxnreg_inc<232>();
 // CHECK: mbarrier_wait(

@@ -207,15 +207,15 @@ func.func @pair_mul(%a: i32, %b: i32) {
 // -----
 
 // expected-error @+1 {{a swizzle spans rows of 32, 64 or 128 bytes, got 96}}
-func.func @bad_swizzle() attributes {layout = #lb.swizzle<bytes = 96>} {
+func.func @bad_swizzle() attributes {layout = #lb.swizzle<bytes = 96, xor = [1, 2, 4]>} {
   return
 }
 
 // -----
 
 func.func @swizzle_row_bytes() {
-  // expected-error @+1 {{a row of 32 values is 64 bytes, but the swizzle's rows are 128}}
-  %b = lb.shared_buffer 2 x 8 x 32 layout <bytes = 128> : memref<2x8x32xf16, 3>
+  // expected-error @+1 {{a row of 32 values is 64 bytes, not whole 128-byte swizzle spans}}
+  %b = lb.shared_buffer 2 x 8 x 32 layout <bytes = 128, xor = [1, 2, 4]> : memref<2x8x32xf16, 3>
   return
 }
 
@@ -223,7 +223,7 @@ func.func @swizzle_row_bytes() {
 
 func.func @swizzle_stage_alignment() {
   // expected-error @+1 {{a stage of 4 rows must be a multiple of 1024 bytes}}
-  %b = lb.shared_buffer 2 x 4 x 64 layout <bytes = 128> : memref<2x4x64xf16, 3>
+  %b = lb.shared_buffer 2 x 4 x 64 layout <bytes = 128, xor = [1, 2, 4]> : memref<2x4x64xf16, 3>
   return
 }
 
@@ -238,7 +238,7 @@ func.func @set_max_registers() {
 // -----
 
 func.func @wgmma_rows(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
-  %b = lb.shared_buffer 2 x 64 x 64 layout <bytes = 128> : memref<2x64x64xf16, 3>
+  %b = lb.shared_buffer 2 x 64 x 64 layout <bytes = 128, xor = [1, 2, 4]> : memref<2x64x64xf16, 3>
   // expected-error @+1 {{an accumulator of 16 floats is m64 x n32, but a stage holds 64 rows of B}}
   %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x64x64xf16, 3>
   return
@@ -247,7 +247,7 @@ func.func @wgmma_rows(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
 // -----
 
 func.func @wgmma_k_step(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
-  %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 128> : memref<2x32x64xf16, 3>
+  %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 128, xor = [1, 2, 4]> : memref<2x32x64xf16, 3>
   // expected-error @+1 {{k_step must be in 0 .. 3 for rows of 64 values}}
   %r = lb.wgmma %acc, %a, %b[%i] k_step 4 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
   return
@@ -257,7 +257,30 @@ func.func @wgmma_k_step(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
 
 func.func @wgmma_unswizzled(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
   %b = lb.shared_buffer 2 x 32 x 64 : memref<2x32x64xf16, 3>
-  // expected-error @+1 {{B must be read from an lb.shared_buffer with a #lb.swizzle layout}}
+  // expected-error @+1 {{B must be read from an lb.shared_buffer of 64-value rows in the hardware's 128-byte swizzle}}
+  %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a 128-byte swizzle maps 3 row bits to chunk bits, got 2 masks}}
+func.func @swizzle_masks() attributes {layout = #lb.swizzle<bytes = 128, xor = [1, 2]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a mask must name chunk bits of the span (0 .. 7), got 8}}
+func.func @swizzle_mask_range() attributes {layout = #lb.swizzle<bytes = 128, xor = [1, 2, 8]>} {
+  return
+}
+
+// -----
+
+func.func @wgmma_software_swizzle(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
+  %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 128, xor = [5, 2, 4]> : memref<2x32x64xf16, 3>
+  // expected-error @+1 {{B must be read from an lb.shared_buffer of 64-value rows in the hardware's 128-byte swizzle}}
   %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
   return
 }

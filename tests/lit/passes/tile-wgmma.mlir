@@ -15,7 +15,7 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x
 // CHECK-SAME: lb.block_threads = 256
 // CHECK-SAME: lb.dynamic_shared_bytes = 9216
 // CHECK-SAME: lb.grid_tile = array<i64: 256, 32, 1>
-// CHECK: %[[RING:.*]] = lb.shared_buffer 2 x 32 x 64 dynamic layout <bytes = 128> : memref<2x32x64xf16, 3>
+// CHECK: %[[RING:.*]] = lb.shared_buffer 2 x 32 x 64 dynamic layout <bytes = 128, xor = [1, 2, 4]> : memref<2x32x64xf16, 3>
 // `full` completes on the producer's 128 copies, `empty` on the consumers'.
 // CHECK: %[[FULL:.*]] = lb.mbarriers 2 arrivals 128
 // CHECK: %[[EMPTY:.*]] = lb.mbarriers 2 arrivals 128

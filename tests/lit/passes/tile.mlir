@@ -71,7 +71,7 @@ func.func @group_16(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor
 // CHECK-LABEL: func.func @mma__mma_t32x128x64_w2x2_s3_k1(
 // CHECK-SAME: lb.block_threads = 128
 // CHECK-SAME: lb.grid_tile = array<i64: 128, 32, 1>
-// CHECK: lb.shared_buffer 3 x 32 x 64 : memref<3x32x64xf16, 3>
+// CHECK: lb.shared_buffer 3 x 32 x 64 layout <bytes = 128, xor = [5, 2, 4]> : memref<3x32x64xf16, 3>
 // CHECK: lb.shared_buffer 3 x 128 x 64 : memref<3x128x64xui4, 3>
 // CHECK: lb.copy_tile_async
 // CHECK: lb.copy_codes_async
