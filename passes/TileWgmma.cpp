@@ -22,7 +22,8 @@
 //
 // A consumer iteration takes one 64-wide K tile: it issues the next tile's
 // code and scale loads first (carried into the next iteration, so their
-// latency hides behind this tile's wgmmas), waits for its stage, and then for
+// latency hides behind this tile's wgmmas; two tiles ahead spilled 24-320
+// bytes at tile M 48 and 64 on sm_90a), waits for its stage, and then for
 // each k16 step decodes and scales the step's A fragments and issues its four
 // wgmmas; lb.wgmma_wait 1 after each step leaves one step's wgmmas running
 // while the next step decodes.
