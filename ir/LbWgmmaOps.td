@@ -80,7 +80,7 @@ def Lb_SetMaxRegistersOp : Lb_Op<"set_max_registers"> {
   let summary = "setmaxnreg: the calling warpgroup's registers per thread become `count`";
   let description = [{
     Warp-specialized kernels launch with the registers an even split gives
-    every thread; the producer warpgroup, which only issues TMA copies,
+    every thread; the producer warpgroup, which only issues copies,
     gives most of its back (`count` below the launch's) and the consumers
     take them (`count` above it). Every warp of a warpgroup executes it.
   }];
