@@ -72,6 +72,19 @@ Status checkQuantTail(const Problem &p, const Schedule &s) {
   return Status::success();
 }
 
+// The families whose blocks take whole tile N x tile K tiles and apply a
+// scale once per K tile (the staged mma, wgmma).
+Status checkWholeBlockTiles(const Problem &p, const Schedule &s) {
+  if (p.n % s.tileN)
+    return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
+  if (p.k % s.tileK)
+    return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
+  if (isGrouped(p) && p.scheme.groupSize % s.tileK)
+    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of tile K = " +
+                         str(s.tileK) + " (scales are applied once per K tile)");
+  return Status::success();
+}
+
 // gemv: one row per warp, a lane's 32-value units along K.
 Status checkGemv(const Problem &p, const Schedule &s) {
   if (Status c = checkCode(p, s); !c)
@@ -119,13 +132,8 @@ Status checkStagedMma(const Problem &p, const Schedule &s) {
   if (shared > kStaticSharedBytesPerBlock)
     return reject(s, "needs " + str(shared) + " bytes of shared memory; at most " +
                          str(kStaticSharedBytesPerBlock) + " are supported");
-  if (p.n % s.tileN)
-    return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
-  if (p.k % s.tileK)
-    return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
-  if (isGrouped(p) && p.scheme.groupSize % s.tileK)
-    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of tile K = " +
-                         str(s.tileK) + " (scales are applied once per K tile)");
+  if (Status tiles = checkWholeBlockTiles(p, s); !tiles)
+    return tiles;
   return checkQuantTail(p, s);
 }
 
@@ -249,13 +257,8 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
     return reject(s, "the activation ring needs " + str(wgmmaRingBytes(s)) +
                          " bytes of shared memory; at most " + str(kMaxSharedBytesPerBlock) +
                          " are supported");
-  if (p.n % s.tileN)
-    return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
-  if (p.k % s.tileK)
-    return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
-  if (isGrouped(p) && p.scheme.groupSize % s.tileK)
-    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of tile K = " +
-                         str(s.tileK) + " (scales are applied once per K tile)");
+  if (Status tiles = checkWholeBlockTiles(p, s); !tiles)
+    return tiles;
   return checkQuantTail(p, s);
 }
 
