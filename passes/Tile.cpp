@@ -107,6 +107,13 @@ struct LbTilePass : impl::LbTileBase<LbTilePass> {
 
 } // namespace
 
+Value TileBuilderBase::index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+Value TileBuilderBase::add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
+Value TileBuilderBase::mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
+Value TileBuilderBase::coord(lb::ThreadCoord c) {
+  return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
+}
+
 VectorType unitWordsType(OpBuilder &b, const KernelProblem &problem) {
   return VectorType::get({problem.fragment.wordsPerUnit()}, b.getI32Type());
 }

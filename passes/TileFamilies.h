@@ -25,6 +25,20 @@ struct KernelProblem {
   mlir::Value x, weights, scales, zeros, y, rows;
 };
 
+// What every family's builder starts from: the problem, where to build, and
+// the index arithmetic its loops and addresses are written in.
+struct TileBuilderBase {
+  mlir::OpBuilder &b;
+  const KernelProblem &p;
+  mlir::Location loc;
+
+  mlir::Value index(int64_t v);
+  mlir::Value add(mlir::Value a, mlir::Value c);
+  mlir::Value mul(mlir::Value a, mlir::Value c);
+  // The calling thread's lb.thread_coord `c`.
+  mlir::Value coord(lb::ThreadCoord c);
+};
+
 // Checks that the schedule's family can compute the problem with it, by the
 // schedule rules every family and the tuner share (core/ScheduleRules.h),
 // with their diagnostic naming what does not fit (ScheduleCheck.cpp).

@@ -21,16 +21,10 @@ namespace {
 constexpr int64_t kCodesPerLane = core::kValuesPerUnit; // one gemv_row unit
 constexpr int64_t kCodesPerWarpStep = 32 * kCodesPerLane;
 
-struct GemvBuilder {
-  OpBuilder &b;
-  const KernelProblem &p;
-  Location loc;
-
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+struct GemvBuilder : TileBuilderBase {
   Value f32(double v) {
     return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(static_cast<float>(v)));
   }
-  Value coord(lb::ThreadCoord c) { return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c); }
 
   // One lane's contribution for one step: for each row m of the block, the
   // dequantized dot product of its 32 codes with x[m, k .. k + 32).
@@ -142,7 +136,7 @@ struct GemvBuilder {
 
 void buildGemvBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;
-  GemvBuilder{builder, problem, source.getLoc()}.build();
+  GemvBuilder{{builder, problem, source.getLoc()}}.build();
 }
 
 } // namespace lowbit::passes

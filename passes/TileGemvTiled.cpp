@@ -26,19 +26,9 @@ constexpr int64_t kRowsPerBlock = core::kColumnsPerUnit, kSubtiles = core::kSubt
 constexpr int64_t kGroupsPerWarp = 8;
 constexpr int64_t kStepsPerBlock = core::kBlockK / core::kUnitK; // per mma_b_paired block
 
-struct GemvTiledBuilder {
-  OpBuilder &b;
-  const KernelProblem &p;
-  Location loc;
-
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  Value add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
-  Value mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
+struct GemvTiledBuilder : TileBuilderBase {
   Value f32(double v) {
     return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(static_cast<float>(v)));
-  }
-  Value coord(lb::ThreadCoord c) {
-    return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
   }
 
   void build() {
@@ -169,7 +159,7 @@ struct GemvTiledBuilder {
 
 void buildGemvTiledBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;
-  GemvTiledBuilder{builder, problem, source.getLoc()}.build();
+  GemvTiledBuilder{{builder, problem, source.getLoc()}}.build();
 }
 
 } // namespace lowbit::passes

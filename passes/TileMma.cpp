@@ -38,18 +38,8 @@ MmaShape shapeOf(lb::ScheduleAttr s) {
   return {t[0], t[1], t[2], w[0], w[1], s.getStages()};
 }
 
-struct MmaBuilder {
-  OpBuilder &b;
-  const KernelProblem &p;
-  Location loc;
+struct MmaBuilder : TileBuilderBase {
   MmaShape shape;
-
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  Value add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
-  Value mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
-  Value coord(lb::ThreadCoord c) {
-    return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
-  }
 
   void copyTiles(Value xBuffer, Value wBuffer, Value stage, Value m0, Value n0, Value k0) {
     b.create<lb::CopyTileAsyncOp>(loc, p.x, xBuffer, stage, m0, k0, p.rows,
@@ -195,7 +185,7 @@ struct MmaBuilder {
 
 void buildMmaBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;
-  MmaBuilder{builder, problem, source.getLoc(), shapeOf(problem.schedule)}.build();
+  MmaBuilder{{builder, problem, source.getLoc()}, shapeOf(problem.schedule)}.build();
 }
 
 } // namespace lowbit::passes

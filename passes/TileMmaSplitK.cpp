@@ -79,18 +79,7 @@ int64_t ringBytes(const KernelProblem &p) {
   return core::mmaSplitKRingBytes(lb::coreSchedule(p.schedule), lb::getCodeBits(p.code));
 }
 
-struct MmaSplitKBuilder {
-  OpBuilder &b;
-  const KernelProblem &p;
-  Location loc;
-
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  Value add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
-  Value mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
-  Value coord(lb::ThreadCoord c) {
-    return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
-  }
-
+struct MmaSplitKBuilder : TileBuilderBase {
   // Whether the mma takes raw decodes (lb.decode raw): set by build().
   bool rawCodes = false;
 
@@ -400,7 +389,7 @@ struct MmaSplitKBuilder {
 
 void buildMmaSplitKBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;
-  MmaSplitKBuilder{builder, problem, source.getLoc()}.build();
+  MmaSplitKBuilder{{builder, problem, source.getLoc()}}.build();
 }
 
 } // namespace lowbit::passes

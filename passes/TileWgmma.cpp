@@ -51,21 +51,11 @@ static_assert(kSubtilesPerLoad == 2 * kSlices, "a 16-row slice is two 8-column s
 // thread, the consumers take 232 (128 x 40 + 256 x 232 <= 65536).
 constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
 
-struct WgmmaBuilder {
-  OpBuilder &b;
-  const KernelProblem &p;
-  Location loc;
-
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  Value add(Value a, Value c) { return b.create<arith::AddIOp>(loc, a, c); }
-  Value mul(Value a, Value c) { return b.create<arith::MulIOp>(loc, a, c); }
+struct WgmmaBuilder : TileBuilderBase {
   Value div(Value a, int64_t c) { return b.create<arith::DivUIOp>(loc, a, index(c)); }
   Value rem(Value a, int64_t c) { return b.create<arith::RemUIOp>(loc, a, index(c)); }
   Value cmp(arith::CmpIPredicate pred, Value a, Value c) {
     return b.create<arith::CmpIOp>(loc, pred, a, c);
-  }
-  Value coord(lb::ThreadCoord c) {
-    return b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), c);
   }
   template <typename Body> void ifThen(Value condition, Body body) {
     auto branch = b.create<scf::IfOp>(loc, condition, false);
@@ -285,7 +275,7 @@ struct WgmmaBuilder {
 
 void buildWgmmaBody(OpBuilder &builder, const KernelProblem &problem) {
   lb::QMatmulOp source = problem.source;
-  WgmmaBuilder{builder, problem, source.getLoc()}.build();
+  WgmmaBuilder{{builder, problem, source.getLoc()}}.build();
 }
 
 } // namespace lowbit::passes
