@@ -1,5 +1,6 @@
 #include "compiler/ProblemModule.h"
 
+#include "ir/CoreConversion.h"
 #include "ir/LbOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,23 +26,6 @@ FailureOr<Type> floatType(MLIRContext &context, const formats::DataFormat &forma
   if (format == formats::DataFormat::f16())
     return Type(Float16Type::get(&context));
   return failure();
-}
-
-// uint4 -> ui4, int4 -> si4: signedness is part of the storage format.
-// Unsigned codes with an offset (ternary among them) are !lb.int; fixed-point
-// codes have no IR type (yet).
-FailureOr<Type> integerType(MLIRContext &context, const formats::DataFormat &format) {
-  const formats::IntFormat *integer = format.asInt();
-  if (!integer || integer->fractionBits != 0)
-    return failure();
-  if (integer->offset != 0 || integer->ternary) {
-    if (integer->isSigned)
-      return failure();
-    return Type(lb::OffsetIntType::get(&context, static_cast<unsigned>(integer->bits),
-                                       integer->offset, integer->ternary));
-  }
-  return Type(IntegerType::get(&context, static_cast<unsigned>(integer->bits),
-                               integer->isSigned ? IntegerType::Signed : IntegerType::Unsigned));
 }
 
 lb::ScaleGranularity granularityOf(formats::Granularity granularity) {
@@ -87,16 +71,16 @@ buildProblemModule(MLIRContext &context,
     FailureOr<Type> scale = floatType(context, scheme.scale);
     if (failed(scale))
       return emitError(problemLoc, "no IR type for scales of " + scheme.scale.name());
-    FailureOr<Type> codeType = integerType(context, problem.code);
-    if (failed(codeType))
-      return emitError(problemLoc, "no IR type for " + problem.code.name() + " codes yet");
+    Expected<Type> codeType = lb::codeType(context, problem.code);
+    if (!codeType)
+      return emitError(problemLoc, codeType.error());
     lb::ScaleGranularity granularity = granularityOf(scheme.granularity);
     lb::ZeroMode zero = zeroModeOf(scheme);
     Type zeroType = *scale;
     if (scheme.zeroCodes) {
-      FailureOr<Type> zeroCodes = integerType(context, *scheme.zeroCodes);
-      if (failed(zeroCodes))
-        return emitError(problemLoc, "no IR type for zero codes " + scheme.zeroCodes->name());
+      Expected<Type> zeroCodes = lb::codeType(context, *scheme.zeroCodes);
+      if (!zeroCodes)
+        return emitError(problemLoc, "zero codes: " + zeroCodes.error());
       zeroType = *zeroCodes;
     }
     int64_t groupSize =

@@ -44,7 +44,9 @@ const std::pair<lowbit_weight_format, const char *> kWeights[] = {
     {LOWBIT_WEIGHT_INT3, "int3"},   {LOWBIT_WEIGHT_INT4, "int4"},
     {LOWBIT_WEIGHT_INT5, "int5"},   {LOWBIT_WEIGHT_INT6, "int6"},
     {LOWBIT_WEIGHT_INT7, "int7"},   {LOWBIT_WEIGHT_INT8, "int8"},
-    {LOWBIT_WEIGHT_TERNARY, "ternary"},
+    {LOWBIT_WEIGHT_TERNARY, "ternary"}, {LOWBIT_WEIGHT_E2M1, "e2m1"},
+    {LOWBIT_WEIGHT_E4M3, "e4m3fn"},     {LOWBIT_WEIGHT_E5M2, "e5m2"},
+    {LOWBIT_WEIGHT_NF4, "nf4"},
 };
 const std::pair<lowbit_granularity, const char *> kGranularities[] = {
     {LOWBIT_GRANULARITY_TENSOR, "tensor"},

@@ -3,13 +3,23 @@
 namespace lowbit::core {
 
 Expected<CodeFragment> codeFragment(const formats::DataFormat &code) {
+  const int bits = code.bits();
+  if (const formats::LutFormat *lut = code.asLut()) {
+    if (lut->bits != 4)
+      return makeError("no register decode for " + code.name() + ": lookup tables have 4-bit "
+                       "codes (16 entries: a prmt lookup)");
+    return CodeFragment{bits};
+  }
+  if (code.asFloat()) {
+    if (bits != 2 && bits != 4 && bits != 8)
+      return makeError("no register decode for " + std::to_string(bits) + "-bit " + code.name() +
+                       " codes: a minifloat code must not straddle a 16-bit half (2, 4 or 8 "
+                       "bits)");
+    return CodeFragment{bits};
+  }
   const formats::IntFormat *integer = code.asInt();
-  if (!integer)
-    return makeError("no register decode for " + code.name() +
-                     " codes yet (integer codes of 1, 2, 4 or 8 bits are implemented)");
   if (integer->fractionBits != 0)
     return makeError("no register decode for fixed-point codes (" + code.name() + ")");
-  int bits = integer->bits;
   if (bits != 1 && bits != 2 && bits != 4 && bits != 8)
     return makeError("no register decode for " + std::to_string(bits) +
                      "-bit codes: a code must not straddle a 32-bit word (1, 2, 4 or 8 bits)");

@@ -81,7 +81,9 @@ constexpr int pairedSlotOfK(int k) {
 
 // The fragment of a code type the compiler can decode in registers: integer
 // codes of 1, 2, 4 or 8 bits (unsigned, two's complement, ternary, or with an
-// offset). Anything else gets the reason.
+// offset), minifloats of 2, 4 or 8 bits and 4-bit lookup tables (whether
+// one decodes to a given activation is core/DecodeFacts.h's question).
+// Anything else gets the reason.
 Expected<CodeFragment> codeFragment(const formats::DataFormat &code);
 
 } // namespace lowbit::core

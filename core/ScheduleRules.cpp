@@ -1,5 +1,7 @@
 #include "core/ScheduleRules.h"
 
+#include "core/DecodeFacts.h"
+
 #include <limits>
 
 namespace lowbit::core {
@@ -53,9 +55,8 @@ bool isGrouped(const Problem &p) {
 
 // The code type comes first in every family: a lane decodes it in registers.
 Status checkCode(const Problem &p, const Schedule &s) {
-  Expected<CodeFragment> fragment = codeFragment(p.code);
-  if (!fragment)
-    return reject(s, fragment.error());
+  if (Status decodable = checkDecodable(p.code, p.activation); !decodable)
+    return reject(s, decodable.error());
   // The verifier keeps a group size positive; a core::Problem that was never
   // validated may not, and the rules below divide by it.
   if (isGrouped(p) && p.scheme.groupSize <= 0)
@@ -237,13 +238,16 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
                      "take 2 x tile M registers a thread), got " + str(s.tileM));
   // Two consumer warpgroups get 232 registers a thread (setmaxnreg): four
   // accumulators of tile M 64 (128 registers) fit next to a K tile's loads
-  // in flight only without zero points and with units of at most 4 words
-  // (int4 g128 sub_code spilled 88 bytes, uint8 per channel 40 on sm_90a).
+  // in flight only without zero points, with units of at most 4 words and
+  // with the integer decodes' few live values (int4 g128 sub_code spilled 88
+  // bytes, uint8 per channel 40, e2m1 g128 56 and nf4's table constants 48,
+  // on sm_90a).
   Expected<CodeFragment> fragment = codeFragment(p.code);
   if (s.warpsN > kWarpgroupWarps && s.tileM > 56 &&
-      (p.scheme.hasZeros() || fragment->wordsPerUnit() > 4))
-    return reject(s, "with two consumer warpgroups, zero points or 8-bit codes need tile M <= 56 "
-                     "(a thread has 232 registers), got " + str(s.tileM));
+      (p.scheme.hasZeros() || fragment->wordsPerUnit() > 4 || !p.code.asInt()))
+    return reject(s, "with two consumer warpgroups, zero points, 8-bit codes, minifloats and "
+                     "lookup tables need tile M <= 56 (a thread has 232 registers), got " +
+                         str(s.tileM));
   if (s.tileK != kWgmmaTileK)
     return reject(s, "tile K must be " + str(kWgmmaTileK) +
                          " (one 128-byte swizzled row of activations), got " + str(s.tileK));

@@ -2,7 +2,10 @@
 
 #include "ir/LbTypes.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -103,9 +106,53 @@ Expected<formats::DataFormat> dataFormat(Type type) {
     return formats::DataFormat::unsignedInt(static_cast<int>(offsetInt.getBits()),
                                             static_cast<int>(offsetInt.getOffset()));
   }
-  if (isa<LutType>(type))
-    return makeError("no register decode for lookup-table codes (" + quoted(type) + ") yet");
+  if (auto lut = dyn_cast<LutType>(type)) {
+    if (!lut.getTable())
+      return makeError("lookup codes " + quoted(type) +
+                       " take their table at run time, which no kernel implements: give the "
+                       "table in the type");
+    std::vector<double> table(lut.getValues().begin(), lut.getValues().end());
+    if (lut.getBits() == 4 && table == formats::nf4Table())
+      return formats::DataFormat::nf4();
+    if (lut.getBits() == 4 && table == formats::fp4Table())
+      return formats::DataFormat::fp4Lut();
+    return formats::DataFormat::lut(static_cast<int>(lut.getBits()), std::move(table), "");
+  }
   return makeError("no storage format for " + quoted(type));
+}
+
+Expected<Type> codeType(MLIRContext &context, const formats::DataFormat &format) {
+  if (const formats::IntFormat *integer = format.asInt()) {
+    if (integer->fractionBits != 0)
+      return makeError("no IR type for fixed-point codes (" + format.name() + ")");
+    if (integer->offset != 0 || integer->ternary) {
+      if (integer->isSigned)
+        return makeError("no IR type for signed codes with an offset (" + format.name() + ")");
+      return Type(OffsetIntType::get(&context, static_cast<unsigned>(integer->bits),
+                                     integer->offset, integer->ternary));
+    }
+    return Type(IntegerType::get(&context, static_cast<unsigned>(integer->bits),
+                                 integer->isSigned ? IntegerType::Signed
+                                                   : IntegerType::Unsigned));
+  }
+  if (const formats::FloatFormat *f = format.asFloat()) {
+    SpecialValues special = (f->flags & formats::kFloatIeee)         ? SpecialValues::ieee
+                            : (f->flags & formats::kFloatNanAllOnes) ? SpecialValues::fn
+                                                                     : SpecialValues::finite;
+    Type type = MiniFloatType::getChecked(
+        [&] { return mlir::emitError(UnknownLoc::get(&context)); }, &context,
+        static_cast<unsigned>(f->exponentBits), static_cast<unsigned>(f->mantissaBits),
+        static_cast<int64_t>(f->bias),
+        f->hasSign(), special);
+    // The type's rules (subnormals unless unsigned exponent-only) must give
+    // back the same format.
+    if (!type || !(dataFormat(type).ok() && *dataFormat(type) == format))
+      return makeError("no IR type for " + format.name() + " codes");
+    return type;
+  }
+  const formats::LutFormat *lut = format.asLut();
+  return Type(LutType::get(&context, static_cast<unsigned>(lut->bits),
+                           DenseF64ArrayAttr::get(&context, lut->table)));
 }
 
 Expected<core::Problem> coreProblem(int64_t n, int64_t k, Type activation, Type code,

@@ -21,9 +21,12 @@ core::Schedule coreSchedule(KernelFamily family, llvm::ArrayRef<int64_t> tile,
 core::Schedule coreSchedule(ScheduleAttr schedule);
 
 // A storage type as the formats library's descriptor: ui<N> and si<N>,
-// f16 / bf16 / f32, f8E4M3FN, f8E5M2 and !lb.float; lookup codes and
-// signless integers get the reason.
+// !lb.int, f16 / bf16 / f32, f8E4M3FN, f8E5M2, !lb.float and !lb.lut with
+// its table; signless integers and tables given at run time get the reason.
 Expected<formats::DataFormat> dataFormat(mlir::Type type);
+// The other way, for weight codes: ui<N> / si<N>, !lb.int for offsets and
+// ternary, !lb.float for minifloats and !lb.lut with the table in the type.
+Expected<mlir::Type> codeType(mlir::MLIRContext &context, const formats::DataFormat &format);
 
 // An `lb.qmatmul`'s problem: W[n, k] of `code`, activations of
 // `activation`, and the scheme of `quant` (with `zeros`, the zero points'

@@ -141,6 +141,19 @@ def Lb_PrmtOp : Lb_Op<"prmt", [Pure]> {
   let assemblyFormat = "$a `,` $b `selector` $selector attr-dict";
 }
 
+def Lb_PrmtLookupOp : Lb_Op<"prmt_lookup", [Pure]> {
+  let summary = "prmt.b32 with the selector in a register: four lookups in an 8-byte table";
+  let description = [{
+    Byte i of the result is byte `selector[4i+2:4i]` of {b, a} (bytes 0..3
+    a's, 4..7 b's), or, where bit 4i+3 is set, that byte's sign bit spread
+    over the byte. With a table's bytes as `a` and `b` and codes as the
+    selector, one prmt looks up four codes (lookup-table decodes).
+  }];
+  let arguments = (ins I32:$a, I32:$b, I32:$selector);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$a `,` $b `by` $selector attr-dict";
+}
+
 def Lb_PackF32PairOp : Lb_Op<"pack_f32_pair", [Pure]> {
   let summary = "two f32 rounded into one f16x2 / bf16x2 register (lo in the low half)";
   let arguments = (ins F32:$lo, F32:$hi, TypeAttr:$element);

@@ -154,6 +154,8 @@ unsigned lowbit::lb::getCodeBits(Type type) {
     return minifloat.getWidth();
   if (auto lut = dyn_cast<LutType>(type))
     return lut.getBits();
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(type))
+    return 8;
   return 0;
 }
 

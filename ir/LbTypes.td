@@ -11,7 +11,7 @@ class Lb_Type<string name, string typeMnemonic, list<Trait> traits = []>
   let mnemonic = typeMnemonic;
 }
 
-def Lb_MiniFloatType : Lb_Type<"MiniFloat", "float"> {
+def Lb_MiniFloatType : Lb_Type<"MiniFloat", "float", [MemRefElementTypeInterface]> {
   let summary = "a generic ExMy minifloat storage type";
   let description = [{
     `!lb.float<e2m1, finite>` is OCP FP4 e2m1; `!lb.float<ue8m0, fn>` the
@@ -57,7 +57,7 @@ def Lb_OffsetIntType : Lb_Type<"OffsetInt", "int", [MemRefElementTypeInterface]>
   let genVerifyDecl = 1;
 }
 
-def Lb_LutType : Lb_Type<"Lut", "lut"> {
+def Lb_LutType : Lb_Type<"Lut", "lut", [MemRefElementTypeInterface]> {
   let summary = "codes that index a lookup table";
   let description = [{
     `!lb.lut<4, [-1.0, ..., 1.0]>` decodes a 4-bit code `q` to `table[q]`

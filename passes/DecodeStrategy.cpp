@@ -1,6 +1,8 @@
-// Integer codes to f16x2 / bf16x2 registers with lop3, prmt and magic
-// numbers: one sequence per word, derived from the code's width, signedness
-// and offset (no sequence is written per format name).
+// Codes to f16x2 / bf16x2 registers with lop3, prmt and magic numbers: one
+// sequence per word, derived from the code's width, signedness and offset,
+// or from a minifloat's fields or a table's entries (core/DecodeFacts.h);
+// no sequence is written per format name. Minifloats and tables are
+// described at their emitters below; integers here.
 //
 // 1, 2 and 4 bits: in-place magic. A 16-bit half holding 0x6400 (f16 1024.0,
 // whose mantissa counts in units of 1) or 0x4300 (bf16 128.0) with a code n
@@ -41,7 +43,9 @@
 // (ternary is 2-bit unsigned with offset -1) folds into the same bias.
 #include "passes/DecodeStrategy.h"
 
+#include "core/DecodeFacts.h"
 #include "core/FragmentFacts.h"
+#include "ir/CoreConversion.h"
 #include "ir/LbOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -56,6 +60,10 @@ namespace {
 // (a & b) ^ c evaluated on the lop3 selector bytes a = 0xF0, b = 0xCC, c = 0xAA.
 constexpr uint32_t kLutAndXor = (0xF0 & 0xCC) ^ 0xAA;
 static_assert(kLutAndXor == 0x6A, "lop3 truth table of (a & b) ^ c");
+// (a & b) | c, and c ? a : b.
+constexpr uint32_t kLutAndOr = (0xF0 & 0xCC) | 0xAA;
+constexpr uint32_t kLutSelect = (0xF0 & 0xAA) | (0xCC & ~0xAA & 0xFF);
+static_assert(kLutAndOr == 0xEA && kLutSelect == 0xE4, "lop3 truth tables");
 
 // Bit pattern of a small integer or power of two, exact in both formats.
 uint32_t halfBits(double value, bool bf16) {
@@ -217,20 +225,119 @@ struct BytePermuteEmitter {
   }
 };
 
-// The interleave of a word: field f of the low half lands in register r's
-// low half (element 2 r), the same field of the high half in its high half
-// (element 2 r + 1). It is a bit permutation of the field index (checked):
-// for bf16 and for 8-bit codes a rotation (field bit t -> element bit t + 1,
-// the top field bit -> element bit 0); f16's alternating windows also move
-// the window bit below the offset bits.
-Expected<layout::LinearLayout> wordInterleave(int bits, bool bf16) {
-  int fields = 32 / bits, registers = fields / 2;
-  std::vector<int> elementOf(fields);
-  for (int r = 0; r < registers; ++r) {
-    int field = bits == 8 ? r : fieldOfRegister(bits, bf16, r).field;
-    elementOf[field] = 2 * r;
-    elementOf[field + registers] = 2 * r + 1;
+// Minifloats (core/DecodeFacts.h): register j takes field j of each half,
+// moved to the top of its half (a shift left, or for bytes one prmt that
+// also zeroes the low bytes), so the code's sign is the half's sign. The
+// magnitude shifts right onto the wide mantissa's top, one mask keeps it
+// and one lop3 puts the sign back: (x & 0x80008000) | (y & M). One fma by
+// 2^scaleExponent (with -0 as the addend, which keeps the sign of zero)
+// makes the value, normals and subnormals alike. e5m2 to f16 is its top
+// byte: the prmt alone.
+struct MinifloatEmitter {
+  core::MinifloatDecode decode;
+  bool bf16;
+
+  SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
+    EmitContext c{b, loc, bf16};
+    const int bits = decode.codeBits, registers = 16 / bits;
+    const uint32_t sign = decode.hasSign ? 0x80008000u : 0u;
+    const uint32_t magnitude = splat(decode.magnitudeMask);
+    SmallVector<Value> out;
+    for (int j = 0; j < registers; ++j) {
+      Value x;
+      if (bits == 8) { // bytes j and j + 2 into bytes 1 and 3, zeros below
+        uint32_t selector = 4u | uint32_t(j) << 4 | 4u << 8 | uint32_t(j + 2) << 12;
+        x = b.create<lb::PrmtOp>(loc, b.getI32Type(), word, c.i32(0),
+                                 b.getI32IntegerAttr(static_cast<int32_t>(selector)));
+      } else {
+        int shift = 16 - bits * (j + 1);
+        x = shift == 0 ? word : b.create<arith::ShLIOp>(loc, word, c.i32(shift)).getResult();
+      }
+      Value v;
+      if (decode.magnitudeShift == 0) {
+        // Sign and magnitude are in place; a byte's prmt left nothing else.
+        v = bits == 8 && (sign | magnitude) == 0xFF00FF00u
+                ? x
+                : b.create<arith::AndIOp>(loc, x, c.i32(sign | magnitude)).getResult();
+      } else {
+        Value y = b.create<arith::ShRUIOp>(loc, x, c.i32(decode.magnitudeShift));
+        v = b.create<arith::AndIOp>(loc, y, c.i32(magnitude));
+        if (sign) // (x & sign) | v
+          v = b.create<lb::Lop3Op>(loc, b.getI32Type(), x, c.i32(sign), v,
+                                   b.getI32IntegerAttr(kLutAndOr));
+      }
+      if (decode.scaleExponent != 0)
+        v = c.pair(lb::PairOp::fma, v, splat(halfBits(std::ldexp(1.0, decode.scaleExponent), bf16)),
+                   0x80008000u);
+      out.push_back(v);
+    }
+    return out;
   }
+};
+
+// 4-bit lookup tables, register-resident: the 16 entries' low bytes are
+// four constant words (entries 0-7 in two, 8-15 in two), their high bytes
+// four more. A word's codes c0..c7 (nibble i holds c_i) are looked up four
+// at a time: with the nibbles' low 3 bits as the selector (w & 0x7777 and
+// (w >> 16) & 0x7777), prmt_lookup picks byte c & 7 of each 8-byte table,
+// for the entries below 8 and those from 8. Bit 3 of each code chooses
+// between the two: prmt's sign mode spreads a byte's top bit over a byte, and
+// bit 3 of nibble i is the top bit of byte i / 2 of w (i odd) or of w << 4
+// (i even), so one prmt over {w, w << 4} makes the four byte masks and one
+// lop3 a select. Two prmts then pair low and high bytes into the halves of
+// two registers. Register r holds codes 2 r and 2 r + 1: the identity
+// interleave. 22 instructions for 8 values, no memory access.
+struct TableLookupEmitter {
+  std::vector<uint16_t> table;
+  bool bf16;
+
+  SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
+    EmitContext c{b, loc, bf16};
+    // byteTable(hi, from): the selected byte of entries from .. from + 3.
+    auto byteTable = [&](bool high, int from) {
+      uint32_t v = 0;
+      for (int i = 0; i < 4; ++i)
+        v |= uint32_t((table[from + i] >> (high ? 8 : 0)) & 0xFF) << (8 * i);
+      return c.i32(v);
+    };
+    Value tables[2][2][2]; // [high byte][entries from 8][word]
+    for (int high = 0; high < 2; ++high)
+      for (int upper = 0; upper < 2; ++upper)
+        for (int half = 0; half < 2; ++half)
+          tables[high][upper][half] = byteTable(high, 8 * upper + 4 * half);
+    auto prmt = [&](Value x, Value y, uint32_t selector) -> Value {
+      return b.create<lb::PrmtOp>(loc, b.getI32Type(), x, y,
+                                  b.getI32IntegerAttr(static_cast<int32_t>(selector)));
+    };
+    Value shifted = b.create<arith::ShLIOp>(loc, word, c.i32(4));
+    Value highCodes = b.create<arith::ShRUIOp>(loc, word, c.i32(16));
+    // Nibbles 0-3 and 4-7: their selectors and the masks of their bit 3.
+    Value selectors[2] = {b.create<arith::AndIOp>(loc, word, c.i32(0x7777)),
+                          b.create<arith::AndIOp>(loc, highCodes, c.i32(0x7777))};
+    Value masks[2] = {prmt(word, shifted, 0x9D8C), prmt(word, shifted, 0xBFAE)};
+    SmallVector<Value> out;
+    for (int g = 0; g < 2; ++g) {
+      Value bytes[2];
+      for (int high = 0; high < 2; ++high) {
+        Value below = b.create<lb::PrmtLookupOp>(loc, b.getI32Type(), tables[high][0][0],
+                                                 tables[high][0][1], selectors[g]);
+        Value above = b.create<lb::PrmtLookupOp>(loc, b.getI32Type(), tables[high][1][0],
+                                                 tables[high][1][1], selectors[g]);
+        bytes[high] = b.create<lb::Lop3Op>(loc, b.getI32Type(), above, below, masks[g],
+                                           b.getI32IntegerAttr(kLutSelect));
+      }
+      out.push_back(prmt(bytes[0], bytes[1], 0x5140));
+      out.push_back(prmt(bytes[0], bytes[1], 0x7362));
+    }
+    return out;
+  }
+};
+
+// The interleave of a word: elementOf[f] is the element (register e / 2,
+// half e % 2) that decodes field f. It must be a bit permutation of the field
+// index (checked), which lb-propagate-layouts folds into the weight layout.
+Expected<layout::LinearLayout> fieldInterleave(const std::vector<int> &elementOf) {
+  int fields = static_cast<int>(elementOf.size());
   int fieldBits = static_cast<int>(std::log2(fields));
   std::vector<std::vector<layout::BitTarget>> targets(1);
   for (int t = 0; t < fieldBits; ++t) {
@@ -249,6 +356,22 @@ Expected<layout::LinearLayout> wordInterleave(int bits, bool bf16) {
   }
   return layout::LinearLayout::fromBitPermutation({{"field", fieldBits}},
                                                   {{"element", fieldBits}}, targets);
+}
+
+// Register r of the integer decodes holds, in its low half, field f of the
+// word's low half (element 2 r) and, in its high half, the same field of
+// the high half (element 2 r + 1): for bf16 and for 8-bit codes a rotation
+// (field bit t -> element bit t + 1, the top field bit -> element bit 0);
+// f16's alternating windows also move the window bit below the offset bits.
+Expected<layout::LinearLayout> wordInterleave(int bits, bool bf16) {
+  int fields = 32 / bits, registers = fields / 2;
+  std::vector<int> elementOf(fields);
+  for (int r = 0; r < registers; ++r) {
+    int field = bits == 8 ? r : fieldOfRegister(bits, bf16, r).field;
+    elementOf[field] = 2 * r;
+    elementOf[field + registers] = 2 * r + 1;
+  }
+  return fieldInterleave(elementOf);
 }
 
 } // namespace
@@ -277,9 +400,47 @@ SmallVector<Value> subtractZeros(OpBuilder &b, Location loc, Type value, ArrayRe
   return out;
 }
 
+// Minifloats and lookup tables: what core/DecodeFacts.h derives from the
+// format, or its reason.
+static FailureOr<DecodeStrategy>
+selectNonIntegerStrategy(Type codeType, Type value, bool raw,
+                         function_ref<InFlightDiagnostic()> emitError) {
+  if (!value.isF16() && !value.isBF16())
+    return emitError() << codeType << " codes decode to f16 or bf16, not " << value;
+  if (raw)
+    return emitError() << "a raw decode takes unsigned integer codes, not " << codeType;
+  Expected<formats::DataFormat> format = lb::dataFormat(codeType);
+  if (!format)
+    return emitError() << format.error();
+  const core::Activation activation =
+      value.isBF16() ? core::Activation::BF16 : core::Activation::F16;
+  if (Status decodable = core::checkDecodable(*format, activation); !decodable)
+    return emitError() << decodable.error();
+  const int bits = format->bits(), fields = 32 / bits;
+  DecodeStrategy strategy;
+  strategy.codesPerWord = fields;
+  std::vector<int> elementOf(fields);
+  if (format->asLut()) {
+    for (int f = 0; f < fields; ++f)
+      elementOf[f] = f;
+    strategy.emit = TableLookupEmitter{*core::lookupTableBits(*format, activation), value.isBF16()};
+  } else {
+    for (int f = 0; f < fields / 2; ++f)
+      elementOf[f] = 2 * f, elementOf[f + fields / 2] = 2 * f + 1;
+    strategy.emit = MinifloatEmitter{*core::minifloatDecode(*format, activation), value.isBF16()};
+  }
+  Expected<layout::LinearLayout> interleave = fieldInterleave(elementOf);
+  if (!interleave.ok())
+    return emitError() << "internal: " << interleave.error();
+  strategy.interleave = *interleave;
+  return strategy;
+}
+
 FailureOr<DecodeStrategy>
 selectDecodeStrategy(Type codeType, Type value, bool raw,
                      function_ref<InFlightDiagnostic()> emitError) {
+  if (isa<lb::MiniFloatType, lb::LutType, Float8E4M3FNType, Float8E5M2Type>(codeType))
+    return selectNonIntegerStrategy(codeType, value, raw, emitError);
   IntegerCode code;
   if (auto offsetInt = dyn_cast<lb::OffsetIntType>(codeType)) {
     code = {static_cast<int>(offsetInt.getBits()), false, static_cast<int>(offsetInt.getOffset())};

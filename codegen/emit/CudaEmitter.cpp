@@ -190,6 +190,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case<arith::DivUIOp>([&](auto) { return binary("/"); })
       .Case<arith::RemUIOp>([&](auto) { return binary("%"); })
       .Case<arith::ShRUIOp>([&](auto) { return binary(">>"); })
+      .Case<arith::ShLIOp>([&](auto) { return binary("<<"); })
       .Case<arith::MinUIOp>([&](arith::MinUIOp min) {
         // Index values are non-negative, so the signed comparison of long
         // long is the unsigned one.
@@ -199,6 +200,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
         return success();
       })
       .Case<arith::AndIOp>([&](auto) { return binary("&"); })
+      .Case<arith::OrIOp>([&](auto) { return binary("|"); })
       .Case<arith::XOrIOp>([&](auto) { return binary("^"); })
       .Case<arith::NegFOp>([&](arith::NegFOp neg) {
         line() << "const float " << bind(neg.getResult()) << " = -" << name(neg.getOperand())
@@ -295,6 +297,11 @@ LogicalResult Emitter::emitOp(Operation &op) {
                << ", " << name(prmt.getB()) << ", 0x";
         os.write_hex(static_cast<uint32_t>(prmt.getSelector()));
         os << "u);\n";
+        return success();
+      })
+      .Case<lb::PrmtLookupOp>([&](lb::PrmtLookupOp prmt) {
+        line() << "const u32 " << bind(prmt.getResult()) << " = prmt(" << name(prmt.getA())
+               << ", " << name(prmt.getB()) << ", " << name(prmt.getSelector()) << ");\n";
         return success();
       })
       .Case<lb::PackF32PairOp>([&](lb::PackF32PairOp pack) {

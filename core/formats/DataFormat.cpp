@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
 
 namespace lowbit::formats {
 
@@ -52,6 +54,15 @@ Expected<DataFormat> DataFormat::minifloat(int exponentBits, int mantissaBits, i
 }
 
 Expected<DataFormat> DataFormat::lut(int bits, std::vector<double> table, std::string name) {
+  if (name.empty()) { // the spelling parseFormat reads back: every value, exactly
+    std::ostringstream spelling;
+    spelling.precision(17);
+    spelling << "lut<" << bits << ",[";
+    for (size_t i = 0; i < table.size(); ++i)
+      spelling << (i ? "," : "") << table[i];
+    spelling << "]>";
+    name = spelling.str();
+  }
   auto format = std::make_shared<LutFormat>(LutFormat{bits, std::move(name), std::move(table)});
   if (Status status = validateLutFormat(*format); !status)
     return makeError(status.error());
@@ -129,7 +140,9 @@ std::string DataFormat::spelling() const {
     return intFormatSpelling(*i);
   if (auto *f = asFloat())
     return floatFormatSpelling(*f);
-  return "lut<" + std::to_string(asLut()->bits) + "," + asLut()->name + ">";
+  const std::string &name = asLut()->name;
+  return name.compare(0, 4, "lut<") == 0 ? name
+                                         : "lut<" + std::to_string(asLut()->bits) + "," + name + ">";
 }
 
 bool DataFormat::isValidCode(uint32_t code) const {
@@ -267,6 +280,41 @@ Expected<int> parseInteger(const std::string &text, const std::string &context) 
   return std::stoi(text);
 }
 
+// lut<bits,[v0, v1, ...]>: a table given by its values (a spec's codebook).
+Expected<DataFormat> parseTableFormat(const std::string &text) {
+  const std::string context = "format '" + text + "'";
+  size_t comma = text.find(','), open = text.find('['), close = text.rfind(']');
+  if (comma != std::string::npos && open == std::string::npos) { // lut<4,nf4>: a built-in table
+    Expected<DataFormat> named = parseFormat(text.substr(comma + 1, text.size() - comma - 2));
+    if (named && named->asLut() && text.substr(4, comma - 4) == std::to_string(named->bits()))
+      return named;
+    return makeError("expected lut<bits,[v0, v1, ...]> or lut<4,nf4> in " + context);
+  }
+  if (comma == std::string::npos || open == std::string::npos || close == std::string::npos ||
+      comma > open || close + 2 != text.size() || trim(text.substr(comma + 1, open - comma - 1)) != "")
+    return makeError("expected lut<bits,[v0, v1, ...]> in " + context);
+  Expected<int> bits = parseInteger(trim(text.substr(4, comma - 4)), context);
+  if (!bits)
+    return makeError(bits.error());
+  if (*bits < 1 || *bits > 8)
+    return makeError("a lookup table has 1 to 8 bits, not " + std::to_string(*bits) + " in " +
+                     context);
+  std::vector<double> table;
+  for (const std::string &entry : splitArguments(text.substr(open + 1, close - open - 1))) {
+    char *end = nullptr;
+    double value = std::strtod(entry.c_str(), &end);
+    if (entry.empty() || end != entry.c_str() + entry.size())
+      return makeError("table entry '" + entry + "' is not a number in " + context);
+    table.push_back(value);
+  }
+  // A table equal to a built-in one is that format, under its name.
+  if (*bits == 4 && table == nf4Table())
+    return DataFormat::nf4();
+  if (*bits == 4 && table == fp4Table())
+    return DataFormat::fp4Lut();
+  return DataFormat::lut(*bits, std::move(table), "");
+}
+
 } // namespace
 
 Expected<DataFormat> parseFormat(const std::string &rawText) {
@@ -309,6 +357,8 @@ Expected<DataFormat> parseFormat(const std::string &rawText) {
       return DataFormat::integer(*bits, p == "int");
     }
   }
+  if (text.compare(0, 4, "lut<") == 0 && text.back() == '>')
+    return parseTableFormat(text);
   size_t open = text.find('<');
   if (open != std::string::npos && text.back() == '>') {
     std::string head = trim(text.substr(0, open));

@@ -39,6 +39,8 @@ public:
   static Expected<DataFormat> integer(int bits, bool isSigned, int offset = 0);
   static Expected<DataFormat> minifloat(int exponentBits, int mantissaBits, int bias,
                                         unsigned flags);
+  // An empty name names the table by its values (lut<bits,[v0,...]>), the
+  // spelling parseFormat reads back.
   static Expected<DataFormat> lut(int bits, std::vector<double> table, std::string name);
   static Expected<DataFormat> fromInt(const IntFormat &format);
   static Expected<DataFormat> fromFloat(const FloatFormat &format);
@@ -107,7 +109,8 @@ private:
 };
 
 // Names accepted: int2..int8, s8, uint1..uint8, ternary, e2m1, e2m3, e3m2,
-// e4m3 / e4m3fn, e5m2, e8m0, f16, bf16, f32, nf4, fp4, mxint8, and the generic
+// e4m3 / e4m3fn, e5m2, e8m0, f16, bf16, f32, nf4, fp4, mxint8, lut<bits,[v0,...]>
+// (a table by its values), and the generic
 // spellings int<bits,signed|unsigned[,offset[,fraction]]> and
 // float<e,m,bias[,flag|flag...]> with flags finite, ieee, fn, unsigned, nosub.
 Expected<DataFormat> parseFormat(const std::string &text);

@@ -120,10 +120,15 @@ Status checkElementCodes(const DataFormat &element, const uint8_t *codes, int64_
                          int64_t cols) {
   // One table lookup per code: the runtime's packer checks every weight of
   // matrices of hundreds of millions.
-  enum : uint8_t { kValid, kInvalid, kNan };
+  // NaN and Inf codes are refused too: no weight of a matmul means them, and
+  // the kernels' minifloat decodes only map finite codes.
+  enum : uint8_t { kValid, kInvalid, kNan, kInf };
   uint8_t kind[256];
   for (uint32_t code = 0; code < 256; ++code)
-    kind[code] = !element.isValidCode(code) ? kInvalid : element.isNanCode(code) ? kNan : kValid;
+    kind[code] = !element.isValidCode(code)              ? kInvalid
+                 : element.isNanCode(code)               ? kNan
+                 : !std::isfinite(element.decode(code)) ? kInf
+                                                         : kValid;
   for (int64_t i = 0; i < rows * cols; ++i) {
     const uint8_t code = codes[i];
     if (kind[code] == kValid)
@@ -132,6 +137,8 @@ Status checkElementCodes(const DataFormat &element, const uint8_t *codes, int64_
         "code " + std::to_string(code) + " at " + position(i / cols, i % cols);
     if (kind[code] == kNan)
       return makeError(where + " is NaN in " + element.name());
+    if (kind[code] == kInf)
+      return makeError(where + " is infinite in " + element.name() + "; a weight must be finite");
     return makeError(where + " is not a valid " + element.name() + " code (" +
                      validCodesText(element) + ")");
   }

@@ -63,7 +63,8 @@ Expected<std::vector<double>> dequantize(const QuantizedMatrix &matrix);
 // Structural checks only (sizes, code validity, g_idx range).
 Status validateQuantizedMatrix(const QuantizedMatrix &matrix);
 // Every code of a row-major rows x cols matrix, one per byte, is a valid
-// code of `element` and not a NaN: a byte with bits set above the width, or
+// code of `element` that decodes to a finite value (NaN and Inf codes are no
+// weights): a byte with bits set above the width, or
 // ternary's unused code 3, is an error that names the first such position
 // and what the valid codes are.
 Status checkElementCodes(const DataFormat &element, const uint8_t *codes, int64_t rows,

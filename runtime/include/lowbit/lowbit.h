@@ -99,8 +99,10 @@ typedef enum lowbit_dtype {
   LOWBIT_DTYPE_F32 = 3 /* scales only */
 } lowbit_dtype;
 
-/* Integer weight codes. Unsigned uintB holds 0..2^B-1; signed intB holds the
- * B-bit two's complement pattern. */
+/* Weight codes. Unsigned uintB holds 0..2^B-1; signed intB holds the B-bit
+ * two's complement pattern. Minifloats hold the OCP bit pattern (sign,
+ * exponent, mantissa); codes that decode to NaN or Inf are refused when
+ * packed. Lookup codes index a table: NF4 is QLoRA's NormalFloat table. */
 typedef enum lowbit_weight_format {
   LOWBIT_WEIGHT_UINT1 = 1,
   LOWBIT_WEIGHT_UINT2 = 2,
@@ -118,7 +120,11 @@ typedef enum lowbit_weight_format {
   LOWBIT_WEIGHT_INT6 = 22,
   LOWBIT_WEIGHT_INT7 = 23,
   LOWBIT_WEIGHT_INT8 = 24,
-  LOWBIT_WEIGHT_TERNARY = 32 /* {-1, 0, 1} as the 2-bit codes 0, 1, 2 (3 is invalid) */
+  LOWBIT_WEIGHT_TERNARY = 32, /* {-1, 0, 1} as the 2-bit codes 0, 1, 2 (3 is invalid) */
+  LOWBIT_WEIGHT_E2M1 = 48,    /* OCP FP4: ±{0, 0.5, 1, 1.5, 2, 3, 4, 6} */
+  LOWBIT_WEIGHT_E4M3 = 49,    /* OCP FP8 e4m3fn (0x7F and 0xFF are NaN) */
+  LOWBIT_WEIGHT_E5M2 = 50,    /* OCP FP8 e5m2 (IEEE-style Inf and NaN) */
+  LOWBIT_WEIGHT_NF4 = 64      /* 4-bit codes of the NormalFloat table */
 } lowbit_weight_format;
 
 typedef enum lowbit_granularity {

@@ -5,11 +5,22 @@
 // (tests/unit/passes/ScheduleAgreementTest.cpp holds the two together).
 
 // Codes the fragment facts have no register decode for get their reason.
-func.func @fp4(%x: tensor<?x4096xf16>, %w: tensor<256x4096x!lb.float<e2m1, finite>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{gemv schedule: no register decode for e2m1 codes yet (integer codes of 1, 2, 4 or 8 bits are implemented)}}
+func.func @fp6(%x: tensor<?x4096xf16>, %w: tensor<256x4096x!lb.float<e3m2, finite>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: no register decode for 6-bit e3m2 codes: a minifloat code must not straddle a 16-bit half (2, 4 or 8 bits)}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
-      : (tensor<?x4096xf16>, tensor<256x4096x!lb.float<e2m1, finite>>, tensor<256xf16>) -> tensor<?x256xf16>
+      : (tensor<?x4096xf16>, tensor<256x4096x!lb.float<e3m2, finite>>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// A minifloat whose values f16 cannot hold: the decode's reason.
+func.func @e8m0(%x: tensor<?x4096xf16>, %w: tensor<256x4096x!lb.float<ue8m0, fn>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: no exact decode of e8m0 to f16: a format without subnormals has no zero}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x4096xf16>, tensor<256x4096x!lb.float<ue8m0, fn>>, tensor<256xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
 
@@ -62,7 +73,7 @@ func.func @wgmma_tile_n(%x: tensor<?x4096xf16>, %w: tensor<512x4096xui4>, %s: te
 // Two consumer warpgroups leave 232 registers a thread: zero points need
 // tile M <= 56.
 func.func @wgmma_registers(%x: tensor<?x4096xf16>, %w: tensor<512x4096xui4>, %s: tensor<512x32xf16>, %z: tensor<512x32xf16>) -> tensor<?x512xf16> {
-  // expected-error @+1 {{wgmma schedule: with two consumer warpgroups, zero points or 8-bit codes need tile M <= 56}}
+  // expected-error @+1 {{wgmma schedule: with two consumer warpgroups, zero points, 8-bit codes, minifloats and lookup tables need tile M <= 56}}
   %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<512x32xf16>) quant <granularity = group, group_size = 128, scale = f16, zero = sub_code>
       schedule <family = wgmma, tile = [64, 512, 64], warps = [1, 8], stages = 8, split_k = 1>
       : (tensor<?x4096xf16>, tensor<512x4096xui4>, tensor<512x32xf16>) -> tensor<?x512xf16>

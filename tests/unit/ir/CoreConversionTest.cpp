@@ -41,6 +41,29 @@ TEST_F(CoreConversion, StorageTypesBecomeTheFormatsOfTheSameName) {
   ASSERT_FALSE(signless.ok());
   EXPECT_EQ(signless.error(), "integer codes must say their signedness (ui<N> or si<N>), got 'i4'");
   EXPECT_FALSE(dataFormat(type("!lb.lut<4>")).ok());
+  Expected<formats::DataFormat> nf4 =
+      dataFormat(codeType(context_, formats::DataFormat::nf4()).value());
+  ASSERT_TRUE(nf4.ok()) << nf4.error();
+  EXPECT_EQ(nf4->name(), "nf4");
+}
+
+// Weight codes go to the IR and back unchanged: every built-in element
+// format with an IR type, and a table by its values.
+TEST_F(CoreConversion, CodeTypesRoundTrip) {
+  std::vector<formats::DataFormat> codes = formats::builtinElementFormats();
+  codes.push_back(formats::parseFormat("lut<4,[-7,-6,-5,-4,-3,-2,-1,0,1,2,3,4,5,6,7,0.5]>").value());
+  codes.push_back(formats::parseFormat("float<2,2,1,unsigned>").value());
+  for (const formats::DataFormat &code : codes) {
+    Expected<mlir::Type> t = codeType(context_, code);
+    ASSERT_TRUE(t.ok()) << code.name() << ": " << t.error();
+    Expected<formats::DataFormat> back = dataFormat(*t);
+    ASSERT_TRUE(back.ok()) << code.name() << ": " << back.error();
+    EXPECT_EQ(*back, code) << code.name();
+    EXPECT_EQ(back->name(), code.name());
+  }
+  Expected<mlir::Type> fixedPoint = codeType(context_, formats::DataFormat::mxInt8());
+  ASSERT_FALSE(fixedPoint.ok());
+  EXPECT_NE(fixedPoint.error().find("fixed-point"), std::string::npos) << fixedPoint.error();
 }
 
 TEST_F(CoreConversion, TheSchemeAndTheScheduleKeepEveryField) {

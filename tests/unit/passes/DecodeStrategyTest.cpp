@@ -1,4 +1,5 @@
-// Exhaustive decode of every code of every integer width, on the CPU: the
+// Exhaustive decode of every code of every integer width, minifloat and
+// lookup table, on the CPU: the
 // bit-level sequence lb-lower-decode emits (passes/DecodeStrategy.cpp) is
 // interpreted op by op, with f16x2/bf16x2 arithmetic modelled exactly
 // (HostHalf.h), on words that put every code in every field, and each decoded
@@ -8,7 +9,9 @@
 // give the register's subtile, which the kernels fold into their scales.
 #include "passes/DecodeStrategy.h"
 
+#include "core/DecodeFacts.h"
 #include "core/FragmentFacts.h"
+#include "ir/CoreConversion.h"
 #include "core/formats/DataFormat.h"
 #include "ir/LbDialect.h"
 #include "ir/LbOps.h"
@@ -66,18 +69,12 @@ TEST_P(DecodeStrategy, EveryCodeInEveryFieldDecodesExactly) {
 
   Expected<formats::DataFormat> format = formats::parseFormat(c.format);
   ASSERT_TRUE(format.ok()) << format.error();
-  const formats::IntFormat *integer = format->asInt();
-  ASSERT_NE(integer, nullptr);
-  // Offset codes (ternary) are !lb.int, the others builtin integers.
-  mlir::Type code =
-      integer->offset != 0 || integer->ternary
-          ? mlir::Type(lb::OffsetIntType::get(&context, c.bits, integer->offset, integer->ternary))
-          : mlir::Type(mlir::IntegerType::get(&context, c.bits,
-                                              c.isSigned ? mlir::IntegerType::Signed
-                                                         : mlir::IntegerType::Unsigned));
+  ASSERT_EQ(format->bits(), c.bits);
+  Expected<mlir::Type> code = lb::codeType(context, *format);
+  ASSERT_TRUE(code.ok()) << code.error();
   mlir::Type value = c.bf16 ? mlir::Type(b.getBF16Type()) : mlir::Type(b.getF16Type());
   mlir::FailureOr<passes::DecodeStrategy> strategy =
-      passes::selectDecodeStrategy(code, value, c.raw, [&] { return func.emitError(); });
+      passes::selectDecodeStrategy(*code, value, c.raw, [&] { return func.emitError(); });
   ASSERT_TRUE(mlir::succeeded(strategy));
   ASSERT_EQ(strategy->codesPerWord, 32 / c.bits);
   llvm::SmallVector<mlir::Value> registers = strategy->emit(b, loc, entry->getArgument(0));
@@ -103,12 +100,16 @@ TEST_P(DecodeStrategy, EveryCodeInEveryFieldDecodesExactly) {
       uint32_t reg = interpreter.get(registers[element / 2]);
       double decoded = testing::half::toDouble(kind, (reg >> (16 * (element % 2))) & 0xFFFF);
       uint32_t q = static_cast<uint32_t>((w + field) % codes);
-      if (!format->isValidCode(q)) // ternary's code 3 is never stored
+      if (!core::isWeightCode(*format, q)) // ternary's 3, NaN and Inf are never stored
         continue;
       double expected = format->decode(q);
+      if (format->asLut()) // the table's entries rounded to the activation type
+        expected = testing::half::toDouble(kind, testing::half::fromDouble(kind, expected));
       if (c.raw)
         expected = std::ldexp(expected, core::f16FieldBitOffset(c.bits, element / 2) - 24);
       ASSERT_EQ(decoded, expected)
+          << c.format << " code " << q << " in field " << field << " (element " << element << ")";
+      ASSERT_EQ(std::signbit(decoded), std::signbit(expected))
           << c.format << " code " << q << " in field " << field << " (element " << element << ")";
     }
   }
@@ -129,6 +130,21 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"uint1", 1, false, false, true}, Case{"uint2", 2, false, false, true},
                       Case{"uint4", 4, false, false, true},
                       Case{"uint8", 8, false, false, true}),
+    caseName);
+
+// Minifloats and lookup tables, from their parameters: every finite code in
+// every field, to f16 and bf16.
+INSTANTIATE_TEST_SUITE_P(
+    Floats, DecodeStrategy,
+    ::testing::Values(Case{"e2m1", 4, true, false}, Case{"e2m1", 4, true, true},
+                      Case{"e4m3fn", 8, true, false}, Case{"e4m3fn", 8, true, true},
+                      Case{"e5m2", 8, true, false}, Case{"e5m2", 8, true, true},
+                      Case{"float<3,0,3>", 4, true, false}, Case{"float<2,2,1,unsigned>", 4,
+                                                                         false, true},
+                      Case{"float<4,4,7,unsigned>", 8, false, false},
+                      Case{"float<1,0,0>", 2, true, false}, Case{"nf4", 4, true, false},
+                      Case{"nf4", 4, true, true}, Case{"fp4", 4, true, false},
+                      Case{"lut<4,[-7,-6,-5,-4,-3,-2,-1,0,1,2,3,4,5,6,7,0.1]>", 4, true, true}),
     caseName);
 
 // The builders scale a raw subtile by one factor: both of its registers
@@ -179,6 +195,35 @@ TEST_F(DecodeStrategyErrors, RawNeedsUnsignedCodesAndF16) {
   EXPECT_TRUE(fails(ui4, b.getBF16Type())) << message;
   EXPECT_TRUE(fails(si4, b.getF16Type())) << message;
   EXPECT_TRUE(fails(ternary, b.getF16Type())) << message;
+}
+
+TEST_F(DecodeStrategyErrors, MinifloatsWithoutAnExactDecodeSayWhy) {
+  auto refusedFormat = [&](const char *text, mlir::Type value) {
+    Expected<formats::DataFormat> format = formats::parseFormat(text);
+    EXPECT_TRUE(format.ok()) << text;
+    Expected<mlir::Type> code = lb::codeType(context, *format);
+    EXPECT_TRUE(code.ok()) << text << ": " << (code.ok() ? "" : code.error());
+    return code.ok() && refused(*code, value, false);
+  };
+  // e8m0 has 8 exponent bits (f16 has 5); fp6 straddles a half.
+  EXPECT_TRUE(refusedFormat("e8m0", b.getF16Type()));
+  EXPECT_NE(message.find("no exact decode of e8m0 to f16"), std::string::npos) << message;
+  EXPECT_TRUE(refusedFormat("e3m2", b.getF16Type()));
+  EXPECT_NE(message.find("straddle"), std::string::npos) << message;
+  // Values below f16's subnormals.
+  EXPECT_TRUE(refusedFormat("float<5,2,30>", b.getF16Type()));
+  EXPECT_NE(message.find("not"), std::string::npos) << message;
+  EXPECT_FALSE(refusedFormat("e4m3fn", b.getBF16Type())) << message;
+  EXPECT_TRUE(refusedFormat("e2m1", b.getF32Type()));
+  EXPECT_TRUE(refusedFormat("nf4", b.getF16Type()) == false) << message;
+  Expected<formats::DataFormat> e2m1 = formats::parseFormat("e2m1");
+  EXPECT_TRUE(refused(*lb::codeType(context, *e2m1), b.getF16Type(), /*raw=*/true));
+  EXPECT_NE(message.find("raw decode"), std::string::npos) << message;
+}
+
+TEST_F(DecodeStrategyErrors, TablesGivenAtRunTimeHaveNoDecode) {
+  EXPECT_TRUE(refused(lb::LutType::get(&context, 4, nullptr), b.getF16Type(), false));
+  EXPECT_NE(message.find("run time"), std::string::npos) << message;
 }
 
 TEST_F(DecodeStrategyErrors, WidthsWithoutADecodeSayWhy) {

@@ -29,11 +29,18 @@ inline uint32_t asBits(float f) {
   return b;
 }
 
+// prmt.b32's default mode: selector nibble i picks byte (nibble & 7) of
+// {b, a}; with the nibble's bit 3 set, that byte's sign bit fills the byte.
 inline uint32_t prmt(uint32_t a, uint32_t b, uint32_t selector) {
   uint64_t bytes = uint64_t{a} | uint64_t{b} << 32;
   uint32_t d = 0;
-  for (int i = 0; i < 4; ++i)
-    d |= static_cast<uint32_t>((bytes >> (8 * ((selector >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  for (int i = 0; i < 4; ++i) {
+    uint32_t nibble = (selector >> (4 * i)) & 0xF;
+    uint32_t byte = static_cast<uint32_t>((bytes >> (8 * (nibble & 7))) & 0xFF);
+    if (nibble & 8)
+      byte = byte & 0x80 ? 0xFF : 0x00;
+    d |= byte << (8 * i);
+  }
   return d;
 }
 
@@ -57,6 +64,10 @@ public:
             static_cast<float>(mlir::cast<mlir::FloatAttr>(c.getValue()).getValueAsDouble()));
     } else if (mlir::isa<mlir::arith::ShRUIOp>(op)) {
       out = in(0) >> in(1);
+    } else if (mlir::isa<mlir::arith::ShLIOp>(op)) {
+      out = in(0) << in(1);
+    } else if (mlir::isa<mlir::arith::OrIOp>(op)) {
+      out = in(0) | in(1);
     } else if (mlir::isa<mlir::arith::XOrIOp>(op)) {
       out = in(0) ^ in(1);
     } else if (mlir::isa<mlir::arith::AndIOp>(op)) {
@@ -69,6 +80,8 @@ public:
       out = half::lop3(in(0), in(1), in(2), static_cast<unsigned>(lop3.getLut()));
     } else if (auto p = mlir::dyn_cast<lb::PrmtOp>(op)) {
       out = prmt(in(0), in(1), static_cast<uint32_t>(p.getSelector()));
+    } else if (mlir::isa<lb::PrmtLookupOp>(op)) {
+      out = prmt(in(0), in(1), in(2));
     } else if (auto pack = mlir::dyn_cast<lb::PackF32PairOp>(op)) {
       Fp16Kind kind = pack.getElement().isBF16() ? Fp16Kind::BF16 : Fp16Kind::F16;
       out = half::fromDouble(kind, asFloat(in(0))) |

@@ -3,7 +3,8 @@
 // rules; the arch limits are lifted) compile, and the ones it rejects fail
 // lb-tile with the very message the search space gives as the reason.
 //
-// The grid: unsigned 1, 2, 4 and 8-bit, int2, int4, int8 and ternary codes; f16 and
+// The grid: unsigned 1, 2, 4 and 8-bit, int2, int4, int8 and ternary codes
+// (and e2m1, e4m3fn and nf4 on the first shape, without zeros); f16 and
 // bf16; scales per tensor, per channel and per group of 32, 64 and 128; zero
 // points none, sub_code, sub_value and uint4 zero codes; N and K that do and
 // do not divide the
@@ -167,15 +168,22 @@ TEST(ScheduleAgreement, LbTileAndTheSearchSpaceAgreeOnTheGrid) {
   // N and K that divide every tile; N in 64s but not 128s and K in 32s but
   // not 64s; N in 4s only and K in 64s but not 128s.
   for (Shape shape : {Shape{4096, 4096}, Shape{192, 1056}, Shape{4100, 4160}})
-    for (const char *weight : {"uint1", "uint2", "uint4", "uint8", "int2", "int4", "int8", "ternary"})
+    for (const char *weight : {"uint1", "uint2", "uint4", "uint8", "int2", "int4", "int8", "ternary",
+                               "e2m1", "e4m3fn", "nf4"})
       for (const char *activation : {"f16", "bf16"})
         for (int64_t group : {-1, 0, 32, 64, 128})
           for (const char *zero : {"none", "sub_code", "sub_value", "quantized;zero_codes=uint4"}) {
             // No rule reads the activation dtype or tells the zero modes
             // apart: bf16, sub_value and zero codes only on the first shape.
+            // Minifloats and tables take the integers' rules but for the
+            // decode's registers: the first shape, without zeros.
             bool firstShape = shape.n == 4096;
             bool commonZero = std::string(zero) == "none" || std::string(zero) == "sub_code";
-            if (!firstShape && (std::string(activation) == "bf16" || !commonZero))
+            const std::string w = weight;
+            bool integer = w != "e2m1" && w != "e4m3fn" && w != "nf4";
+            if (!firstShape && (std::string(activation) == "bf16" || !commonZero || !integer))
+              continue;
+            if (!integer && std::string(zero) != "none")
               continue;
             std::optional<GridProblem> g =
                 gridProblem(shape.n, shape.k, weight, activation, group, zero);

@@ -133,15 +133,16 @@ TEST(SearchSpace, OverBudgetScheduleIsRejectedWithItsReason) {
 }
 
 TEST(SearchSpace, UnsupportedProblemsGiveTheCompilersReason) {
-  core::Problem fp4 = shape(4096, 4096);
-  fp4.code = formats::DataFormat::e2m1();
+  core::Problem fp6 = shape(4096, 4096);
+  fp6.code = formats::DataFormat::e3m2();
   Schedule gemv{Family::Gemv, 1, 4, 1024, 1, 4, 1, 1};
-  Status why = checkSchedule(fp4, *archLimits("sm_80"), gemv);
+  Status why = checkSchedule(fp6, *archLimits("sm_80"), gemv);
   ASSERT_FALSE(why.ok());
-  EXPECT_EQ(why.error(), core::checkSchedule(fp4, gemv).error());
-  EXPECT_NE(why.error().find("gemv schedule: no register decode for e2m1"), std::string::npos)
+  EXPECT_EQ(why.error(), core::checkSchedule(fp6, gemv).error());
+  EXPECT_NE(why.error().find("gemv schedule: no register decode for 6-bit e3m2"),
+            std::string::npos)
       << why.error();
-  EXPECT_TRUE(enumerateSchedules(fp4, *archLimits("sm_80")).accepted.empty());
+  EXPECT_TRUE(enumerateSchedules(fp6, *archLimits("sm_80")).accepted.empty());
 
   // Act-order has no kernels yet; quantized zero codes do (every family).
   core::Problem actOrder = shape(4096, 4096);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <algorithm>
 #include <cmath>
 
@@ -156,6 +158,35 @@ TEST(LutFormat, UserCodebook) {
   ASSERT_FALSE(far.ok());
   EXPECT_NE(far.error().find("outside the range [-1, 1] of lut 'mine'"), std::string::npos);
   EXPECT_EQ(book->spelling(), "lut<2,mine>");
+}
+
+// Tables by their values: the name is the spelling parseFormat reads back,
+// every value exact, and a table equal to a built-in one is that format.
+TEST(LutFormat, TablesByValueRoundTripThroughTheirName) {
+  Expected<DataFormat> book = parseFormat("lut<2,[-1, -0.25, 0.1, 1]>");
+  ASSERT_TRUE(book.ok()) << book.error();
+  EXPECT_EQ(book->name(), "lut<2,[-1,-0.25,0.10000000000000001,1]>");
+  EXPECT_EQ(book->decode(2), 0.1);
+  Expected<DataFormat> again = parseFormat(book->name());
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(*again, *book);
+  EXPECT_EQ(again->name(), book->name());
+  std::string nf4 = "lut<4,[";
+  for (size_t i = 0; i < nf4Table().size(); ++i) {
+    std::ostringstream v;
+    v.precision(17);
+    v << nf4Table()[i];
+    nf4 += (i ? "," : "") + v.str();
+  }
+  Expected<DataFormat> named = parseFormat(nf4 + "]>");
+  ASSERT_TRUE(named.ok()) << named.error();
+  EXPECT_EQ(named->name(), "nf4");
+  Expected<DataFormat> builtin = parseFormat("lut<4,nf4>");
+  ASSERT_TRUE(builtin.ok()) << builtin.error();
+  EXPECT_EQ(*builtin, DataFormat::nf4());
+  for (const char *bad : {"lut<2,[1,2,3]>", "lut<2,[1,2,x,4]>", "lut<9,[1]>", "lut<4,e2m1>",
+                          "lut<2,[1,2,3,4]", "lut<,[1,2,3,4]>", "lut<2,[1,2,inf,4]>"})
+    EXPECT_FALSE(parseFormat(bad).ok()) << bad;
 }
 
 TEST(LutFormat, WrongTableSizeIsRejected) {

@@ -30,6 +30,22 @@ TEST(AbiFormats, EveryWeightValueIsItsIntegerFormat) {
   EXPECT_NE(outside.error().find("uint1"), std::string::npos) << outside.error();
 }
 
+TEST(AbiFormats, MinifloatAndTableWeightsAreTheFormatsLibrarys) {
+  struct Row {
+    lowbit_weight_format abi;
+    formats::DataFormat format;
+  };
+  for (const Row &row : {Row{LOWBIT_WEIGHT_E2M1, formats::DataFormat::e2m1()},
+                         Row{LOWBIT_WEIGHT_E4M3, formats::DataFormat::e4m3fn()},
+                         Row{LOWBIT_WEIGHT_E5M2, formats::DataFormat::e5m2()},
+                         Row{LOWBIT_WEIGHT_NF4, formats::DataFormat::nf4()}}) {
+    Expected<formats::DataFormat> code = weightFormatFromAbi(row.abi);
+    ASSERT_TRUE(code.ok()) << code.error();
+    EXPECT_EQ(*code, row.format) << row.format.name();
+    EXPECT_EQ(code->name(), row.format.name());
+  }
+}
+
 TEST(AbiFormats, TernaryIsTheFormatsLibrarysTernary) {
   Expected<formats::DataFormat> ternary = weightFormatFromAbi(LOWBIT_WEIGHT_TERNARY);
   ASSERT_TRUE(ternary.ok()) << ternary.error();

@@ -70,20 +70,33 @@ TEST(FormatListing, IntegerWidthsHaveKernelsOnEveryArch) {
   EXPECT_TRUE(contains(uint2, "sm_80 sm_86 sm_89 sm_90a")) << uint2;
 }
 
-TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
-  for (const DataFormat &code :
-       {DataFormat::e2m1(), DataFormat::nf4(), DataFormat::e4m3fn(), DataFormat::unsignedInt(3)}) {
+// Minifloats of 4 and 8 bits and 4-bit tables decode to both activations.
+TEST(FormatListing, MinifloatsAndTablesHaveKernelsOnEveryArch) {
+  for (const DataFormat &code : {DataFormat::e2m1(), DataFormat::e4m3fn(), DataFormat::e5m2(),
+                                 DataFormat::nf4(), DataFormat::fp4Lut()}) {
     KernelAvailability kernels = elementKernels(code);
-    EXPECT_FALSE(kernels.any()) << code.name();
-    EXPECT_TRUE(contains(kernels.reason, "no register decode")) << kernels.reason;
+    EXPECT_EQ(kernels.archs, allArchs()) << code.name() << ": " << kernels.reason;
+    EXPECT_EQ(kernels.activations.size(), 2u) << code.name();
   }
   std::string e2m1 = lineWith(formatListing(), "  e2m1 ");
-  EXPECT_TRUE(contains(e2m1, "none: no register decode for e2m1")) << e2m1;
+  EXPECT_TRUE(contains(e2m1, "sm_80 sm_86 sm_89 sm_90a")) << e2m1;
+}
+
+TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
+  for (const DataFormat &code :
+       {DataFormat::e3m2(), DataFormat::e2m3(), DataFormat::e8m0(), DataFormat::unsignedInt(3)}) {
+    KernelAvailability kernels = elementKernels(code);
+    EXPECT_FALSE(kernels.any()) << code.name();
+    EXPECT_TRUE(contains(kernels.reason, "no ")) << kernels.reason;
+  }
+  std::string e3m2 = lineWith(formatListing(), "  e3m2 ");
+  EXPECT_TRUE(contains(e3m2, "none: no register decode for 6-bit e3m2")) << e3m2;
 }
 
 TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
   for (const char *name : {"w4-g128", "w4-g32", "w4-g128-bf16", "w8-channel", "w4-g128-fzero",
-                           "ternary-tensor", "gguf-q4_0", "w4-g128-asym", "awq-w4-g128"}) {
+                           "ternary-tensor", "gguf-q4_0", "w4-g128-asym", "awq-w4-g128",
+                           "nf4-g64"}) {
     KernelAvailability kernels = schemeKernels(builtin(name));
     EXPECT_EQ(kernels.archs, allArchs()) << name << ": " << kernels.reason;
   }
@@ -95,7 +108,6 @@ TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
            Missing{"mxfp4", "scale dtype e8m0 is not f16, bf16 or f32"},
            Missing{"nvfp4", "per-tensor second-level scale"},
            Missing{"gguf-q4_k", "two-level (super-block) scales"},
-           Missing{"nf4-g64", "no register decode for nf4"},
            Missing{"w3-g128-asym", "no register decode for 3-bit codes"},
            Missing{"gptq-w4-g128", "zero codes must be uint4 or uint8, got uint4+1"},
            Missing{"w2-g64-asym", "zero codes must be uint4 or uint8, got uint2"},

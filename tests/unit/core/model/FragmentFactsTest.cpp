@@ -33,8 +33,24 @@ TEST(FragmentFacts, WidthsThatStraddleWordsHaveNoDecode) {
     ASSERT_FALSE(f.ok()) << bits;
     EXPECT_NE(f.error().find("straddle"), std::string::npos) << f.error();
   }
-  EXPECT_FALSE(codeFragment(formats::DataFormat::e2m1()).ok());
+  EXPECT_FALSE(codeFragment(formats::DataFormat::e3m2()).ok()) << "fp6 straddles a half";
   EXPECT_FALSE(codeFragment(formats::DataFormat::mxInt8()).ok()) << "fixed point";
+  Expected<formats::DataFormat> lut2 = formats::DataFormat::lut(2, {-1, 0, 1, 2}, "");
+  ASSERT_TRUE(lut2.ok());
+  Expected<CodeFragment> f = codeFragment(*lut2);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().find("4-bit"), std::string::npos) << f.error();
+}
+
+TEST(FragmentFacts, MinifloatsAndTablesHaveTheUnitsOfTheirWidth) {
+  for (const formats::DataFormat &code :
+       {formats::DataFormat::e2m1(), formats::DataFormat::e4m3fn(), formats::DataFormat::e5m2(),
+        formats::DataFormat::nf4(), formats::DataFormat::fp4Lut()}) {
+    Expected<CodeFragment> f = codeFragment(code);
+    ASSERT_TRUE(f.ok()) << code.name() << ": " << f.error();
+    EXPECT_EQ(f->codeBits, code.bits()) << code.name();
+    EXPECT_EQ(f->bytesPerUnit(), 4 * code.bits()) << code.name();
+  }
 }
 
 // The wgmma family's staged activations: every K of a 32-wide block has

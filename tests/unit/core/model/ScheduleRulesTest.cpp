@@ -1,4 +1,5 @@
 #include "core/ScheduleRules.h"
+#include "core/DecodeFacts.h"
 
 #include <gtest/gtest.h>
 
@@ -20,20 +21,21 @@ const Schedule kMma{Family::Mma, 16, 64, 128, 1, 1, 4, 1};
 const Schedule kGemvTiled{Family::GemvTiled, 1, 64, 128, 1, 1, 1, 8};
 const Schedule kMmaSplitK{Family::Mma, 16, 64, 128, 1, 1, 2, 8};
 
-// The rules accept exactly the code types the fragment facts describe, in
-// every family and with both activations; the rest get the facts' reason.
+// The rules accept exactly the code types that decode to the activation
+// (the fragment facts, and for minifloats and tables core/DecodeFacts.h),
+// in every family and with both activations; the rest get the facts' reason.
 TEST(ScheduleRules, AcceptEveryCodeTheFragmentFactsDescribe) {
   for (const formats::DataFormat &code : formats::builtinElementFormats()) {
-    Expected<CodeFragment> fragment = codeFragment(code);
     for (Activation activation : {Activation::F16, Activation::BF16})
       for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK}) {
+        Status decodable = checkDecodable(code, activation);
         Problem p = problem(code);
         p.activation = activation;
         Status fits = checkSchedule(p, s);
-        EXPECT_EQ(fits.ok(), fragment.ok())
+        EXPECT_EQ(fits.ok(), decodable.ok())
             << code.name() << " " << s.text() << ": " << fits.error();
-        if (!fragment) {
-          EXPECT_EQ(fits.error(), scheduleSubject(s) + ": " + fragment.error());
+        if (!decodable) {
+          EXPECT_EQ(fits.error(), scheduleSubject(s) + ": " + decodable.error());
         }
       }
   }
@@ -165,7 +167,8 @@ TEST(ScheduleRules, WgmmaServesEveryCodeWithWholeLayoutTilesPerWarp) {
     p.scheme.groupSize = 128;
     Schedule small = kWgmma;
     small.tileM = 48;
-    EXPECT_EQ(checkSchedule(p, small).ok(), codeFragment(code).ok()) << code.name();
+    EXPECT_EQ(checkSchedule(p, small).ok(), checkDecodable(code, p.activation).ok())
+        << code.name();
   }
   Problem p = problem(formats::DataFormat::unsignedInt(4));
   EXPECT_TRUE(checkSchedule(p, kWgmma).ok());

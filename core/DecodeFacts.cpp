@@ -1,0 +1,122 @@
+#include "core/DecodeFacts.h"
+
+#include "core/FragmentFacts.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace lowbit::core {
+namespace {
+
+struct WideType {
+  int exponentBits, mantissaBits, bias;
+  formats::DataFormat format;
+};
+
+WideType wideType(Activation activation) {
+  if (activation == Activation::BF16)
+    return {8, 7, 127, formats::DataFormat::bf16()};
+  return {5, 10, 15, formats::DataFormat::f16()};
+}
+
+// The value `bits` of the wide type holds exactly, or NaN.
+double exactly(const formats::DataFormat &wide, double value) {
+  if (!std::isfinite(value))
+    return std::nan("");
+  Expected<uint32_t> code = wide.encode(value);
+  if (!code.ok() || wide.decode(*code) != value)
+    return std::nan("");
+  return value;
+}
+
+std::string text(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+} // namespace
+
+bool isWeightCode(const formats::DataFormat &code, uint32_t value) {
+  return code.isValidCode(value) && std::isfinite(code.decode(value));
+}
+
+Expected<MinifloatDecode> minifloatDecode(const formats::DataFormat &code, Activation activation) {
+  const formats::FloatFormat *f = code.asFloat();
+  if (!f)
+    return makeError(code.name() + " is not a minifloat");
+  const WideType wide = wideType(activation);
+  const std::string subject = "no exact decode of " + code.name() + " to " +
+                              activationName(activation) + ": ";
+  MinifloatDecode d;
+  d.codeBits = f->bits();
+  d.hasSign = f->hasSign();
+  if (d.codeBits > 16 || 16 % d.codeBits)
+    return makeError(subject + "a code must not straddle a 16-bit half (2, 4 or 8 bits), not " +
+                     std::to_string(d.codeBits));
+  if (!f->hasSubnormals())
+    return makeError(subject + "a format without subnormals has no zero, and the wide type's "
+                               "exponent 0 is subnormal");
+  if (f->exponentBits > wide.exponentBits || f->mantissaBits > wide.mantissaBits)
+    return makeError(subject + std::to_string(f->exponentBits) + " exponent and " +
+                     std::to_string(f->mantissaBits) + " mantissa bits do not fit " +
+                     std::to_string(wide.exponentBits) + " and " +
+                     std::to_string(wide.mantissaBits));
+  const int magnitudeBits = f->exponentBits + f->mantissaBits;
+  // The magnitude starts at bit 16 - c of the half and must start at
+  // mantissaBits(wide) - m.
+  d.magnitudeShift = (16 - d.codeBits) - (wide.mantissaBits - f->mantissaBits);
+  d.magnitudeMask = ((1u << magnitudeBits) - 1) << (wide.mantissaBits - f->mantissaBits);
+  d.scaleExponent = wide.bias - f->bias;
+  const double factor = std::ldexp(1.0, d.scaleExponent);
+  if (std::isnan(exactly(wide.format, factor)))
+    return makeError(subject + "the exponent factor 2^" + std::to_string(d.scaleExponent) +
+                     " is not an " + activationName(activation));
+  for (uint32_t q = 0; q < code.codeCount(); ++q) {
+    if (!isWeightCode(code, q))
+      continue;
+    uint32_t atTop = q << (16 - d.codeBits);
+    uint32_t bits = ((atTop >> d.magnitudeShift) & d.magnitudeMask) |
+                    (d.hasSign ? atTop & 0x8000u : 0u);
+    double value = exactly(wide.format, wide.format.decode(bits) * factor);
+    if (!(value == code.decode(q)))
+      return makeError(subject + "code " + std::to_string(q) + " (" + text(code.decode(q)) +
+                       ") is not exact in " + activationName(activation));
+    if (std::signbit(value) != std::signbit(code.decode(q)))
+      return makeError(subject + "code " + std::to_string(q) + " loses its sign");
+  }
+  return d;
+}
+
+Expected<std::vector<uint16_t>> lookupTableBits(const formats::DataFormat &code,
+                                                Activation activation) {
+  const formats::LutFormat *lut = code.asLut();
+  if (!lut)
+    return makeError(code.name() + " is not a lookup table");
+  const formats::DataFormat wide = wideType(activation).format;
+  std::vector<uint16_t> bits;
+  for (size_t i = 0; i < lut->table.size(); ++i) {
+    Expected<uint32_t> entry = wide.encode(lut->table[i], formats::Rounding::NearestEven);
+    if (!entry.ok() || !std::isfinite(wide.decode(*entry)))
+      return makeError("table entry " + std::to_string(i) + " of " + code.name() + " (" +
+                       text(lut->table[i]) + ") is not a finite " +
+                       activationName(activation));
+    bits.push_back(static_cast<uint16_t>(*entry));
+  }
+  return bits;
+}
+
+Status checkDecodable(const formats::DataFormat &code, Activation activation) {
+  if (Expected<CodeFragment> fragment = codeFragment(code); !fragment)
+    return makeError(fragment.error());
+  if (code.asFloat()) {
+    if (Expected<MinifloatDecode> d = minifloatDecode(code, activation); !d)
+      return makeError(d.error());
+  } else if (code.asLut()) {
+    if (Expected<std::vector<uint16_t>> t = lookupTableBits(code, activation); !t)
+      return makeError(t.error());
+  }
+  return Status::success();
+}
+
+} // namespace lowbit::core

@@ -1,0 +1,60 @@
+// How a code becomes the bits of an f16 or bf16 value, for the code types
+// that are not integers. The decode pass (passes/DecodeStrategy.cpp) emits
+// these sequences and the schedule rules ask whether one exists, so both
+// read this one description.
+//
+// Minifloats float<e, m, bias> move bits. A code of c = [1 +] e + m bits is
+// placed at the top of a 16-bit half (its sign, when it has one, is then the
+// half's sign bit 15); its e + m magnitude bits shifted right by
+// `magnitudeShift` land at the wide type's mantissa top, exponent above:
+// f16 (5 exponent, 10 mantissa bits) and bf16 (8, 7) then hold
+//   2^(E - wideBias) (1 + M / 2^m)     for E > 0
+//   2^(1 - wideBias) (M / 2^m)         for E = 0 (a wide subnormal)
+// which is the code's value times 2^(bias - wideBias) in both cases, so one
+// multiply by 2^scaleExponent (scaleExponent = wideBias - bias) finishes
+// normals and subnormals alike. Every finite code is simulated when the
+// decode is derived; a format whose values the wide type cannot hold
+// exactly (e8m0 in f16, say) has no decode, with the reason. NaN and Inf
+// codes are not weights (the packer refuses them), so the sequence need not
+// map them.
+//
+// Lookup tables lut<4, table> decode by lookup in the table's entries
+// rounded to the activation type (their bits are the constants of a
+// register-resident prmt lookup).
+#pragma once
+
+#include "core/Problem.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace lowbit::core {
+
+struct MinifloatDecode {
+  int codeBits = 4;
+  bool hasSign = true;
+  // Right shift of the half holding the code at its top; 0 when the code's
+  // magnitude already sits where the wide type needs it (e5m2 in f16).
+  int magnitudeShift = 0;
+  // The magnitude's bits in a half after the shift.
+  uint32_t magnitudeMask = 0;
+  // The wide bits' value times 2^scaleExponent is the code's value.
+  int scaleExponent = 0;
+};
+
+Expected<MinifloatDecode> minifloatDecode(const formats::DataFormat &code, Activation activation);
+
+// The 2^bits entries of a lookup table as f16 / bf16 bits (rounded to
+// nearest even; a table entry the type cannot hold finitely is an error).
+Expected<std::vector<uint16_t>> lookupTableBits(const formats::DataFormat &code,
+                                                Activation activation);
+
+// Whether the compiler can decode `code` to `activation` in registers; the
+// reason when it cannot.
+Status checkDecodable(const formats::DataFormat &code, Activation activation);
+
+// Codes that decode to NaN or Inf are not weights: a matmul with one has no
+// meaningful output. The packer refuses them with this message.
+bool isWeightCode(const formats::DataFormat &code, uint32_t value);
+
+} // namespace lowbit::core
