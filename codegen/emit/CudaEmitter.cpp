@@ -59,6 +59,15 @@ std::string Emitter::registerOf(Value vector, int64_t index) {
   return name(vector) + (fragment ? ".r[" : "[") + std::to_string(index) + "]";
 }
 
+void Emitter::declareVector(Value vector) {
+  auto type = cast<VectorType>(vector.getType());
+  std::string declared = valueType(type);
+  if (declared.empty())
+    line() << "u32 " << name(vector) << "[" << type.getNumElements() / 2 << "];\n";
+  else
+    line() << declared << " " << name(vector) << ";\n";
+}
+
 std::string Emitter::dimSize(MemRefType type, unsigned dim) {
   if (!type.isDynamicDim(dim))
     return std::to_string(type.getDimSize(dim)) + "LL";
