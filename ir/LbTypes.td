@@ -11,7 +11,9 @@ class Lb_Type<string name, string typeMnemonic, list<Trait> traits = []>
   let mnemonic = typeMnemonic;
 }
 
-def Lb_MiniFloatType : Lb_Type<"MiniFloat", "float"> {
+// A memref element so that scales of a minifloat type (e8m0) can be kernel
+// arguments, one code per byte.
+def Lb_MiniFloatType : Lb_Type<"MiniFloat", "float", [MemRefElementTypeInterface]> {
   let summary = "a generic ExMy minifloat storage type";
   let description = [{
     `!lb.float<e2m1, finite>` is OCP FP4 e2m1; `!lb.float<ue8m0, fn>` the
