@@ -17,7 +17,8 @@ Type activationType(MLIRContext &context, core::Activation activation) {
                                               : Type(Float16Type::get(&context));
 }
 
-// Scales (and unquantized zeros) are f16, bf16 or f32 (core::validate).
+// Scales (and unquantized zeros) are f16, bf16 or f32, or the block scales
+// e8m0 and e4m3fn (core::validate); tensor scales are f32.
 FailureOr<Type> floatType(MLIRContext &context, const formats::DataFormat &format) {
   if (format == formats::DataFormat::bf16())
     return Type(BFloat16Type::get(&context));
@@ -25,6 +26,11 @@ FailureOr<Type> floatType(MLIRContext &context, const formats::DataFormat &forma
     return Type(Float32Type::get(&context));
   if (format == formats::DataFormat::f16())
     return Type(Float16Type::get(&context));
+  if (format == formats::DataFormat::e4m3fn())
+    return Type(Float8E4M3FNType::get(&context));
+  if (format == formats::DataFormat::e8m0())
+    return Type(lb::MiniFloatType::get(&context, /*exponent=*/8, /*mantissa=*/0, /*bias=*/127,
+                                       /*isSigned=*/false, lb::SpecialValues::fn));
   return failure();
 }
 
@@ -71,6 +77,14 @@ buildProblemModule(MLIRContext &context,
     FailureOr<Type> scale = floatType(context, scheme.scale);
     if (failed(scale))
       return emitError(problemLoc, "no IR type for scales of " + scheme.scale.name());
+    Type tensorScale;
+    if (scheme.tensorScale) {
+      FailureOr<Type> type = floatType(context, *scheme.tensorScale);
+      if (failed(type))
+        return emitError(problemLoc, "no IR type for tensor scales of " +
+                                         scheme.tensorScale->name());
+      tensorScale = *type;
+    }
     Expected<Type> codeType = lb::codeType(context, problem.code);
     if (!codeType)
       return emitError(problemLoc, codeType.error());
@@ -87,7 +101,7 @@ buildProblemModule(MLIRContext &context,
         granularity == lb::ScaleGranularity::group ? scheme.groupSize : 0;
     auto quant = lb::QuantAttr::getChecked(
         [&] { return emitError(problemLoc); }, &context, granularity,
-        groupSize, *scale, zero, scheme.actOrder);
+        groupSize, *scale, tensorScale, zero, scheme.actOrder);
     if (!quant)
       return failure();
 

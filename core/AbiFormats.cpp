@@ -34,6 +34,12 @@ const std::pair<lowbit_dtype, const char *> kScales[] = {
     {LOWBIT_DTYPE_F16, "f16"},
     {LOWBIT_DTYPE_BF16, "bf16"},
     {LOWBIT_DTYPE_F32, "f32"},
+    {LOWBIT_DTYPE_E8M0, "e8m0"},
+    {LOWBIT_DTYPE_E4M3, "e4m3fn"},
+};
+// The second-level scale; 0 (none) is handled before the table.
+const std::pair<lowbit_dtype, const char *> kTensorScales[] = {
+    {LOWBIT_DTYPE_F32, "f32"},
 };
 const std::pair<lowbit_weight_format, const char *> kWeights[] = {
     {LOWBIT_WEIGHT_UINT1, "uint1"}, {LOWBIT_WEIGHT_UINT2, "uint2"},
@@ -90,6 +96,16 @@ Expected<formats::DataFormat> weightFormatFromAbi(lowbit_weight_format weight) {
 
 Expected<formats::DataFormat> scaleFormatFromAbi(lowbit_dtype scale) {
   return lookUp("scale", scale, kScales, formats::parseFormat);
+}
+
+Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(lowbit_dtype tensorScale) {
+  if (static_cast<int>(tensorScale) == 0)
+    return std::optional<formats::DataFormat>();
+  Expected<formats::DataFormat> format =
+      lookUp("tensor_scale", tensorScale, kTensorScales, formats::parseFormat);
+  if (!format)
+    return makeError(format.error() + "; 0 is none");
+  return std::optional<formats::DataFormat>(*format);
 }
 
 Expected<formats::Granularity> granularityFromAbi(lowbit_granularity granularity) {

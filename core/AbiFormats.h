@@ -13,6 +13,8 @@ namespace lowbit::core {
 Expected<Activation> activationFromAbi(lowbit_dtype activation);
 Expected<formats::DataFormat> weightFormatFromAbi(lowbit_weight_format weight);
 Expected<formats::DataFormat> scaleFormatFromAbi(lowbit_dtype scale);
+// lowbit_problem.tensor_scale: 0 is none, LOWBIT_DTYPE_F32 the f32 one.
+Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(lowbit_dtype tensorScale);
 Expected<formats::Granularity> granularityFromAbi(lowbit_granularity granularity);
 // The zero mode and, for LOWBIT_ZERO_UINT4_CODES / UINT8_CODES (the typed
 // model's "quantized"), the zero codes' format. LOWBIT_ZERO_SUB_CODE and

@@ -125,8 +125,8 @@ std::string formatListing() {
         << pad(format.spelling(), 34) << pad(valueRange(format), 28) << pad(targetList(format), 22)
         << describe(elementKernels(format)) << "\n";
   }
-  out << "\nScale formats: f16, bf16, f32 (any scheme), e8m0 (MX only), "
-         "e4m3fn with an f32 tensor scale (NVFP4)\n";
+  out << "\nScale formats: f16, bf16, f32 (any scheme); block scales, per group without zero "
+         "points: e8m0 (MX, groups of 32), e4m3fn (with or without NVFP4's f32 tensor scale)\n";
   out << "\nSchemes (bits per weight include scales, zeros and super-scales; "
          "per-channel metadata is charged at K = 4096)\n";
   out << pad("  name", 25) << pad("bits/w", 10) << pad("decodes to", 26) << pad("layout", 48)

@@ -12,9 +12,48 @@ namespace {
 
 constexpr int64_t kLargestDimension = (int64_t{1} << 31) - 1;
 
-bool isScaleDtype(const formats::DataFormat &format) {
+bool isFloatScaleDtype(const formats::DataFormat &format) {
   return format == formats::DataFormat::f16() || format == formats::DataFormat::bf16() ||
          format == formats::DataFormat::f32();
+}
+
+// One byte per group: OCP MX's power of two and NVFP4's e4m3fn.
+bool isBlockScaleDtype(const formats::DataFormat &format) {
+  return format == formats::DataFormat::e8m0() || format == formats::DataFormat::e4m3fn();
+}
+
+bool isScaleDtype(const formats::DataFormat &format) {
+  return isFloatScaleDtype(format) || isBlockScaleDtype(format);
+}
+
+const char *const kScaleDtypes = "f16, bf16, f32, e8m0 or e4m3fn";
+// The OCP MX block: every e8m0 scale covers 32 weights.
+constexpr int64_t kMxBlock = 32;
+
+// Block scales come from formats that define them per group and without
+// zero points (MX, NVFP4); a tensor scale is NVFP4's f32 over e4m3fn ones.
+Status validateBlockScales(const Scheme &s) {
+  const std::string dtype = s.scale.name();
+  if (isBlockScaleDtype(s.scale)) {
+    if (s.granularity != formats::Granularity::PerGroup)
+      return makeError("scale dtype " + dtype + " is a block scale: it needs granularity group, got " +
+                       granularitySpelling(s.granularity));
+    if (s.scale == formats::DataFormat::e8m0() && s.groupSize != kMxBlock)
+      return makeError("e8m0 scales are OCP MX block scales of " + std::to_string(kMxBlock) +
+                       " weights: group size must be " + std::to_string(kMxBlock) + ", got " +
+                       std::to_string(s.groupSize));
+    if (s.hasZeros())
+      return makeError("block scales (" + dtype + ") have no zero points: zero must be none, got " +
+                       zeroSpelling(s.zero, s.zeroCodes.has_value()));
+  }
+  if (s.tensorScale) {
+    if (*s.tensorScale != formats::DataFormat::f32())
+      return makeError("tensor scale dtype '" + s.tensorScale->name() + "' is not f32");
+    if (s.scale != formats::DataFormat::e4m3fn())
+      return makeError("a tensor scale multiplies e4m3fn block scales (NVFP4's second level); "
+                       "the scale dtype is " + dtype);
+  }
+  return Status::success();
 }
 
 // Strict decimal: digits only (a leading '-' allowed), no spaces, fits int64.
@@ -100,7 +139,9 @@ Status validate(const Problem &p) {
                      granularitySpelling(s.granularity) + "; it must be 0");
   }
   if (!isScaleDtype(s.scale))
-    return makeError("scale dtype '" + s.scale.name() + "' is not f16, bf16 or f32");
+    return makeError("scale dtype '" + s.scale.name() + "' is not " + kScaleDtypes);
+  if (Status block = validateBlockScales(s); !block)
+    return block;
   if (s.zeroCodes) {
     if (s.zero != formats::ZeroMode::SubtractCode)
       return makeError("zero codes are subtracted from the codes: they need zero mode quantized");
@@ -122,6 +163,8 @@ std::string signature(const Problem &p) {
                     ";granularity=" + granularitySpelling(s.granularity) +
                     ";group=" + std::to_string(s.groupSize) +
                     ";zero=" + zeroSpelling(s.zero, s.zeroCodes.has_value());
+  if (s.tensorScale)
+    out += ";tensor_scale=" + s.tensorScale->name();
   if (s.zeroCodes)
     out += ";zero_codes=" + s.zeroCodes->name();
   if (s.actOrder)
@@ -176,7 +219,13 @@ Expected<Problem> parseSignature(const std::string &text) {
   p.scheme.granularity = *granularity, p.scheme.zero = zero->mode;
   for (; i < fields.size(); ++i) {
     const auto &[key, v] = fields[i];
-    if (key == "zero_codes" && !p.scheme.zeroCodes && !p.scheme.actOrder) {
+    if (key == "tensor_scale" && !p.scheme.tensorScale && !p.scheme.zeroCodes &&
+        !p.scheme.actOrder) {
+      Expected<formats::DataFormat> tensorScale = formats::parseFormat(v);
+      if (!tensorScale)
+        return bad(tensorScale.error());
+      p.scheme.tensorScale = *tensorScale;
+    } else if (key == "zero_codes" && !p.scheme.zeroCodes && !p.scheme.actOrder) {
       Expected<formats::DataFormat> zeroCodes = formats::parseFormat(v);
       if (!zeroCodes)
         return bad(zeroCodes.error());
@@ -205,6 +254,7 @@ Expected<formats::QuantScheme> quantScheme(const Problem &p) {
                     ? static_cast<int>(p.scheme.groupSize)
                     : 0;
   q.scaleFormat = p.scheme.scale;
+  q.tensorScale = p.scheme.tensorScale.has_value();
   q.zeroMode = p.scheme.zero;
   if (p.scheme.hasZeros())
     q.zeroFormat = p.scheme.zeroCodes ? *p.scheme.zeroCodes : p.scheme.scale;
@@ -217,14 +267,15 @@ Expected<formats::QuantScheme> quantScheme(const Problem &p) {
 Expected<Scheme> kernelScheme(const formats::QuantScheme &q) {
   if (q.superBlock)
     return makeError("two-level (super-block) scales have no kernel scheme");
-  if (q.tensorScale)
-    return makeError("a per-tensor second-level scale has no kernel scheme");
   if (!isScaleDtype(q.scaleFormat))
-    return makeError("scale dtype " + q.scaleFormat.name() + " is not f16, bf16 or f32");
+    return makeError("scale dtype " + q.scaleFormat.name() + " is not " + kScaleDtypes);
   Scheme s;
   s.granularity = q.granularity;
   s.groupSize = q.granularity == formats::Granularity::PerGroup ? q.groupSize : 0;
   s.scale = q.scaleFormat;
+  // The formats library's tensor scale is always an f32 (Quantize.h).
+  if (q.tensorScale)
+    s.tensorScale = formats::DataFormat::f32();
   s.zero = q.zeroMode;
   s.actOrder = q.actOrder;
   if (s.hasZeros() && q.zeroFormat && *q.zeroFormat != q.scaleFormat) {
@@ -246,6 +297,24 @@ int64_t scaleCount(const Problem &p) {
 }
 
 int scaleElementBytes(const Problem &p) { return p.scheme.scale.bits() / 8; }
+
+int64_t tensorScaleOffsetAfter(int64_t blockScaleBytes) { return (blockScaleBytes + 3) / 4 * 4; }
+
+int64_t tensorScaleOffset(const Problem &p) {
+  if (!p.scheme.tensorScale)
+    return -1;
+  return tensorScaleOffsetAfter(scaleCount(p) * scaleElementBytes(p));
+}
+
+int64_t scaleBytes(const Problem &p) {
+  if (!p.scheme.tensorScale)
+    return scaleCount(p) * scaleElementBytes(p);
+  return tensorScaleOffset(p) + p.scheme.tensorScale->bits() / 8;
+}
+
+int scaleAlignment(const Problem &p) {
+  return p.scheme.tensorScale ? std::max(4, scaleElementBytes(p)) : scaleElementBytes(p);
+}
 
 int zeroElementBytes(const Problem &p) {
   if (!p.scheme.hasZeros())

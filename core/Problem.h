@@ -44,10 +44,19 @@ Expected<ZeroSpelling> parseZero(const std::string &text);
 
 // The scheme a kernel reads: which weights share a scale, the scale's dtype,
 // and the zero points.
+//
+// Scale dtypes: f16, bf16 and f32 at any granularity; the block-scale bytes
+// e8m0 (OCP MX: a power of two per group of 32) and e4m3fn (NVFP4's block
+// scale) per group only and without zero points, as the formats that define
+// them have none. NVFP4's second level, one f32 for the whole tensor that
+// multiplies every e4m3fn block scale, is `tensorScale`: kernels read it from
+// the scales buffer, after the block scales (scaleBytes, tensorScaleOffset).
 struct Scheme {
   formats::Granularity granularity = formats::Granularity::PerGroup;
   int64_t groupSize = 128; // PerGroup only; 0 otherwise
   formats::DataFormat scale = formats::DataFormat::f16();
+  // The per-tensor second-level scale's dtype (f32), or unset.
+  std::optional<formats::DataFormat> tensorScale;
   formats::ZeroMode zero = formats::ZeroMode::None;
   // Quantized zero points: the integer format they are stored in (one code
   // per byte, uint4 or uint8). Unset: zeros have the scale's dtype.
@@ -57,7 +66,8 @@ struct Scheme {
   bool hasZeros() const { return zero != formats::ZeroMode::None; }
   bool operator==(const Scheme &o) const {
     return granularity == o.granularity && groupSize == o.groupSize && scale == o.scale &&
-           zero == o.zero && zeroCodes == o.zeroCodes && actOrder == o.actOrder;
+           tensorScale == o.tensorScale && zero == o.zero && zeroCodes == o.zeroCodes &&
+           actOrder == o.actOrder;
   }
   bool operator!=(const Scheme &o) const { return !(*this == o); }
 };
@@ -79,8 +89,10 @@ struct Problem {
 
 // Rejects what no kernel can mean (with a message naming the field): N and K
 // in [1, 2^31 - 1], a group size that is positive and divides K (and is 0 for
-// other granularities), a scale dtype of f16, bf16 or f32, zero codes only
-// with SubtractCode. Whether kernels exist for a valid problem is the
+// other granularities), a scale dtype of f16, bf16 or f32, or a block scale
+// (e8m0 per group of 32, e4m3fn per group) without zero points, a tensor
+// scale only as f32 over e4m3fn block scales, zero codes only with
+// SubtractCode. Whether kernels exist for a valid problem is the
 // schedule rules' question (core/ScheduleRules.h), not this one's.
 Status validate(const Problem &problem);
 
@@ -88,8 +100,10 @@ Status validate(const Problem &problem);
 // database. One line, the name left out, e.g.
 //   lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=f16;
 //   granularity=group;group=128;zero=none
-// Fields that are at their default and were added later (zero codes,
-// act-order) are printed only when set, so the ids of earlier databases stay.
+// Fields that are at their default and were added later (the tensor scale,
+// zero codes, act-order) are printed only when set, so the ids of earlier
+// databases stay. They follow the fields every signature has, in the order
+// tensor_scale (";tensor_scale=f32"), zero_codes, act_order.
 std::string signature(const Problem &problem);
 // The exact inverse of signature (then validate).
 Expected<Problem> parseSignature(const std::string &text);
@@ -98,15 +112,27 @@ Expected<Problem> parseSignature(const std::string &text);
 // benchmark's and the tests' inputs and its f64 dequantize is their reference.
 Expected<formats::QuantScheme> quantScheme(const Problem &problem);
 // The other way: the scheme a kernel would read for the formats library's
-// scheme, or why a kernel cannot read it (e8m0 or e4m3 block scales,
-// super-block scales, a per-tensor second-level scale, zeros in a dtype that
-// is neither the scale's nor an integer code). The result still goes
-// through validate() with a shape.
+// scheme, or why a kernel cannot read it (super-block scales, zeros in a
+// dtype that is neither the scale's nor an integer code). MX (e8m0 scales)
+// and NVFP4 (e4m3fn scales and an f32 tensor scale) map to kernel schemes;
+// whether the element has a kernel decode is the fragment facts' question.
+// The result still goes through validate() with a shape.
 Expected<Scheme> kernelScheme(const formats::QuantScheme &scheme);
 
 // How many scales (and zeros) the problem has, and the bytes of one scale.
 int64_t scaleCount(const Problem &problem);
 int scaleElementBytes(const Problem &problem);
+// The scales buffer kernels read: scaleCount scales of scaleElementBytes,
+// then, with a tensor scale, its f32 at tensorScaleOffset, the next multiple
+// of 4 bytes after the scales (so it is aligned without padding every scale).
+// scaleBytes is the whole buffer and scaleAlignment the alignment its start
+// needs: a scale's size, at least 4 with a tensor scale. tensorScaleOffset is
+// -1 without one.
+int64_t scaleBytes(const Problem &problem);
+int scaleAlignment(const Problem &problem);
+int64_t tensorScaleOffset(const Problem &problem);
+// The same offset from the block scales' bytes alone (what lb-to-cuda knows).
+int64_t tensorScaleOffsetAfter(int64_t blockScaleBytes);
 // The bytes of one zero in the scale dtype, and the alignment of the zeros
 // buffer: 1 for zero codes (bytes holding one or two codes); 0 without zeros.
 int zeroElementBytes(const Problem &problem);

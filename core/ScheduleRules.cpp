@@ -104,10 +104,12 @@ Status checkGemv(const Problem &p, const Schedule &s) {
     return reject(s, "K = " + str(p.k) + " is not a multiple of " + str(kValuesPerUnit));
   if (p.n % s.tileN)
     return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
-  // A lane's unit must lie in one group: its scale is applied once per unit.
-  if (isGrouped(p) && p.scheme.groupSize % kValuesPerUnit)
-    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of a lane's " +
-                         str(kValuesPerUnit) + " codes");
+  // Each half of a lane's unit must lie in one group: its scale is applied
+  // once per unit, or once per half (kGemvGroupGranule).
+  if (isGrouped(p) && p.scheme.groupSize % kGemvGroupGranule)
+    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of " +
+                         str(kGemvGroupGranule) + " (half a lane's " + str(kValuesPerUnit) +
+                         " codes)");
   return checkQuantTail(p, s);
 }
 

@@ -26,6 +26,13 @@ namespace lowbit::core {
 // gemv: a lane's unit is 32 consecutive K of one row, so a warp covers
 // 32 x 32 = 1024 values of K per step.
 constexpr int64_t kGemvKPerWarpStep = 32 * kValuesPerUnit;
+// gemv: the smallest group a lane's unit can split into. A gemv_row unit
+// decodes to its 32 values in K order, registers 0-7 holding the first 16 and
+// 8-15 the last, for every code width; so a group of 16 (or any multiple)
+// gives each half one scale and zero. (The mma_b_paired families apply
+// scales per 32-wide block of two k16 steps, or per K tile, and keep
+// groups of 32.)
+constexpr int64_t kGemvGroupGranule = kValuesPerUnit / 2;
 // mma: the m16n8k16 fragment's M.
 constexpr int64_t kMmaFragmentM = 16;
 // The 48 KiB of static shared memory every arch gives a block without an

@@ -181,6 +181,12 @@ Expected<core::Problem> coreProblem(int64_t n, int64_t k, Type activation, Type 
   if (!scale)
     return makeError(scale.error());
   s.scale = *scale;
+  if (Type tensorScale = quant.getTensorScale()) {
+    Expected<formats::DataFormat> format = dataFormat(tensorScale);
+    if (!format)
+      return makeError("tensor scale: " + format.error());
+    s.tensorScale = *format;
+  }
   switch (quant.getZero()) {
   case ZeroMode::none: s.zero = formats::ZeroMode::None; break;
   case ZeroMode::sub_code: s.zero = formats::ZeroMode::SubtractCode; break;

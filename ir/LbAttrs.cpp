@@ -24,8 +24,7 @@ static bool isScaleType(Type type) {
 
 LogicalResult QuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 ScaleGranularity granularity, int64_t groupSize,
-                                Type scale, ZeroMode zero, bool actOrder) {
-  (void)zero;
+                                Type scale, Type tensorScale, ZeroMode zero, bool actOrder) {
   if (granularity == ScaleGranularity::group && groupSize <= 0)
     return emitError() << "granularity 'group' needs a positive group_size";
   if (granularity != ScaleGranularity::group && groupSize != 0)
@@ -39,6 +38,17 @@ LogicalResult QuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "scale type must be f16, bf16, f32, f8E4M3FN or an "
                           "!lb.float, got "
                        << scale;
+  // One-byte block scales come from formats without zero points (MX, NVFP4).
+  if (llvm::isa<Float8E4M3FNType, MiniFloatType>(scale)) {
+    if (granularity != ScaleGranularity::group)
+      return emitError() << "block scales (" << scale << ") need granularity 'group'";
+    if (zero != ZeroMode::none)
+      return emitError() << "block scales (" << scale << ") have no zero points, got zero = "
+                         << stringifyZeroMode(zero);
+  }
+  if (tensorScale && (!tensorScale.isF32() || !llvm::isa<Float8E4M3FNType>(scale)))
+    return emitError() << "tensor_scale must be f32 over f8E4M3FN block scales (NVFP4), got "
+                       << tensorScale << " over " << scale;
   if (auto minifloat = llvm::dyn_cast<MiniFloatType>(scale)) {
     // An exponent-only scale (e8m0) is a power of two chosen per block; it is
     // defined by the MX specification for blocks of 32.

@@ -17,11 +17,18 @@ def Lb_QuantAttr : Lb_Attr<"Quant", "quant"> {
     one f16 scale per 128 consecutive weights along K. `group_size` is
     meaningful only for `group`. `act_order = true` means groups follow the
     `g_idx` permutation of K, which the runtime applies to the activations.
+    Block scales are one byte per group: `scale = !lb.float<ue8m0, fn>` (OCP
+    MX, groups of 32) or `scale = f8E4M3FN`, without zero points.
+    `tensor_scale = f32` (NVFP4's second level, over f8E4M3FN block scales)
+    is one f32 multiplying every block scale; it is stored in the scales
+    operand's buffer after the block scales, at the next multiple of 4 bytes
+    (core::tensorScaleOffset, lowbit.h), and read by lb.load_tensor_scale.
   }];
   let parameters = (ins
     "::lowbit::lb::ScaleGranularity":$granularity,
     DefaultValuedParameter<"int64_t", "0">:$group_size,
     "::mlir::Type":$scale,
+    OptionalParameter<"::mlir::Type", "the per-tensor second-level scale's type">:$tensor_scale,
     DefaultValuedParameter<"::lowbit::lb::ZeroMode", "::lowbit::lb::ZeroMode::none">:$zero,
     DefaultValuedParameter<"bool", "false">:$act_order
   );

@@ -210,6 +210,20 @@ def Lb_LoadScalarOp : Lb_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
   let assemblyFormat = "$source `[` $indices `]` attr-dict `:` type($source)";
 }
 
+def Lb_LoadTensorScaleOp : Lb_Op<"load_tensor_scale", [MemoryEffects<[MemRead]>]> {
+  let summary = "the f32 tensor scale stored after the block scales of `scales`";
+  let description = [{
+    With `#lb.quant<..., tensor_scale = f32>` the scales buffer holds the
+    block scales (`scales`' elements, one byte each) and then, at the next
+    multiple of 4 bytes, one f32 that multiplies every block scale
+    (core::tensorScaleOffset). Kernels load it once and multiply each loaded
+    block scale by it; it is never folded into the scales on the host.
+  }];
+  let arguments = (ins AnyMemRef:$scales);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$scales attr-dict `:` type($scales)";
+}
+
 def Lb_StoreOutputOp : Lb_Op<"store_output", [MemoryEffects<[MemWrite]>]> {
   let summary = "y[m, n] = value, rounded to y's element type";
   let arguments = (ins F32:$value, AnyMemRef:$y, Index:$m, Index:$n);

@@ -11,6 +11,8 @@ class Lb_Type<string name, string typeMnemonic, list<Trait> traits = []>
   let mnemonic = typeMnemonic;
 }
 
+// A memref element so that weights and scales of a minifloat type are
+// kernel arguments.
 def Lb_MiniFloatType : Lb_Type<"MiniFloat", "float", [MemRefElementTypeInterface]> {
   let summary = "a generic ExMy minifloat storage type";
   let description = [{

@@ -21,6 +21,10 @@ SmallVector<Value> quantIndex(OpBuilder &b, Location loc, const KernelProblem &p
 ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, Value n, Value k) {
   SmallVector<Value> at = quantIndex(b, loc, p, n, k);
   Value scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, at);
+  // Block scales times the tensor scale, in f32: the one rounding the
+  // formats library's w = q · (s · t) has in f64 (block scales have no zeros).
+  if (p.tensorScale)
+    scale = b.create<arith::MulFOp>(loc, scale, p.tensorScale);
   if (!p.zeros)
     return {scale, Value(), Value()};
   Value zero = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, at);

@@ -77,6 +77,10 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
     return failure();
   }
   builder.setInsertionPointToStart(entry);
+  // Loaded once, before any family's loops: every scale load multiplies by it.
+  if (problem.quant.getTensorScale())
+    problem.tensorScale = builder.create<lb::LoadTensorScaleOp>(
+        op.getLoc(), builder.getF32Type(), problem.scales);
   switch (schedule.getFamily()) {
   case lb::KernelFamily::gemv: buildGemvBody(builder, problem); break;
   case lb::KernelFamily::gemv_tiled: buildGemvTiledBody(builder, problem); break;

@@ -23,6 +23,9 @@ struct KernelProblem {
   core::CodeFragment fragment;
   // Kernel arguments, in order: x, weights, scales, [zeros], y, M.
   mlir::Value x, weights, scales, zeros, y, rows;
+  // NVFP4's f32 tensor scale (lb.load_tensor_scale at the kernel's entry),
+  // or null: loadColumnQuant multiplies every block scale by it.
+  mlir::Value tensorScale;
 };
 
 // What every family's builder starts from: the problem, where to build, and

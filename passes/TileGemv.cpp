@@ -5,9 +5,10 @@
 // K / 1024 steps, with `tile[2] / 1024` steps unrolled to keep several loads
 // in flight. The activations the lane needs are the same 32 values of K for
 // every row, so they stay in L1 across the block's warps. Scales are applied
-// once per lane chunk, which lies in one group because groups are multiples
-// of 32: s·Σ q·x instead of Σ (s·q)·x. Zero points are applied to the
-// decoded codes, once per chunk for all rows (see step()).
+// once per lane chunk when groups are multiples of 32, s·Σ q·x instead of
+// Σ (s·q)·x, and once per half chunk when they are odd multiples of 16.
+// Zero points are applied to the decoded codes, once per chunk for all rows
+// (see step()).
 #include "passes/TileFamilies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,41 +28,70 @@ struct GemvBuilder : TileBuilderBase {
   }
 
   // One lane's contribution for one step: for each row m of the block, the
-  // dequantized dot product of its 32 codes with x[m, k .. k + 32).
+  // dequantized dot product of its 32 codes with x[m, k .. k + 32). A group
+  // of 16 (or an odd multiple) splits the unit into two parts, registers 0-7
+  // and 8-15 (its values in K order), each with its own scale and zero.
   SmallVector<Value> step(Value n, Value k, Value m0, ValueRange acc) {
     int64_t rowsPerBlock = p.schedule.getTile()[0];
     auto valuesType = VectorType::get({kCodesPerLane}, p.activation);
-    // With zero points the unit's scale and zero come first: the decode
-    // subtracts the zero (sub_code, quantized), or one fma per register
+    const bool grouped = p.quant.getGranularity() == lb::ScaleGranularity::group;
+    const int64_t parts = grouped && p.quant.getGroupSize() % kCodesPerLane ? 2 : 1;
+    const int64_t partValues = kCodesPerLane / parts;
+    auto loadQuant = [&] {
+      SmallVector<ColumnQuant, 2> quant;
+      for (int64_t part = 0; part < parts; ++part)
+        quant.push_back(loadColumnQuant(
+            b, loc, p, n, part ? b.create<arith::AddIOp>(loc, k, index(partValues)) : k));
+      return quant;
+    };
+    // With zero points the unit's scales and zeros come first: the decode
+    // subtracts the zeros (sub_code, quantized), or one fma per register
     // makes q·s - z (sub_value). Either way the dot then sums weights of
     // the size of the result, never q·x sums that a z·Σx must cancel (bf16
     // keeps 8 bits of those). They are loaded before the codes: after them,
     // ptxas spilled the 4-row kernel with uint4 zero codes at 128 registers.
-    ColumnQuant quant;
+    SmallVector<ColumnQuant, 2> quant;
     if (p.zeros)
-      quant = loadColumnQuant(b, loc, p, n, k);
+      quant = loadQuant();
     auto words = b.create<lb::LoadCodesOp>(loc, unitWordsType(b, p), p.weights, /*stage=*/Value(),
                                            n, k, lb::Fragment::gemv_row, DenseI64ArrayAttr());
-    SmallVector<Value, 1> zeros;
-    if (quant.zero)
-      zeros.push_back(quant.zero);
+    SmallVector<Value, 2> zeros;
+    for (const ColumnQuant &q : quant)
+      if (q.zero)
+        zeros.push_back(q.zero);
     Value values = decodeUnit(b, loc, p, {words, 0}, zeros);
     if (!p.zeros)
-      quant = loadColumnQuant(b, loc, p, n, k);
-    bool dequantized = static_cast<bool>(quant.bias);
-    if (dequantized)
-      values =
-          b.create<lb::ScaleFragmentOp>(loc, values.getType(), values, quant.scale, quant.bias);
+      quant = loadQuant();
+    bool dequantized = static_cast<bool>(quant.front().bias);
+    auto partType = VectorType::get({partValues}, p.activation);
+    auto partOf = [&](Value vector, int64_t part) -> Value {
+      if (parts == 1)
+        return vector;
+      return b.create<lb::SlicePairsOp>(loc, partType, vector,
+                                        b.getI64IntegerAttr(part * partValues / 2));
+    };
+    SmallVector<Value, 2> weights;
+    for (int64_t part = 0; part < parts; ++part) {
+      Value w = partOf(values, part);
+      if (dequantized)
+        w = b.create<lb::ScaleFragmentOp>(loc, partType, w, quant[part].scale, quant[part].bias);
+      weights.push_back(w);
+    }
 
     SmallVector<Value> next;
     for (int64_t i = 0; i < rowsPerBlock; ++i) {
       Value m = b.create<arith::AddIOp>(loc, m0, index(i));
       Value x = b.create<lb::LoadActivationsOp>(loc, valuesType, p.x, m, k, p.rows);
-      Value dot = b.create<lb::DotOp>(loc, b.getF32Type(), values, x, f32(0.0));
-      // s·Σ (q - z)·x, s·Σ q·x, or Σ (q·s - z)·x.
-      Value contribution =
-          dequantized ? dot : b.create<arith::MulFOp>(loc, dot, quant.scale).getResult();
-      next.push_back(b.create<arith::AddFOp>(loc, acc[i], contribution));
+      Value sum = acc[i];
+      for (int64_t part = 0; part < parts; ++part) {
+        Value dot =
+            b.create<lb::DotOp>(loc, b.getF32Type(), weights[part], partOf(x, part), f32(0.0));
+        // s·Σ (q - z)·x, s·Σ q·x, or Σ (q·s - z)·x.
+        Value contribution =
+            dequantized ? dot : b.create<arith::MulFOp>(loc, dot, quant[part].scale).getResult();
+        sum = b.create<arith::AddFOp>(loc, sum, contribution);
+      }
+      next.push_back(sum);
     }
     return next;
   }
@@ -123,9 +153,14 @@ struct GemvBuilder : TileBuilderBase {
     // vectors alone take 128. Without a budget ptxas picks its own and may
     // spill.
     // A unit of more than 4 words (8-bit codes: two 16-byte loads) keeps
-    // twice the loaded words live, so one row gets 96.
-    int64_t registers = rowsPerBlock == 1 ? (p.fragment.wordsPerUnit() > 4 ? 96 : 64)
-                        : rowsPerBlock <= 4 ? 128
+    // twice the loaded words live, so one row gets 96, and up to four rows
+    // with groups of 16 (two scales, zeros and dots a unit) get 168 (three
+    // blocks): 8-bit sub_value codes spilled at 128 (not measured on a GPU).
+    bool wideHalves = p.fragment.wordsPerUnit() > 4 &&
+                      p.quant.getGranularity() == lb::ScaleGranularity::group &&
+                      p.quant.getGroupSize() % kCodesPerLane != 0;
+    int64_t registers = rowsPerBlock == 1   ? (p.fragment.wordsPerUnit() > 4 ? 96 : 64)
+                        : rowsPerBlock <= 4 ? (wideHalves ? 168 : 128)
                                             : 255;
     setRegisterBudget(p, threads, registers);
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({rowsPerGrid, rowsPerBlock, 1}));

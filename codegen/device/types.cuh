@@ -11,6 +11,11 @@
 // is inline PTX.
 #pragma once
 
+// The scale conversions, here so that every kernel has them without another
+// include in lb-to-cuda's preamble (its text stays as it was for kernels
+// that do not use them).
+#include "lowbit/device/scale.cuh"
+
 namespace lowbit {
 namespace device {
 

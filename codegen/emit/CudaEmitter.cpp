@@ -1,6 +1,7 @@
 #include "codegen/emit/CudaEmitter.h"
 
 #include "codegen/emit/Emitter.h"
+#include "core/Problem.h"
 #include "ir/LbOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -44,7 +45,8 @@ std::string elementPointerType(Type element) {
     return "u16";
   if (element.isF32())
     return "float";
-  if (lb::getCodeBits(element))
+  // Codes, zero codes and one-byte block scales (e8m0 is an !lb.float).
+  if (lb::getCodeBits(element) || isa<Float8E4M3FNType>(element))
     return "unsigned char";
   return "";
 }
@@ -57,6 +59,15 @@ std::string Emitter::registerOf(Value vector, int64_t index) {
   // decoded vectors are plain register arrays.
   bool fragment = valueType(vector.getType()).rfind("Frag", 0) == 0;
   return name(vector) + (fragment ? ".r[" : "[") + std::to_string(index) + "]";
+}
+
+void Emitter::declareVector(Value vector) {
+  auto type = cast<VectorType>(vector.getType());
+  std::string declared = valueType(type);
+  if (declared.empty())
+    line() << "u32 " << name(vector) << "[" << type.getNumElements() / 2 << "];\n";
+  else
+    line() << declared << " " << name(vector) << ";\n";
 }
 
 std::string Emitter::dimSize(MemRefType type, unsigned dim) {
@@ -427,6 +438,15 @@ LogicalResult Emitter::emitOp(Operation &op) {
           value = "f16_to_f32(" + element + ")";
         else if (elementType.isBF16())
           value = "__uint_as_float((u32)" + element + " << 16)";
+        else if (isa<Float8E4M3FNType>(elementType))
+          value = "e4m3fn_to_f32(" + element + ")";
+        else if (auto minifloat = dyn_cast<lb::MiniFloatType>(elementType)) {
+          // The one minifloat scale #lb.quant admits for kernels: e8m0.
+          if (minifloat.getIsSigned() || minifloat.getExponent() != 8 ||
+              minifloat.getMantissa() != 0 || minifloat.getBias() != 127)
+            return load.emitOpError("lb-to-cuda: minifloat scales are e8m0, not ") << elementType;
+          value = "e8m0_to_f32(" + element + ")";
+        }
         if (auto code = dyn_cast<IntegerType>(elementType)) {
           // Zero codes, packed densely in the scales' order (core::packZeroCodes):
           // code i is bits [b (i mod 8 / b), ...) of byte i / (8 / b).
@@ -462,6 +482,21 @@ LogicalResult Emitter::emitOp(Operation &op) {
           }
         }
         line() << "const float " << bind(load.getResult()) << " = " << value << ";\n";
+        return success();
+      })
+      .Case<lb::LoadTensorScaleOp>([&](lb::LoadTensorScaleOp load) -> LogicalResult {
+        auto type = cast<MemRefType>(load.getScales().getType());
+        Type element = type.getElementType();
+        unsigned bits = isa<FloatType>(element) ? cast<FloatType>(element).getWidth()
+                                                : lb::getCodeBits(element);
+        if (!type.hasStaticShape() || bits % 8)
+          return load.emitOpError("lb-to-cuda: a tensor scale follows whole block-scale bytes "
+                                  "of a static shape, not ")
+                 << type;
+        int64_t offset = core::tensorScaleOffsetAfter(type.getNumElements() * (bits / 8));
+        line() << "const float " << bind(load.getResult())
+               << " = *reinterpret_cast<const float *>(reinterpret_cast<const unsigned char *>("
+               << name(load.getScales()) << ") + " << offset << "LL);\n";
         return success();
       })
       .Case<lb::StoreOutputOp>([&](lb::StoreOutputOp store) {

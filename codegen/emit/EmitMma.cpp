@@ -211,17 +211,17 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
       })
       .Case<lb::SlicePairsOp>([&](lb::SlicePairsOp slice) {
         auto type = cast<VectorType>(slice.getSlice().getType());
-        std::string var = bind(slice.getSlice());
-        line() << valueType(type) << " " << var << ";\n";
+        bind(slice.getSlice());
+        declareVector(slice.getSlice());
         for (int64_t i = 0; i < type.getNumElements() / 2; ++i)
-          line() << var << ".r[" << i << "] = "
+          line() << registerOf(slice.getSlice(), i) << " = "
                  << registerOf(slice.getValues(), slice.getOffset() + i) << ";\n";
         return success();
       })
       .Case<lb::ScaleFragmentOp>([&](lb::ScaleFragmentOp scale) {
         auto type = cast<VectorType>(scale.getResult().getType());
         std::string suffix = pairSuffix(type.getElementType());
-        std::string var = bind(scale.getResult());
+        bind(scale.getResult());
         std::string splat = fresh("s");
         line() << "const u32 " << splat << " = f32x2_to_" << suffix << "("
                << name(scale.getScale()) << ", " << name(scale.getScale()) << ");\n";
@@ -231,12 +231,7 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
           line() << "const u32 " << bias << " = f32x2_to_" << suffix << "("
                  << name(scale.getBias()) << ", " << name(scale.getBias()) << ");\n";
         }
-        // A fragment is a struct, a whole decoded unit (gemv) a register array.
-        std::string declared = valueType(type);
-        if (declared.empty())
-          line() << "u32 " << var << "[" << type.getNumElements() / 2 << "];\n";
-        else
-          line() << declared << " " << var << ";\n";
+        declareVector(scale.getResult());
         for (int64_t i = 0; i < type.getNumElements() / 2; ++i) {
           line() << registerOf(scale.getResult(), i) << " = ";
           if (bias.empty())

@@ -79,6 +79,9 @@ private:
   std::string dimSize(mlir::MemRefType type, unsigned dim);
   // Register `index` (a packed pair) of a 16-bit vector value.
   std::string registerOf(mlir::Value vector, int64_t index);
+  // Declares the (bound) 16-bit vector `vector`, to be filled register by
+  // register: a fragment struct, or a register array for other lengths.
+  void declareVector(mlir::Value vector);
 };
 
 } // namespace lowbit::codegen

@@ -13,6 +13,11 @@
 namespace lowbit::measure {
 namespace {
 
+// The seed of block `block`'s weights.
+uint64_t blockSeed(uint64_t seed, int64_t block) {
+  return seed ^ (0x5851F42D4C957F2Dull * static_cast<uint64_t>(block + 1));
+}
+
 // A uniform in (0, 1]: never 0, so its logarithm is finite.
 double uniform(uint64_t &state) {
   return (static_cast<double>(randomBits(state) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
@@ -79,6 +84,7 @@ formats::QuantizedMatrix referenceRows(const formats::QuantizedMatrix &block, in
   out.cols = block.cols;
   const bool perTensor = block.scheme.granularity == formats::Granularity::PerTensor;
   const int64_t slotsPerRow = perTensor ? 0 : block.scaleCols();
+  out.tensorScale = block.tensorScale;
   if (perTensor) {
     out.scales = block.scales;
     out.zeros = block.zeros;
@@ -105,10 +111,36 @@ ProblemInputs sizedInputs(const core::Problem &problem, int64_t referenceStride)
   in.referenceStride = referenceStride;
   const int64_t n = problem.n, k = problem.k;
   in.codes.resize(static_cast<size_t>(n * k));
-  in.scales.resize(static_cast<size_t>(core::scaleCount(problem) * core::scaleElementBytes(problem)));
+  in.scales.resize(static_cast<size_t>(core::scaleBytes(problem)));
   in.zeros.resize(static_cast<size_t>(core::scaleCount(problem) * core::zeroElementBytes(problem)));
   in.referenceWeights.resize(static_cast<size_t>(in.referenceColumns() * k));
   return in;
+}
+
+// NVFP4's tensor scale goes after the block scales, where kernels read it
+// (core::tensorScaleOffset); the bytes between stay zero.
+void storeTensorScale(ProblemInputs &in, uint32_t bits) {
+  const int64_t offset = core::tensorScaleOffset(in.problem);
+  if (offset >= 0)
+    storeCodes({bits}, 4, &in.scales[static_cast<size_t>(offset)]);
+}
+
+// The whole matrix's NVFP4 tensor scale, from the largest |w| of every block
+// of rows (each generated as makeProblemInputs generates it), so that blocks
+// quantized apart share it.
+Expected<uint32_t> wholeTensorScale(const formats::QuantScheme &scheme, int64_t n, int64_t k,
+                                    int64_t blockRows, bool nonNegative, uint64_t seed) {
+  const int64_t blocks = (n + blockRows - 1) / blockRows;
+  std::vector<double> blockMax(static_cast<size_t>(blocks), 0.0);
+  forEachOnCores(blocks, [&](int64_t block) {
+    const int64_t rows = std::min(blockRows, n - block * blockRows);
+    std::vector<double> weights(static_cast<size_t>(rows * k));
+    normalWeights(blockSeed(seed, block), nonNegative, weights.data(), weights.size());
+    for (double w : weights)
+      blockMax[static_cast<size_t>(block)] =
+          std::max(blockMax[static_cast<size_t>(block)], std::fabs(w));
+  });
+  return formats::nvfp4TensorScale(scheme, *std::max_element(blockMax.begin(), blockMax.end()));
 }
 
 // Quantized zero codes are stored one a byte (storeBlock), then packed as
@@ -216,14 +248,23 @@ Expected<ProblemInputs> makeProblemInputs(const core::Problem &problem,
   const int64_t blockRows = perTensor ? n : std::max<int64_t>(1, options.blockWeights / k);
   const int64_t blocks = (n + blockRows - 1) / blockRows;
   const bool nonNegative = !problem.code.isSigned() && !problem.scheme.hasZeros();
+  formats::QuantizeOptions quantizeOptions;
+  if (scheme->tensorScale) {
+    Expected<uint32_t> tensorScale =
+        wholeTensorScale(*scheme, n, k, blockRows, nonNegative, options.seed);
+    if (!tensorScale)
+      return bad(tensorScale.error());
+    quantizeOptions.tensorScale = *tensorScale;
+    storeTensorScale(in, *tensorScale);
+  }
   std::mutex failureLock;
   std::string failure;
   forEachOnCores(blocks, [&](int64_t block) {
     const int64_t row0 = block * blockRows, rows = std::min(blockRows, n - row0);
     std::vector<double> weights(static_cast<size_t>(rows * k));
-    normalWeights(options.seed ^ (0x5851F42D4C957F2Dull * static_cast<uint64_t>(block + 1)),
-                  nonNegative, weights.data(), weights.size());
-    Expected<formats::QuantizedMatrix> q = formats::quantize(weights.data(), rows, k, *scheme);
+    normalWeights(blockSeed(options.seed, block), nonNegative, weights.data(), weights.size());
+    Expected<formats::QuantizedMatrix> q =
+        formats::quantize(weights.data(), rows, k, *scheme, quantizeOptions);
     Status stored = q ? storeBlock(in, *q, row0) : Status(makeError(q.error()));
     if (!stored) {
       std::lock_guard<std::mutex> lock(failureLock);
@@ -262,6 +303,7 @@ Expected<ProblemInputs> problemInputsFromQuantized(const core::Problem &problem,
   ProblemInputs in = sizedInputs(problem, referenceStride);
   if (Status s = storeBlock(in, quantized, 0); !s)
     return bad(s.error());
+  storeTensorScale(in, quantized.tensorScale);
   if (Status packed = packZeroCodes(in); !packed)
     return bad(packed.error());
   return in;

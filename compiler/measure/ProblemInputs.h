@@ -39,7 +39,9 @@ struct ProblemInputOptions {
 //  - codes: N x K, one code per byte (the format's code bits), for
 //    layout::packWeights with the kernel's weight layout;
 //  - scales: [N][K / group] (per channel [N], per tensor [1]) elements of the
-//    scale dtype, little-endian bit patterns (f16, bf16 or f32);
+//    scale dtype, little-endian bit patterns (f16, bf16, f32, or one byte of
+//    e8m0 / e4m3fn), then with a tensor scale its f32 at
+//    core::tensorScaleOffset (core::scaleBytes in all);
 //  - zeros: the scales' shape, in the scale dtype, or for quantized zeros
 //    their codes packed as core::packZeroCodes says (two uint4 codes a byte);
 //    empty without zero points.

@@ -43,6 +43,7 @@ struct SpelledProblem {
   std::string activation = "f16", weight = "uint4", scale = "f16", granularity = "group";
   int64_t groupSize = 128;
   std::string zero = "none", zeroCodes;
+  std::string tensorScale; // empty: none
 };
 
 // `what 'text': why`, for a value core refused.
@@ -72,6 +73,12 @@ Expected<core::Problem> toProblem(const SpelledProblem &s, const std::string &at
   if (!scale)
     return badValue(at, "scale", s.scale, scale.error());
   p.scheme.scale = *scale;
+  if (!s.tensorScale.empty()) {
+    Expected<formats::DataFormat> tensorScale = formats::parseFormat(s.tensorScale);
+    if (!tensorScale)
+      return badValue(at, "tensor_scale", s.tensorScale, tensorScale.error());
+    p.scheme.tensorScale = *tensorScale;
+  }
   Expected<formats::Granularity> granularity = core::parseGranularity(s.granularity);
   if (!granularity)
     return badValue(at, "granularity", s.granularity, granularity.error());
@@ -147,6 +154,7 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
                      readKey(*table, defaults, "activation", p.activation, sourceName),
                      readKey(*table, defaults, "weight", p.weight, sourceName),
                      readKey(*table, defaults, "scale", p.scale, sourceName),
+                     readKey(*table, defaults, "tensor_scale", p.tensorScale, sourceName),
                      readKey(*table, defaults, "granularity", p.granularity, sourceName),
                      readKey(*table, defaults, "group_size", p.groupSize, sourceName),
                      readKey(*table, defaults, "zero", p.zero, sourceName),

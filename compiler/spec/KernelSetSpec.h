@@ -14,11 +14,12 @@ namespace lowbit::spec {
 // Each [[problem]] is one `Y[M, N] = X[M, K] · dequant(W[N, K])ᵀ` with M
 // dynamic, in the typed model. Keys (values spelled as core parses them):
 // name, n, k, activation (f16 | bf16), weight (a format name: uint1..uint8,
-// int2..int8, ...), scale (f16 | bf16 | f32), granularity (tensor | channel |
-// group), group_size (group only; ignored otherwise, so [defaults] may set
-// it), zero (none | sub_code | sub_value | quantized) and, with zero =
-// "quantized", zero_codes (uint4 | uint8). Defaults: f16, uint4, f16 scales,
-// group 128, no zeros.
+// int2..int8, ...), scale (f16 | bf16 | f32 | e8m0 | e4m3fn), tensor_scale
+// (f32: NVFP4's second level over e4m3fn block scales; absent for none),
+// granularity (tensor | channel | group), group_size (group only; ignored
+// otherwise, so [defaults] may set it), zero (none | sub_code | sub_value |
+// quantized) and, with zero = "quantized", zero_codes (uint4 | uint8).
+// Defaults: f16, uint4, f16 scales, group 128, no zeros.
 struct KernelSetSpec {
   std::vector<std::string> archs;
   std::vector<core::Problem> problems;

@@ -60,7 +60,7 @@ ProblemBytes idealBytes(const kernels::ProblemDesc &p, int64_t m) {
   b.weights = n * k * p.codeBits() / 8.0;
   // Zeros, when present, are one more value per scale (of the scale's dtype,
   // or a byte when quantized).
-  b.scales = double(core::scaleCount(p)) * (core::scaleElementBytes(p) + core::zeroElementBytes(p));
+  b.scales = double(core::scaleBytes(p)) + double(core::scaleCount(p)) * core::zeroElementBytes(p);
   b.activations = double(m) * k * 2;
   b.outputs = double(m) * n * 2;
   return b;

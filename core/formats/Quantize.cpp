@@ -171,20 +171,25 @@ Status quantizeMx(QuantizedMatrix &m, const double *weights) {
 // NVFP4: a per-tensor f32 scale brings the block scales into e4m3's range,
 // tensor = amax / (6 * 448); block = e4m3(block amax / 6 / tensor). Both the
 // scale cast and the element cast saturate, as in NVIDIA's reference recipe.
-Status quantizeTensorScaled(QuantizedMatrix &m, const double *weights) {
+Status quantizeTensorScaled(QuantizedMatrix &m, const double *weights,
+                            std::optional<uint32_t> givenTensorScale) {
   const DataFormat &scaleFormat = m.scheme.scaleFormat;
   const double elemMax = m.scheme.element.maxFinite();
-  double amax = 0;
-  for (int64_t i = 0; i < m.rows * m.cols; ++i)
-    amax = std::max(amax, std::fabs(weights[i]));
-  double tensorScale = amax == 0 ? 1.0 : amax / (elemMax * scaleFormat.maxFinite());
-  Expected<uint32_t> tensorCode = DataFormat::f32().encode(tensorScale);
-  if (!tensorCode)
-    return makeError("per-tensor scale: " + tensorCode.error());
-  tensorScale = DataFormat::f32().decode(*tensorCode);
-  if (tensorScale == 0)
-    return makeError("per-tensor scale underflows f32 (tensor amax " + std::to_string(amax) + ")");
-  m.tensorScale = *tensorCode;
+  uint32_t tensorCode = givenTensorScale.value_or(0);
+  if (!givenTensorScale) {
+    double amax = 0;
+    for (int64_t i = 0; i < m.rows * m.cols; ++i)
+      amax = std::max(amax, std::fabs(weights[i]));
+    Expected<uint32_t> fitted = nvfp4TensorScale(m.scheme, amax);
+    if (!fitted)
+      return makeError(fitted.error());
+    tensorCode = *fitted;
+  }
+  const double tensorScale = DataFormat::f32().decode(tensorCode);
+  if (!std::isfinite(tensorScale) || tensorScale <= 0)
+    return makeError("per-tensor scale " + std::to_string(tensorScale) +
+                     " is not a positive finite f32");
+  m.tensorScale = tensorCode;
   std::vector<SlotRange> ranges = slotRanges(m, weights);
   std::vector<SlotParams> params(ranges.size());
   for (size_t slot = 0; slot < ranges.size(); ++slot) {
@@ -309,6 +314,17 @@ Status quantizeSuperBlocks(QuantizedMatrix &m, const double *weights) {
 
 } // namespace
 
+Expected<uint32_t> nvfp4TensorScale(const QuantScheme &scheme, double amax) {
+  const double tensorScale =
+      amax == 0 ? 1.0 : amax / (scheme.element.maxFinite() * scheme.scaleFormat.maxFinite());
+  Expected<uint32_t> tensorCode = DataFormat::f32().encode(tensorScale);
+  if (!tensorCode)
+    return makeError("per-tensor scale: " + tensorCode.error());
+  if (DataFormat::f32().decode(*tensorCode) == 0)
+    return makeError("per-tensor scale underflows f32 (tensor amax " + std::to_string(amax) + ")");
+  return tensorCode;
+}
+
 Expected<QuantizedMatrix> quantize(const double *weights, int64_t rows, int64_t cols,
                                    const QuantScheme &scheme, const QuantizeOptions &options) {
   if (Status status = validateScheme(scheme, rows, cols); !status)
@@ -330,6 +346,8 @@ Expected<QuantizedMatrix> quantize(const double *weights, int64_t rows, int64_t 
   } else if (!options.groupIndex.empty()) {
     return makeError("g_idx given but scheme '" + scheme.name + "' has no act-order");
   }
+  if (options.tensorScale && !scheme.tensorScale)
+    return makeError("a tensor scale given but scheme '" + scheme.name + "' has none");
   for (int64_t i = 0; i < rows * cols; ++i)
     if (!std::isfinite(weights[i]))
       return makeError("weight (" + std::to_string(i / cols) + ", " + std::to_string(i % cols) +
@@ -349,7 +367,7 @@ Expected<QuantizedMatrix> quantize(const double *weights, int64_t rows, int64_t 
   if (isMxScheme(scheme))
     status = quantizeMx(m, weights);
   else if (scheme.tensorScale)
-    status = quantizeTensorScaled(m, weights);
+    status = quantizeTensorScaled(m, weights, options.tensorScale);
   else if (scheme.superBlock)
     status = quantizeSuperBlocks(m, weights);
   else

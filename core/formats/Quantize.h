@@ -6,6 +6,7 @@
 #include "core/formats/Scheme.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace lowbit::formats {
@@ -35,7 +36,16 @@ struct QuantizeOptions {
   // Act-order: the group of column k (values in [0, K / groupSize)). Required
   // when the scheme has actOrder, rejected otherwise.
   std::vector<int32_t> groupIndex;
+  // NVFP4 (tensorScale schemes): the f32 bits of the tensor scale to use
+  // instead of the one the weights' own amax gives, so that blocks of rows
+  // quantized apart share the whole matrix's (nvfp4TensorScale). Rejected
+  // for other schemes.
+  std::optional<uint32_t> tensorScale;
 };
+
+// NVFP4's tensor scale for a matrix whose largest |w| is `amax`: the f32 bits
+// of amax / (element max · scale max), 1 for an all-zero matrix.
+Expected<uint32_t> nvfp4TensorScale(const QuantScheme &scheme, double amax);
 
 // Round-to-nearest reference quantization of W[N][K] (row-major).
 //
@@ -52,8 +62,9 @@ struct QuantizeOptions {
 //    each rounded up, mins first so the scales can cover them.
 // MX (OCP MX v1.0 section 6.3): X = 2^(floor(log2(amax)) - emax_elem), elements
 // = RNE(v / X) saturated to the element's max normal, as the spec says.
-// NVFP4: tensor scale = amax / (6 * 448) in f32, block scale =
-// e4m3(block amax / 6 / tensor scale), elements RNE with saturation.
+// NVFP4: tensor scale = amax / (6 * 448) in f32 (or options.tensorScale),
+// block scale = e4m3(block amax / 6 / tensor scale), elements RNE with
+// saturation.
 Expected<QuantizedMatrix> quantize(const double *weights, int64_t rows, int64_t cols,
                                    const QuantScheme &scheme, const QuantizeOptions &options = {});
 

@@ -86,14 +86,19 @@ Status validateScheme(const QuantScheme &scheme) {
       return makeError("scale format " + scheme.scaleFormat.name() +
                        " is not a float format; integer scales need a super-block" + at);
   }
-  if (scheme.scaleFormat == DataFormat::e8m0() && !isMxScheme(scheme)) {
+  // e8m0 is MX's block scale: a power of two per 32 weights, with no zero
+  // point. Any element may take it (integer codes too: int4 with e8m0 scales
+  // is a power-of-two-scaled int4); only MX elements get the MX quantizer
+  // (isMxScheme), the others the generic one, whose scale rounds up.
+  if (scheme.scaleFormat == DataFormat::e8m0() &&
+      (scheme.granularity != Granularity::PerGroup || scheme.groupSize != 32 ||
+       scheme.zeroMode != ZeroMode::None || scheme.superBlock || scheme.tensorScale)) {
     std::string got = scheme.granularity == Granularity::PerGroup
                           ? "group size " + std::to_string(scheme.groupSize)
                           : std::string(granularityName(scheme.granularity)) + " scales";
-    return makeError("e8m0 scales are only defined for MX schemes (group 32, FP8/FP6/FP4/INT8 "
-                     "elements, no zero point); this one has " +
-                     got + ", element " + scheme.element.name() + ", zero mode " +
-                     zeroModeName(scheme.zeroMode) + at);
+    return makeError("e8m0 scales are MX block scales (group 32, no zero point, no second "
+                     "level); this one has " +
+                     got + ", zero mode " + zeroModeName(scheme.zeroMode) + at);
   }
   if (scheme.tensorScale) {
     if (scheme.scaleFormat != DataFormat::e4m3fn())

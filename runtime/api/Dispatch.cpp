@@ -89,7 +89,7 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
       {args.x, kVectorAlignment, "x"},
       {args.y, kVectorAlignment, "y"},
       {args.w->data, kVectorAlignment, "w->data"},
-      {args.scales, static_cast<uintptr_t>(spec.scaleElementBytes), "scales"},
+      {args.scales, static_cast<uintptr_t>(spec.scaleAlignment), "scales"},
       {args.zeros, static_cast<uintptr_t>(std::max(1, spec.zeroElementBytes)), "zeros"},
   };
   for (const auto &a : alignments)

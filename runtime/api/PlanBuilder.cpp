@@ -350,8 +350,8 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
                         " cannot take layout " + spec.layoutIdHex + ": " +
                         (shape ? std::string("size overflow") : shape.error()));
   }
-  spec.scaleElementBytes = core::scaleElementBytes(problem);
-  spec.scaleBytes = core::scaleCount(problem) * spec.scaleElementBytes;
+  spec.scaleAlignment = core::scaleAlignment(problem);
+  spec.scaleBytes = core::scaleBytes(problem);
   spec.hasZeros = problem.scheme.hasZeros();
   spec.zeroElementBytes = core::zeroElementBytes(problem);
   spec.zeroBytes = core::zeroBytes(problem);

@@ -71,7 +71,7 @@ struct PlanSpec {
   uint64_t layoutId = 0;
   std::string layoutIdHex;
   int64_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
-  int scaleElementBytes = 2;
+  int scaleAlignment = 2; // a scale's bytes, at least 4 with a tensor scale
   int zeroElementBytes = 0; // the scale's bytes, 1 for zero codes (packed), 0 without zeros
   bool hasZeros = false;
   std::vector<std::string> notes;

@@ -40,6 +40,11 @@ Result<core::Problem> problemFromApi(const lowbit_problem &problem) {
   if (!scale)
     return invalid(scale.error());
   p.scheme.scale = *scale;
+  Expected<std::optional<formats::DataFormat>> tensorScale =
+      core::tensorScaleFromAbi(problem.tensor_scale);
+  if (!tensorScale)
+    return invalid(tensorScale.error());
+  p.scheme.tensorScale = *tensorScale;
   Expected<formats::Granularity> granularity = core::granularityFromAbi(problem.granularity);
   if (!granularity)
     return invalid(granularity.error());

@@ -1,7 +1,7 @@
 // The C API's lowbit_problem, translated to the typed problem model
 // (core::Problem) that the compiler and the kernel database use. The enum
 // tables live in core/AbiFormats.h, and the buffer sizes a problem implies
-// (core::scaleCount, scaleElementBytes, zeroElementBytes) in core/Problem.h,
+// (core::scaleBytes, scaleAlignment, zeroElementBytes) in core/Problem.h,
 // so a new format changes nothing here.
 #pragma once
 

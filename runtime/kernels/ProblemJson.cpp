@@ -38,6 +38,8 @@ void writeProblemJson(const core::Problem &p, const char *nameKey, nlohmann::jso
   out["activation"] = core::activationName(p.activation);
   out["weight"] = p.code.name();
   out["scale"] = s.scale.name();
+  if (s.tensorScale)
+    out["tensor_scale"] = s.tensorScale->name();
   out["granularity"] = core::granularitySpelling(s.granularity);
   out["group_size"] = s.groupSize;
   out["zero"] = core::zeroSpelling(s.zero, s.zeroCodes.has_value());
@@ -71,6 +73,13 @@ Expected<core::Problem> readProblemJson(const nlohmann::json &in, const char *na
   p.activation = *activation;
   p.code = *code;
   p.scheme.scale = *scale;
+  if (in.contains("tensor_scale")) {
+    Expected<formats::DataFormat> tensorScale =
+        parsed(in, "tensor_scale", formats::parseFormat);
+    if (!tensorScale)
+      return makeError(tensorScale.error());
+    p.scheme.tensorScale = *tensorScale;
+  }
   p.scheme.granularity = *granularity;
   if (*granularity == formats::Granularity::PerGroup) {
     Expected<int64_t> group = integer(in, "group_size");

@@ -96,7 +96,13 @@ LOWBIT_API const char *lowbit_last_error(void);
 typedef enum lowbit_dtype {
   LOWBIT_DTYPE_F16 = 1,
   LOWBIT_DTYPE_BF16 = 2,
-  LOWBIT_DTYPE_F32 = 3 /* scales only */
+  LOWBIT_DTYPE_F32 = 3, /* scales and tensor scales only */
+  /* Block scales, one byte per group, GROUP granularity and LOWBIT_ZERO_NONE
+   * only: */
+  LOWBIT_DTYPE_E8M0 = 4, /* OCP MX: 2^(code - 127), 0xFF is NaN; group_size 32 */
+  LOWBIT_DTYPE_E4M3 = 5  /* OCP e4m3fn (bias 7, S.1111.111 is NaN, no infinity);
+                          * NVFP4's block scale, usually with group_size 16 and
+                          * tensor_scale = LOWBIT_DTYPE_F32 */
 } lowbit_dtype;
 
 /* Weight codes. Unsigned uintB holds 0..2^B-1; signed intB holds the B-bit
@@ -149,10 +155,16 @@ typedef struct lowbit_problem {
   int64_t n, k;
   lowbit_dtype activation; /* x and y: F16 or BF16 */
   lowbit_weight_format weight;
-  lowbit_dtype scale; /* F16, BF16 or F32; zeros use the same dtype (or are codes) */
+  lowbit_dtype scale; /* F16, BF16, F32, E8M0 or E4M3; zeros use the same dtype (or are codes) */
   lowbit_granularity granularity;
   int64_t group_size; /* GROUP only (must divide K); 0 otherwise */
   lowbit_zero_mode zero;
+  /* NVFP4's second level: LOWBIT_DTYPE_F32 for one f32 that multiplies every
+   * E4M3 block scale (w = q · s_block · s_tensor), 0 for none. The kernels
+   * read it from the scales buffer, after the block scales: at byte offset
+   * round_up(scale count, 4), as lowbit_matmul describes. (This field took
+   * what was padding in earlier headers: zero-initialize the struct.) */
+  lowbit_dtype tensor_scale;
 } lowbit_problem;
 
 /* ---- context ---------------------------------------------------------- */
@@ -218,7 +230,8 @@ LOWBIT_API lowbit_status lowbit_plan_explain(const lowbit_plan *plan, int64_t m,
                                              lowbit_choice *out_choice);
 
 /* Buffer sizes in bytes for the plan's problem. Any pointer may be NULL.
- * zero_bytes is 0 for LOWBIT_ZERO_NONE. workspace_bytes is what
+ * scale_bytes includes the tensor scale and the padding before it (see
+ * lowbit_matmul). zero_bytes is 0 for LOWBIT_ZERO_NONE. workspace_bytes is what
  * lowbit_matmul needs for any M (0 for every kernel so far). */
 LOWBIT_API lowbit_status lowbit_plan_packed_sizes(const lowbit_plan *plan, size_t *weight_bytes,
                                                   size_t *scale_bytes, size_t *zero_bytes,
@@ -280,7 +293,12 @@ typedef struct lowbit_weights {
 /* y[M, N] = x[M, K] · dequant(w)ᵀ, launched on `stream` (asynchronous).
  *  x, y:    device, row-major, the activation dtype, 16-byte aligned.
  *  scales:  device, the scale dtype, laid out as lowbit_granularity says,
- *           aligned to the scale dtype's size.
+ *           aligned to the scale dtype's size. With a tensor scale, the
+ *           block scales (count = N · K / group_size bytes) are followed by
+ *           zero padding to the next multiple of 4 bytes and then the f32
+ *           tensor scale (lowbit_plan_packed_sizes' scale_bytes in all), and
+ *           the buffer must be 4-byte aligned. The kernels multiply each
+ *           block scale by it; it is never folded into the scales.
  *  zeros:   device, like scales (zero codes: as lowbit_pack_zeros packed
  *           them, any alignment); required when the problem has a zero mode,
  *           NULL otherwise.

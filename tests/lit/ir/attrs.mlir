@@ -8,13 +8,15 @@
 // CHECK-DAG: lb.gptq = #lb.quant<granularity = group, group_size = 128, scale = f16, zero = quantized, act_order = true>
 // CHECK-DAG: lb.mx = #lb.quant<granularity = group, group_size = 32, scale = !lb.float<ue8m0, fn>>
 // CHECK-DAG: lb.nv = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN>
+// CHECK-DAG: lb.nvfp4 = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>
 func.func @quant_schemes() attributes {
     lb.tensor = #lb.quant<granularity = tensor, scale = f32>,
     lb.channel = #lb.quant<granularity = channel, scale = bf16, zero = sub_code>,
     lb.group = #lb.quant<granularity = group, group_size = 128, scale = f16, zero = sub_value>,
     lb.gptq = #lb.quant<granularity = group, group_size = 128, scale = f16, zero = quantized, act_order = true>,
     lb.mx = #lb.quant<granularity = group, group_size = 32, scale = !lb.float<ue8m0, fn>>,
-    lb.nv = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN>} {
+    lb.nv = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN>,
+    lb.nvfp4 = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>} {
   return
 }
 

@@ -35,6 +35,26 @@ func.func @e8m0_not_mx() attributes {q = #lb.quant<granularity = group, group_si
 
 // -----
 
+// expected-error @+1 {{block scales ('f8E4M3FN') need granularity 'group'}}
+func.func @block_scale_per_channel() attributes {q = #lb.quant<granularity = channel, scale = f8E4M3FN>} { return }
+
+// -----
+
+// expected-error @+1 {{block scales ('!lb.float<ue8m0, fn>') have no zero points, got zero = sub_code}}
+func.func @block_scale_zeros() attributes {q = #lb.quant<granularity = group, group_size = 32, scale = !lb.float<ue8m0, fn>, zero = sub_code>} { return }
+
+// -----
+
+// expected-error @+1 {{tensor_scale must be f32 over f8E4M3FN block scales (NVFP4), got 'f16' over 'f8E4M3FN'}}
+func.func @tensor_scale_f16() attributes {q = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f16>} { return }
+
+// -----
+
+// expected-error @+1 {{tensor_scale must be f32 over f8E4M3FN block scales (NVFP4), got 'f32' over 'f16'}}
+func.func @tensor_scale_over_f16() attributes {q = #lb.quant<granularity = group, group_size = 16, scale = f16, tensor_scale = f32>} { return }
+
+// -----
+
 // expected-error @+1 {{scale type must be f16, bf16, f32, f8E4M3FN or an !lb.float, got 'i32'}}
 func.func @integer_scale() attributes {q = #lb.quant<granularity = channel, scale = i32>} { return }
 

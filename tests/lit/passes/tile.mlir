@@ -53,8 +53,34 @@ func.func @bad_warps(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tenso
 
 // -----
 
+func.func @group_8(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256x256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: group size 8 is not a multiple of 16 (half a lane's 32 codes)}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 8, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256x256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// Groups of 16: a lane's unit is two halves of 16 values (registers 0-7 and
+// 8-15), each with its own scale (the second at k + 16), zero and dot.
+// CHECK-LABEL: func.func @group_16__gemv_t1x4x1024_w1x4_s1_k1(
+// CHECK: %[[V:.*]] = lb.decode
+// CHECK: %[[S0:.*]] = lb.load_scalar %arg2[%{{.*}}, %{{.*}}] : memref<256x128xf16>
+// CHECK: %[[K1:.*]] = arith.addi %{{.*}}, %c16{{.*}} : index
+// CHECK: arith.divui %[[K1]]
+// CHECK: %[[S1:.*]] = lb.load_scalar %arg2[%{{.*}}, %{{.*}}] : memref<256x128xf16>
+// CHECK: %[[V0:.*]] = lb.slice_pairs %[[V]][0] : vector<32xf16> -> vector<16xf16>
+// CHECK: %[[V1:.*]] = lb.slice_pairs %[[V]][8] : vector<32xf16> -> vector<16xf16>
+// CHECK: %[[X:.*]] = lb.load_activations
+// CHECK: %[[X0:.*]] = lb.slice_pairs %[[X]][0]
+// CHECK: %[[D0:.*]] = lb.dot %[[V0]], %[[X0]]
+// CHECK: arith.mulf %[[D0]], %[[S0]]
+// CHECK: %[[X1:.*]] = lb.slice_pairs %[[X]][8]
+// CHECK: %[[D1:.*]] = lb.dot %[[V1]], %[[X1]]
+// CHECK: arith.mulf %[[D1]], %[[S1]]
 func.func @group_16(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256x128xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{gemv schedule: group size 16 is not a multiple of a lane's 32 codes}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = f16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
       : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256x128xf16>) -> tensor<?x256xf16>

@@ -46,6 +46,23 @@ struct BadSpec {
   const char *message;
 };
 
+// Block scales and NVFP4's tensor scale, spelled as the typed model parses
+// them.
+TEST(KernelSetSpec, BlockScalesAndTheTensorScale) {
+  Expected<KernelSetSpec> spec = parseKernelSetSpec(
+      "archs = [\"sm_80\"]\n"
+      "[[problem]]\nname='mx'\nn=64\nk=256\nscale='e8m0'\ngroup_size=32\n"
+      "[[problem]]\nname='nv'\nn=64\nk=256\nweight='int4'\nscale='e4m3fn'\n"
+      "tensor_scale='f32'\ngroup_size=16\n",
+      "<t>");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  EXPECT_EQ(spec->problems[0].scheme.scale, formats::DataFormat::e8m0());
+  EXPECT_FALSE(spec->problems[0].scheme.tensorScale.has_value());
+  EXPECT_EQ(core::signature(spec->problems[1]),
+            "lowbit.qmatmul.v1;n=64;k=256;act=f16;weight=int4;scale=e4m3fn;"
+            "granularity=group;group=16;zero=none;tensor_scale=f32");
+}
+
 TEST(KernelSetSpec, RejectsBadSpecsWithTheReason) {
   const BadSpec cases[] = {
       {"archs = []\n", "'archs' must list at least one arch"},
@@ -68,6 +85,17 @@ TEST(KernelSetSpec, RejectsBadSpecsWithTheReason) {
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\nzero='quantized'\n"
        "zero_codes='int4'\n",
        "uint4 or uint8"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=256\nscale='e8m0'\n",
+       "problem 'a': e8m0 scales are OCP MX block scales of 32 weights: group size must "
+       "be 32, got 128"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=256\ntensor_scale='f32'\n",
+       "a tensor scale multiplies e4m3fn block scales"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=256\nscale='e4m3fn'\n"
+       "tensor_scale='f33'\n",
+       "tensor_scale 'f33'"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=256\nscale='e4m3fn'\n"
+       "granularity='channel'\n",
+       "scale dtype e4m3fn is a block scale: it needs granularity group, got channel"},
   };
   for (const BadSpec &c : cases) {
     Expected<KernelSetSpec> spec = parseKernelSetSpec(c.text, "<t>");

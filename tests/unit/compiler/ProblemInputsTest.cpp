@@ -44,21 +44,32 @@ double zeroCode(const std::vector<uint8_t> &bytes, int64_t slot,
   return format.decode((bytes[size_t(slot / 2)] >> (4 * (slot % 2))) & 15u);
 }
 
+// The f32 tensor scale after the block scales, where kernels read it; 1
+// without one.
+double tensorScale(const ProblemInputs &in) {
+  const int64_t offset = core::tensorScaleOffset(in.problem);
+  if (offset < 0)
+    return 1;
+  return element(in.scales, offset / 4, 4, formats::DataFormat::f32());
+}
+
 // Rebuilds every reference weight from the kernel-facing codes, scales and
-// zeros: they must be the dequantized weights exactly (scales [N][K / 64],
-// [N] per channel, [1] per tensor).
+// zeros: they must be the dequantized weights exactly (scales [N][K / group],
+// [N] per channel, [1] per tensor, times the tensor scale).
 void expectReferenceIsTheKernelsWeights(const ProblemInputs &in) {
   const core::Problem &p = in.problem;
   const formats::DataFormat zeroFormat = p.scheme.zeroCodes ? *p.scheme.zeroCodes : p.scheme.scale;
   const int scaleBytes = core::scaleElementBytes(p), zeroBytes = core::zeroElementBytes(p);
+  const int64_t group = p.scheme.groupSize;
+  ASSERT_EQ(int64_t(in.scales.size()), core::scaleBytes(p));
   for (int64_t n = 0; n < p.n; n += in.referenceStride)
     for (int64_t k = 0; k < p.k; ++k) {
       const int64_t slot = p.scheme.granularity == formats::Granularity::PerTensor ? 0
                            : p.scheme.granularity == formats::Granularity::PerChannel
                                ? n
-                               : n * (p.k / 64) + k / 64;
+                               : n * (p.k / group) + k / group;
       double q = p.code.decode(in.codes[size_t(n * p.k + k)]);
-      double s = element(in.scales, slot, scaleBytes, p.scheme.scale);
+      double s = element(in.scales, slot, scaleBytes, p.scheme.scale) * tensorScale(in);
       double z = !p.scheme.hasZeros() ? 0
                  : p.scheme.zeroCodes ? zeroCode(in.zeros, slot, zeroFormat)
                                       : element(in.zeros, slot, zeroBytes, zeroFormat);
@@ -113,6 +124,41 @@ TEST(ProblemInputs, ScaleDtypesAreTheKernelsBitPatterns) {
     EXPECT_EQ(in->scales.size(), size_t(64 * 4 * core::scaleElementBytes(p)));
     expectReferenceIsTheKernelsWeights(*in);
   }
+}
+
+// MX-style (e8m0 per 32) and NVFP4-style (e4m3fn per 16 times one f32)
+// scales on integer codes: one byte a scale, the tensor scale after them,
+// and one tensor scale for the whole matrix however many blocks of rows
+// quantize it: the one its largest |w| gives.
+TEST(ProblemInputs, BlockScalesAndTheTensorScale) {
+  core::Problem mx = problem("uint4", "none");
+  mx.scheme.groupSize = 32;
+  mx.scheme.scale = formats::DataFormat::e8m0();
+  core::Problem nv = problem("int4", "none", 48, 256);
+  nv.scheme.groupSize = 16;
+  nv.scheme.scale = formats::DataFormat::e4m3fn();
+  nv.scheme.tensorScale = formats::DataFormat::f32();
+  ProblemInputOptions blocks;
+  blocks.blockWeights = 256 * 5; // 5 rows a block
+  blocks.referenceStride = 1;
+  for (const core::Problem &p : {mx, nv}) {
+    Expected<ProblemInputs> in = makeProblemInputs(p, blocks);
+    ASSERT_TRUE(in.ok()) << in.error();
+    EXPECT_EQ(int64_t(in->scales.size()), core::scaleBytes(p));
+    expectReferenceIsTheKernelsWeights(*in);
+  }
+  Expected<ProblemInputs> in = makeProblemInputs(nv, blocks);
+  ASSERT_TRUE(in.ok()) << in.error();
+  double amax = 0, ratio = 0;
+  for (double w : in->referenceWeights)
+    amax = std::max(amax, std::fabs(w));
+  // The largest weight saturates its block: its scale is near 448 (e4m3fn's
+  // largest) times the tensor scale, its code near int4's 7, within
+  // e4m3fn's and int4's rounding.
+  ratio = amax / (7 * 448 * tensorScale(*in));
+  EXPECT_GT(ratio, 0.85);
+  EXPECT_LT(ratio, 1.15);
+  EXPECT_EQ(in->scales.size(), 48u * 16u + 4u);
 }
 
 // Only the reference rows are dequantized, in blocks of rows; whatever the

@@ -86,6 +86,21 @@ TEST_F(CoreConversion, TheSchemeAndTheScheduleKeepEveryField) {
   ASSERT_FALSE(f32.ok());
   EXPECT_EQ(f32.error(), "activations must be f16 or bf16, got 'f32'");
 
+  // Block scales and NVFP4's tensor scale.
+  auto nvfp4 = mlir::cast<QuantAttr>(attr("#lb.quant<granularity = group, group_size = 16, "
+                                          "scale = f8E4M3FN, tensor_scale = f32>"));
+  Expected<core::Problem> nv = coreProblem(64, 256, type("f16"), type("si4"), nvfp4);
+  ASSERT_TRUE(nv.ok()) << nv.error();
+  EXPECT_EQ(core::signature(*nv), "lowbit.qmatmul.v1;n=64;k=256;act=f16;weight=int4;"
+                                  "scale=e4m3fn;granularity=group;group=16;zero=none;"
+                                  "tensor_scale=f32");
+  auto mx = mlir::cast<QuantAttr>(
+      attr("#lb.quant<granularity = group, group_size = 32, scale = !lb.float<ue8m0, fn>>"));
+  Expected<core::Problem> m = coreProblem(64, 256, type("bf16"), type("ui4"), mx);
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_EQ(m->scheme.scale, formats::DataFormat::e8m0());
+  EXPECT_FALSE(m->scheme.tensorScale.has_value());
+
   const char *text = "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], "
                      "stages = 2, split_k = 8>";
   core::Schedule s = coreSchedule(mlir::cast<ScheduleAttr>(attr(text)));

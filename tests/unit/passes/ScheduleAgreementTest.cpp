@@ -5,7 +5,7 @@
 //
 // The grid: unsigned 1, 2, 4 and 8-bit, int2, int4, int8 and ternary codes
 // (and e2m1, e4m3fn and nf4 on the first shape, without zeros); f16 and
-// bf16; scales per tensor, per channel and per group of 32, 64 and 128; zero
+// bf16; scales per tensor, per channel and per group of 16, 32, 64 and 128; zero
 // points none, sub_code, sub_value and uint4 zero codes; N and K that do and
 // do not divide the
 // tiles; and for every family tile, warp, stage and split_k values around
@@ -171,7 +171,7 @@ TEST(ScheduleAgreement, LbTileAndTheSearchSpaceAgreeOnTheGrid) {
     for (const char *weight : {"uint1", "uint2", "uint4", "uint8", "int2", "int4", "int8", "ternary",
                                "e2m1", "e4m3fn", "nf4"})
       for (const char *activation : {"f16", "bf16"})
-        for (int64_t group : {-1, 0, 32, 64, 128})
+        for (int64_t group : {-1, 0, 16, 32, 64, 128})
           for (const char *zero : {"none", "sub_code", "sub_value", "quantized;zero_codes=uint4"}) {
             // No rule reads the activation dtype or tells the zero modes
             // apart: bf16, sub_value and zero codes only on the first shape.

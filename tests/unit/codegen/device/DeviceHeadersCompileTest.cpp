@@ -19,7 +19,7 @@ constexpr Arch kAllArchs[] = {Arch::Sm80, Arch::Sm86, Arch::Sm89, Arch::Sm90a};
 // be embedded.
 const char *const kExpectedHeaders[] = {"types.cuh",  "arith.cuh",    "lop3.cuh",
                                         "mma.cuh",    "cp_async.cuh", "reduce.cuh",
-                                        "vector_load.cuh"};
+                                        "vector_load.cuh", "scale.cuh"};
 
 struct PrimitiveCase {
   const char *name;
@@ -130,6 +130,16 @@ extern "C" __global__ void k(const u32 *in, u32 *out) {
      {"ld.global.nc.L1::no_allocate.v4.u32", "ld.global.cs.v4.u32",
       "ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32", "ld.global.v4.u32",
       "st.global.v4.u32"}},
+
+    // The block-scale conversions on every arch (sm_80 has no e4m3 cvt), as
+    // integer ops and an exact u32 -> f32 conversion.
+    {"scale_convert", 80, R"(
+#include "lowbit/device/types.cuh"
+using namespace lowbit::device;
+extern "C" __global__ void k(const unsigned char *in, float *out) {
+  out[threadIdx.x] = e8m0_to_f32(in[threadIdx.x]) + e4m3fn_to_f32(in[threadIdx.x + 32]);
+})",
+     {"cvt.rn.f32.u32"}},
 };
 
 // A small bound: these kernels do next to nothing, so a big count means a

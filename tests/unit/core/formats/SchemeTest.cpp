@@ -60,13 +60,20 @@ TEST(Scheme, GroupMustDivideK) {
               "super-block size 256 does not divide K = 4128");
 }
 
-TEST(Scheme, E8m0ScalesOnlyForMx) {
+// e8m0 scales are MX block scales: group 32 and no zero point, for any
+// element; only MX elements are MX schemes (and get the MX quantizer).
+TEST(Scheme, E8m0ScalesOnlyInMxBlocks) {
   QuantScheme s = scheme("w4-g128");
   s.scaleFormat = DataFormat::e8m0();
-  expectError(validateScheme(s), "e8m0 scales are only defined for MX schemes");
+  expectError(validateScheme(s), "e8m0 scales are MX block scales");
   expectError(validateScheme(s), "group size 128");
-  s.groupSize = 32; // right group, but int4 is not an MX element
-  expectError(validateScheme(s), "element int4");
+  s.groupSize = 32;
+  EXPECT_TRUE(validateScheme(s).ok()) << "int4 with e8m0 scales per 32";
+  EXPECT_FALSE(isMxScheme(s)) << "int4 is not an MX element";
+  QuantScheme asymmetric = *makeAsymmetricGroupScheme(DataFormat::unsignedInt(4), 32,
+                                                      DataFormat::f16(), DataFormat::unsignedInt(4));
+  asymmetric.scaleFormat = DataFormat::e8m0();
+  expectError(validateScheme(asymmetric), "zero mode (q - z)·s");
   EXPECT_FALSE(makeMxScheme(DataFormat::signedInt(4)).ok());
   EXPECT_TRUE(makeMxScheme(DataFormat::e3m2()).ok());
 }

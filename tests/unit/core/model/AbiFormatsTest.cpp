@@ -68,6 +68,25 @@ TEST(AbiFormats, DtypesGranularitiesAndZeroModes) {
   EXPECT_NE(bad.error().find("quantized uint4"), std::string::npos) << bad.error();
 }
 
+// Block scales and NVFP4's tensor scale: the ABI values are the typed
+// model's formats; a tensor scale of 0 is none, anything but f32 an error.
+TEST(AbiFormats, BlockScalesAndTheTensorScale) {
+  EXPECT_EQ(*scaleFormatFromAbi(LOWBIT_DTYPE_E8M0), formats::DataFormat::e8m0());
+  EXPECT_EQ(*scaleFormatFromAbi(LOWBIT_DTYPE_E4M3), formats::DataFormat::e4m3fn());
+  EXPECT_FALSE(activationFromAbi(LOWBIT_DTYPE_E4M3).ok()) << "scales only";
+  Expected<std::optional<formats::DataFormat>> none =
+      tensorScaleFromAbi(static_cast<lowbit_dtype>(0));
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_FALSE(none->has_value());
+  Expected<std::optional<formats::DataFormat>> f32 = tensorScaleFromAbi(LOWBIT_DTYPE_F32);
+  ASSERT_TRUE(f32.ok()) << f32.error();
+  EXPECT_EQ(*f32, formats::DataFormat::f32());
+  Expected<std::optional<formats::DataFormat>> f16 = tensorScaleFromAbi(LOWBIT_DTYPE_F16);
+  ASSERT_FALSE(f16.ok());
+  EXPECT_EQ(f16.error(),
+            "tensor_scale 1 is not a lowbit.h value here (allowed: f32); 0 is none");
+}
+
 // GPTQ / AWQ zeros: (q - z)·s with z a uint4 or uint8 code.
 TEST(AbiFormats, ZeroCodesAreSubCodeWithTheirIntegerFormat) {
   const std::pair<lowbit_zero_mode, formats::DataFormat> cases[] = {

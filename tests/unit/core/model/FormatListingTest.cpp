@@ -1,6 +1,7 @@
 #include "core/FormatListing.h"
 
 #include "core/Arch.h"
+#include "core/FragmentFacts.h"
 #include "core/formats/Scheme.h"
 
 #include <gtest/gtest.h>
@@ -105,8 +106,6 @@ TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
     const char *why;
   };
   for (const Missing &missing : {
-           Missing{"mxfp4", "scale dtype e8m0 is not f16, bf16 or f32"},
-           Missing{"nvfp4", "per-tensor second-level scale"},
            Missing{"gguf-q4_k", "two-level (super-block) scales"},
            Missing{"w3-g128-asym", "no register decode for 3-bit codes"},
            Missing{"gptq-w4-g128", "zero codes must be uint4 or uint8, got uint4+1"},
@@ -119,7 +118,25 @@ TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
   std::string listing = formatListing();
   EXPECT_TRUE(contains(lineWith(listing, "  w4-g128 "), "sm_80 sm_86 sm_89 sm_90a"));
   EXPECT_TRUE(contains(lineWith(listing, "  awq-w4-g128 "), "sm_80 sm_86 sm_89 sm_90a"));
-  EXPECT_TRUE(contains(lineWith(listing, "  mxfp4 "), "none: scale dtype e8m0"));
+}
+
+// MX and NVFP4 scales have kernel schemes: what decides their kernels is the
+// element's decode alone. Integer codes with those scales have kernels.
+TEST(FormatListing, BlockScaleSchemesHaveKernelsWhereTheElementDecodes) {
+  for (const char *name : {"mxfp4", "nvfp4"}) {
+    QuantScheme scheme = builtin(name);
+    KernelAvailability kernels = schemeKernels(scheme);
+    Expected<CodeFragment> fragment = codeFragment(scheme.element);
+    EXPECT_EQ(kernels.any(), fragment.ok()) << name << ": " << kernels.reason;
+    if (!fragment) {
+      EXPECT_EQ(kernels.reason, fragment.error()) << name;
+    }
+  }
+  QuantScheme mxInt4 = *formats::makeGroupScheme(DataFormat::signedInt(4), 32, DataFormat::e8m0());
+  EXPECT_EQ(schemeKernels(mxInt4).archs, allArchs()) << schemeKernels(mxInt4).reason;
+  QuantScheme nvInt4 = formats::makeNvfp4Scheme();
+  nvInt4.element = DataFormat::signedInt(4);
+  EXPECT_EQ(schemeKernels(nvInt4).archs, allArchs()) << schemeKernels(nvInt4).reason;
 }
 
 } // namespace

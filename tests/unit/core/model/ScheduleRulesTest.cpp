@@ -213,5 +213,34 @@ TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
             "wgmma schedule: wgmma, TMA and setmaxnreg exist only on sm_90a, not on sm_80");
 }
 
+// Groups of 16: gemv splits a lane's unit into two halves of 16 values, each
+// with its own scale, for every code width; the mma_b_paired families keep
+// whole 32-wide blocks (split-K, gemv_tiled) or K tiles (staged) per scale.
+TEST(ScheduleRules, GroupsOf16AreGemvsAlone) {
+  for (int bits : {1, 2, 4, 8})
+    for (int64_t group : {16, 48, 32}) {
+      Problem p = problem(formats::DataFormat::unsignedInt(bits), 4096, 48 * 64);
+      p.scheme.groupSize = group;
+      Status fits = checkSchedule(p, kGemv);
+      EXPECT_TRUE(fits.ok()) << bits << " bits, group " << group << ": " << fits.error();
+    }
+  Problem g8 = problem(formats::DataFormat::unsignedInt(4));
+  g8.scheme.groupSize = 8;
+  EXPECT_EQ(checkSchedule(g8, kGemv).error(),
+            "gemv schedule: group size 8 is not a multiple of 16 (half a lane's 32 codes)");
+  Problem g16 = problem(formats::DataFormat::unsignedInt(4));
+  g16.scheme.groupSize = 16;
+  EXPECT_EQ(checkSchedule(g16, kGemvTiled).error(),
+            "gemv_tiled schedule: group size 16 is not a multiple of 32");
+  EXPECT_EQ(checkSchedule(g16, kMmaSplitK).error(),
+            "mma schedule with split_k > 1: group size 16 is not a multiple of 32");
+  EXPECT_EQ(checkSchedule(g16, kMma).error(),
+            "mma schedule: group size 16 is not a multiple of tile K = 128 (scales are applied "
+            "once per K tile)");
+  EXPECT_EQ(checkSchedule(g16, kWgmma).error(),
+            "wgmma schedule: group size 16 is not a multiple of tile K = 64 (scales are applied "
+            "once per K tile)");
+}
+
 } // namespace
 } // namespace lowbit::core

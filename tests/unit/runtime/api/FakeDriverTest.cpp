@@ -70,6 +70,12 @@ protected:
     withZeroCodes.scheme.zero = formats::ZeroMode::SubtractCode;
     withZeroCodes.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
     addKernel(database, withZeroCodes, {"with_zero_codes", "sm_90a", "gemv"});
+    kernels::ProblemDesc nvfp4Style = w4a16Problem(512, 4096);
+    nvfp4Style.code = formats::DataFormat::signedInt(4);
+    nvfp4Style.scheme.groupSize = 16;
+    nvfp4Style.scheme.scale = formats::DataFormat::e4m3fn();
+    nvfp4Style.scheme.tensorScale = formats::DataFormat::f32();
+    addKernel(database, nvfp4Style, {"tensor_scaled", "sm_90a", "gemv"});
     addKernel(database, w4a16Problem(2048, 2048), {"ampere_only", "sm_80", "gemv"});
     FakeKernel ring{"ring", "sm_90a", "mma", kLayoutA, 16};
     ring.dynamicSharedBytes = kRingBytes;
@@ -90,7 +96,8 @@ protected:
   }
   void TearDown() override { lowbit_context_destroy(context); }
 
-  lowbit_plan *plan(int64_t n, int64_t k, lowbit_zero_mode zero = LOWBIT_ZERO_NONE) {
+  // W4A16 g128 f16 scales, as the database's kernels were added for.
+  static lowbit_problem w4a16Abi(int64_t n, int64_t k, lowbit_zero_mode zero = LOWBIT_ZERO_NONE) {
     lowbit_problem p;
     std::memset(&p, 0, sizeof(p));
     p.struct_size = sizeof(p);
@@ -102,9 +109,15 @@ protected:
     p.granularity = LOWBIT_GRANULARITY_GROUP;
     p.group_size = 128;
     p.zero = zero;
+    return p;
+  }
+  lowbit_plan *plan(const lowbit_problem &p) {
     lowbit_plan *made = nullptr;
     EXPECT_EQ(lowbit_plan_create(context, &p, &made), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
     return made;
+  }
+  lowbit_plan *plan(int64_t n, int64_t k, lowbit_zero_mode zero = LOWBIT_ZERO_NONE) {
+    return plan(w4a16Abi(n, k, zero));
   }
 
   lowbit_choice explain(const lowbit_plan *p, int64_t m) {
@@ -229,6 +242,40 @@ TEST_F(FakeDriverTest, PassesZerosInTheKernelAbiOrder) {
   EXPECT_EQ(state->pointers[3], 0x50000u); // x, w, scales, zeros, y
   EXPECT_EQ(state->pointers[4], 0x40000u);
   EXPECT_EQ(state->m, 5);
+  lowbit_plan_destroy(p);
+}
+
+// NVFP4-style scales through the C API: scale_bytes counts the e4m3 block
+// scales, the padding to 4 bytes and the f32 tensor scale; the scales buffer
+// must be 4-byte aligned for the f32; the kernel gets the one buffer in the
+// scales' place (the argument list is unchanged).
+TEST_F(FakeDriverTest, TensorScaleRidesInTheScalesBuffer) {
+  lowbit_problem problem = w4a16Abi(512, 4096);
+  problem.weight = LOWBIT_WEIGHT_INT4;
+  problem.scale = LOWBIT_DTYPE_E4M3;
+  problem.group_size = 16;
+  problem.tensor_scale = LOWBIT_DTYPE_F32;
+  lowbit_plan *p = plan(problem);
+  ASSERT_NE(p, nullptr);
+  size_t scaleBytes = 0, zeroBytes = 1;
+  ASSERT_EQ(lowbit_plan_packed_sizes(p, nullptr, &scaleBytes, &zeroBytes, nullptr),
+            LOWBIT_STATUS_SUCCESS);
+  EXPECT_EQ(scaleBytes, 512u * 256u + 4u);
+  EXPECT_EQ(zeroBytes, 0u);
+  lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 512 * 4096 / 2, 0};
+  ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  EXPECT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30002), nullptr, at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_MISALIGNED);
+  EXPECT_NE(std::string(lowbit_last_error()).find("scales = 0x30002 is not 4-byte aligned"),
+            std::string::npos)
+      << lowbit_last_error();
+  ASSERT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30004), nullptr, at(0x40000), nullptr, 0,
+                          nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(state->function, "fake_tensor_scaled");
+  EXPECT_EQ(state->pointers[2], 0x30004u); // x, w, scales, y
   lowbit_plan_destroy(p);
 }
 

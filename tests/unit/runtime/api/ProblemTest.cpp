@@ -72,6 +72,38 @@ TEST(ProblemTest, ZeroCodesAreQuantizedZeros) {
   EXPECT_EQ(core::zeroBytes(*desc), 4096);
 }
 
+// int4 with NVFP4's scales: e4m3 per 16 weights times one f32.
+lowbit_problem nvfp4Style() {
+  lowbit_problem p = w4a16();
+  p.weight = LOWBIT_WEIGHT_INT4;
+  p.scale = LOWBIT_DTYPE_E4M3;
+  p.group_size = 16;
+  p.tensor_scale = LOWBIT_DTYPE_F32;
+  return p;
+}
+
+// MX and NVFP4 scales: one byte per group; NVFP4's f32 tensor scale after
+// them, at the next multiple of 4 bytes, which the scales buffer's size and
+// alignment include. (The invalid ones are in RejectsEveryBadField.)
+TEST(ProblemTest, BlockScalesAndTheTensorScale) {
+  lowbit_problem mx = w4a16();
+  mx.scale = LOWBIT_DTYPE_E8M0;
+  mx.group_size = 32;
+  Result<core::Problem> desc = problemFromApi(mx);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(core::signature(*desc),
+            "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=e8m0;"
+            "granularity=group;group=32;zero=none");
+  EXPECT_EQ(core::scaleBytes(*desc), 4096 * 128);
+  desc = problemFromApi(nvfp4Style());
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(core::signature(*desc),
+            "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=int4;scale=e4m3fn;"
+            "granularity=group;group=16;zero=none;tensor_scale=f32");
+  EXPECT_EQ(core::scaleBytes(*desc), 4096 * 256 + 4);
+  EXPECT_EQ(core::scaleAlignment(*desc), 4);
+}
+
 TEST(ProblemTest, RejectsEveryBadField) {
   struct Case {
     void (*edit)(lowbit_problem &);
@@ -102,6 +134,15 @@ TEST(ProblemTest, RejectsEveryBadField) {
        LOWBIT_STATUS_INVALID_ARGUMENT, "zero"},
       {[](lowbit_problem &p) { p.zero = static_cast<lowbit_zero_mode>(6); },
        LOWBIT_STATUS_INVALID_ARGUMENT, "quantized uint8"},
+      // Block scales and the tensor scale.
+      {[](lowbit_problem &p) { p = nvfp4Style(), p.tensor_scale = LOWBIT_DTYPE_BF16; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "tensor_scale 2 is not a lowbit.h value"},
+      {[](lowbit_problem &p) { p.tensor_scale = LOWBIT_DTYPE_F32; }, LOWBIT_STATUS_INVALID_ARGUMENT,
+       "a tensor scale multiplies e4m3fn block scales"},
+      {[](lowbit_problem &p) { p.scale = LOWBIT_DTYPE_E8M0; }, LOWBIT_STATUS_INVALID_ARGUMENT,
+       "group size must be 32, got 128"},
+      {[](lowbit_problem &p) { p = nvfp4Style(), p.zero = LOWBIT_ZERO_SUB_CODE; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "block scales (e4m3fn) have no zero points"},
   };
   for (const Case &c : cases) {
     lowbit_problem p = w4a16();
