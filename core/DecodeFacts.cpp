@@ -106,6 +106,20 @@ Expected<std::vector<uint16_t>> lookupTableBits(const formats::DataFormat &code,
   return bits;
 }
 
+bool decodesRaw(const formats::DataFormat &code, Activation activation) {
+  if (activation != Activation::F16 || !checkDecodable(code, activation).ok())
+    return false;
+  if (const formats::IntFormat *integer = code.asInt())
+    return !integer->isSigned && integer->offset == 0 && !integer->ternary;
+  return code.asFloat() != nullptr;
+}
+
+int rawScaleExponent(const formats::DataFormat &code, int subtile) {
+  if (code.asFloat())
+    return minifloatDecode(code, Activation::F16)->scaleExponent;
+  return 24 - rawSubtileBitOffset(CodeFragment{code.bits()}, subtile);
+}
+
 Status checkDecodable(const formats::DataFormat &code, Activation activation) {
   if (Expected<CodeFragment> fragment = codeFragment(code); !fragment)
     return makeError(fragment.error());

@@ -49,6 +49,14 @@ Expected<MinifloatDecode> minifloatDecode(const formats::DataFormat &code, Activ
 Expected<std::vector<uint16_t>> lookupTableBits(const formats::DataFormat &code,
                                                 Activation activation);
 
+// Raw decodes (lb.decode raw, f16 only) skip the step that normalizes a
+// value: unsigned integers stay the subnormal code x 2^(p - 24) (p the
+// field's bit, core::rawSubtileBitOffset), minifloats skip the fma by
+// 2^scaleExponent. Kernels that scale their f32 sums fold the factor into
+// the scale. Whether `code` has one, and the exponent subtile s carries.
+bool decodesRaw(const formats::DataFormat &code, Activation activation);
+int rawScaleExponent(const formats::DataFormat &code, int subtile);
+
 // Whether the compiler can decode `code` to `activation` in registers; the
 // reason when it cannot.
 Status checkDecodable(const formats::DataFormat &code, Activation activation);

@@ -58,9 +58,9 @@ def Lb_DecodeOp : Lb_Op<"decode", [Pure]> {
     type, in the order the codes' fragment defines; `lb-lower-decode`
     replaces this op by bit operations, and lb-propagate-layouts folds their
     in-register interleave into the weight layout. With `raw` (unsigned codes
-    to f16, no zero points) the values are the codes times 2^(p - 24), p the
-    bit offset core::rawSubtileBitOffset gives each subtile: the consumer
-    scales them.
+    or minifloats to f16, no zero points) the values are the codes' values
+    times 2^-e, e the exponent core::rawScaleExponent gives each subtile
+    (24 - p for integer codes at bit p): the consumer scales them.
 
     With `minus` zero points, the values are q - z: the 16 registers (value
     pairs) are split evenly between the zeros, in order (one zero for a

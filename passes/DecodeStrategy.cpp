@@ -236,6 +236,8 @@ struct BytePermuteEmitter {
 struct MinifloatEmitter {
   core::MinifloatDecode decode;
   bool bf16;
+  // Raw: no fma; the kernel folds 2^scaleExponent into its f32 scales.
+  bool raw;
 
   SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
     EmitContext c{b, loc, bf16};
@@ -266,7 +268,7 @@ struct MinifloatEmitter {
           v = b.create<lb::Lop3Op>(loc, b.getI32Type(), x, c.i32(sign), v,
                                    b.getI32IntegerAttr(kLutAndOr));
       }
-      if (decode.scaleExponent != 0)
+      if (decode.scaleExponent != 0 && !raw)
         v = c.pair(lb::PairOp::fma, v, splat(halfBits(std::ldexp(1.0, decode.scaleExponent), bf16)),
                    0x80008000u);
       out.push_back(v);
@@ -407,8 +409,6 @@ selectNonIntegerStrategy(Type codeType, Type value, bool raw,
                          function_ref<InFlightDiagnostic()> emitError) {
   if (!value.isF16() && !value.isBF16())
     return emitError() << codeType << " codes decode to f16 or bf16, not " << value;
-  if (raw)
-    return emitError() << "a raw decode takes unsigned integer codes, not " << codeType;
   Expected<formats::DataFormat> format = lb::dataFormat(codeType);
   if (!format)
     return emitError() << format.error();
@@ -416,6 +416,9 @@ selectNonIntegerStrategy(Type codeType, Type value, bool raw,
       value.isBF16() ? core::Activation::BF16 : core::Activation::F16;
   if (Status decodable = core::checkDecodable(*format, activation); !decodable)
     return emitError() << decodable.error();
+  if (raw && !core::decodesRaw(*format, activation))
+    return emitError() << "a raw decode takes unsigned integer codes or minifloats to f16, not "
+                       << codeType << " to " << value;
   const int bits = format->bits(), fields = 32 / bits;
   DecodeStrategy strategy;
   strategy.codesPerWord = fields;
@@ -427,7 +430,8 @@ selectNonIntegerStrategy(Type codeType, Type value, bool raw,
   } else {
     for (int f = 0; f < fields / 2; ++f)
       elementOf[f] = 2 * f, elementOf[f + fields / 2] = 2 * f + 1;
-    strategy.emit = MinifloatEmitter{*core::minifloatDecode(*format, activation), value.isBF16()};
+    strategy.emit =
+        MinifloatEmitter{*core::minifloatDecode(*format, activation), value.isBF16(), raw};
   }
   Expected<layout::LinearLayout> interleave = fieldInterleave(elementOf);
   if (!interleave.ok())

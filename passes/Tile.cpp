@@ -1,6 +1,9 @@
 #include "passes/Passes.h"
 #include "passes/TileFamilies.h"
 
+#include "core/DecodeFacts.h"
+#include "ir/CoreConversion.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -159,8 +162,13 @@ Value decodeUnit(OpBuilder &b, Location loc, const KernelProblem &problem,
 }
 
 bool decodesRaw(const KernelProblem &problem) {
-  auto integer = dyn_cast<IntegerType>(problem.code);
-  return problem.activation.isF16() && integer && integer.isUnsigned();
+  Expected<formats::DataFormat> format = lb::dataFormat(problem.code);
+  return format.ok() && problem.activation.isF16() &&
+         core::decodesRaw(*format, core::Activation::F16);
+}
+
+int rawScaleExponent(const KernelProblem &problem, int subtile) {
+  return core::rawScaleExponent(*lb::dataFormat(problem.code), subtile);
 }
 
 void setRegisterBudget(const KernelProblem &problem, int64_t threads, int64_t registers) {

@@ -101,14 +101,17 @@ private:
 
 // The 32 decoded values of one unit of loaded codes, minus `zeros` when
 // given (ColumnQuant::zero: one for a gemv_row unit, one per subtile of an
-// mma_b_paired unit; see lb.decode). `raw`: as the f16 subnormals lb.decode
-// raw leaves (the caller folds 2^(24 - p) into its scales; no zeros), which
-// only decodesRaw problems allow.
+// mma_b_paired unit; see lb.decode). `raw`: as lb.decode raw leaves them,
+// the values times 2^-rawScaleExponent (the caller folds the factor into
+// its scales; no zeros), which only decodesRaw problems allow.
 mlir::Value decodeUnit(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem,
                        const PairedCodeLoader::Codes &codes, mlir::ValueRange zeros = {},
                        bool raw = false);
-// Whether the problem's codes have a raw decode: unsigned, no offset, f16.
+// Whether the problem's codes have a raw decode (core::decodesRaw: unsigned
+// integers without an offset, or minifloats, to f16), and the exponent of
+// the factor subtile s's scale carries for it (core::rawScaleExponent).
 bool decodesRaw(const KernelProblem &problem);
+int rawScaleExponent(const KernelProblem &problem, int subtile);
 
 // Fill the kernel's entry block (which has only its arguments).
 void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);

@@ -155,12 +155,12 @@ struct GemvBuilder : TileBuilderBase {
     // A unit of more than 4 words (8-bit codes: two 16-byte loads) keeps
     // twice the loaded words live, so one row gets 96, and up to four rows
     // with groups of 16 (two scales, zeros and dots a unit) get 168 (three
-    // blocks): 8-bit sub_value codes spilled at 128 (not measured on a GPU).
-    bool wideHalves = p.fragment.wordsPerUnit() > 4 &&
-                      p.quant.getGranularity() == lb::ScaleGranularity::group &&
-                      p.quant.getGroupSize() % kCodesPerLane != 0;
+    // blocks): 8-bit sub_value codes spilled at 128, and so did e2m1 with
+    // e4m3fn scales per 16 and a tensor scale (NVFP4, 20 bytes on sm_90a).
+    bool halves = p.quant.getGranularity() == lb::ScaleGranularity::group &&
+                  p.quant.getGroupSize() % kCodesPerLane != 0;
     int64_t registers = rowsPerBlock == 1   ? (p.fragment.wordsPerUnit() > 4 ? 96 : 64)
-                        : rowsPerBlock <= 4 ? (wideHalves ? 168 : 128)
+                        : rowsPerBlock <= 4 ? (halves ? 168 : 128)
                                             : 255;
     setRegisterBudget(p, threads, registers);
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({rowsPerGrid, rowsPerBlock, 1}));

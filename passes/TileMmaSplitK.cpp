@@ -86,14 +86,15 @@ struct MmaSplitKBuilder : TileBuilderBase {
   // The lane's scale of each 8-column subtile at K offset k (column
   // 8 s + groupID), then their sub_value biases, then their zeros that the
   // decode subtracts (each null where the zero mode has none).
-  // Raw decodes are the codes x 2^(p - 24): their scales carry 2^(24 - p).
+  // Raw decodes are the values x 2^-e: their scales carry 2^e
+  // (rawScaleExponent; e = 24 - p for integer codes at bit p).
   SmallVector<Value> loadQuant(Value n0, Value group, Value k) {
     SmallVector<Value> scales, biases, zeros;
     for (int64_t s = 0; s < subtiles(); ++s) {
       ColumnQuant q =
           loadColumnQuant(b, loc, p, add(n0, add(index(kSubtileColumns * s), group)), k);
       if (rawCodes) {
-        int shift = 24 - core::rawSubtileBitOffset(p.fragment, s % kSubtilesPerLoad);
+        int shift = rawScaleExponent(p, static_cast<int>(s % kSubtilesPerLoad));
         Value factor = b.create<arith::ConstantOp>(
             loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, shift))));
         q.scale = b.create<arith::MulFOp>(loc, q.scale, factor);

@@ -14,6 +14,19 @@ bool worthBenchmarking(const kernels::KernelEntry &entry, int64_t m) {
   return tileM <= std::max<int64_t>(8, 4 * m);
 }
 
+std::vector<size_t> kernelsToTime(const std::vector<const kernels::KernelEntry *> &kernels,
+                                  int64_t m) {
+  std::vector<size_t> worth, launchable;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!kernels::launchShape(*kernels[i], m).ok())
+      continue;
+    launchable.push_back(i);
+    if (worthBenchmarking(*kernels[i], m))
+      worth.push_back(i);
+  }
+  return worth.empty() ? launchable : worth;
+}
+
 Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
                                                const std::vector<kernels::KernelEntry> &kernels,
                                                const BenchOptions &options, double copyGBs,
@@ -57,9 +70,14 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       row.n = p.n;
       row.k = p.k;
       row.m = m;
-      for (const std::unique_ptr<LoadedKernel> &kernel : loaded) {
-        if (!kernels::launchShape(kernel->entry(), m).ok() || !worthBenchmarking(kernel->entry(), m))
-          continue;
+      std::vector<const kernels::KernelEntry *> entries;
+      for (const std::unique_ptr<LoadedKernel> &kernel : loaded)
+        entries.push_back(&kernel->entry());
+      std::vector<size_t> timed = kernelsToTime(entries, m);
+      if (timed.empty())
+        row.note = "no kernel of the set launches at M = " + std::to_string(m);
+      for (size_t index : timed) {
+        const std::unique_ptr<LoadedKernel> &kernel = loaded[index];
         Expected<KernelTiming> measured = (*fixture)->measure(*kernel, m);
         if (!measured.ok())
           return makeError(measured.error());
@@ -81,7 +99,11 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
       row.cublasUs = (*fixture)->cublasUsOrZero(cublas, m, progress);
       if (!row.kernel.empty())
         setRates(row, static_cast<double>((*fixture)->weightCopyBytes()), copyGBs);
-      progress << "  M = " << m << ": " << row.medianUs << " us (" << row.kernel << ")\n" << std::flush;
+      if (row.kernel.empty() && row.note.empty())
+        row.note = "every kernel failed its check at M = " + std::to_string(m);
+      progress << "  M = " << m << ": " << row.medianUs << " us ("
+               << (row.kernel.empty() ? row.note : row.kernel) << ")\n"
+               << std::flush;
       rows.push_back(row);
     }
   }

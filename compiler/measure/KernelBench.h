@@ -55,6 +55,13 @@ void setRates(BenchRow &row, double weightBytes, double copyGBs);
 // kernels far outside their range are not worth timing. An 8-row tile
 // (split-K mma, M on the n8 side) wastes little even at M = 1.
 bool worthBenchmarking(const kernels::KernelEntry &entry, int64_t m);
+// The kernels (indices) the bench times at M: those worth it or, when none
+// is (a problem whose only kernels are gemv, at M = 16), every one that
+// launches, so that no row is left without a number. (NVFP4's groups of 16
+// have only gemv kernels; the first H200 bench printed 0 us for them at
+// M >= 16 and said nothing.)
+std::vector<size_t> kernelsToTime(const std::vector<const kernels::KernelEntry *> &kernels,
+                                  int64_t m);
 
 // The kernels of one problem grouped by the weight layout they read: each
 // group needs its own packing of the same weights.

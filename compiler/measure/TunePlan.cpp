@@ -211,6 +211,8 @@ std::string oneProblemSpecText(const kernels::ProblemDesc &p, const std::string 
       << "\n";
   if (p.scheme.zeroCodes)
     out << "zero_codes = " << tomlString(p.scheme.zeroCodes->name()) << "\n";
+  if (p.scheme.tensorScale)
+    out << "tensor_scale = " << tomlString(p.scheme.tensorScale->name()) << "\n";
   return out.str();
 }
 

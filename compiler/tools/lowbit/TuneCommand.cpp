@@ -14,6 +14,8 @@
 #include "compiler/tuner/Prune.h"
 #include "compiler/tuner/Report.h"
 #include "core/Problem.h"
+
+#include <algorithm>
 #include "runtime/kernels/KernelRecordCodec.h"
 #include "runtime/cuda/Driver.h"
 #include "tuning_db/Fingerprint.h"
@@ -438,6 +440,17 @@ int runTune(const TuneArgs &args) {
       exitCode = 1;
       break;
     }
+    // A spec problem without candidates here is named, never skipped
+    // silently (NVFP4's once were, under a signature that lost its tensor
+    // scale).
+    for (const std::string &id : batches[b])
+      if (std::none_of(sweep->begin(), sweep->end(),
+                       [&](const tuner::SweepProblem &p) { return p.problemId == id; }))
+        for (const kernels::ProblemDesc &p : *problems)
+          if (tune::problemIdOf(p) == id && !overlapped)
+            std::cerr << me << p.name << ": " << args.db << " has no " << arch
+                      << " candidates for it (" << core::signature(p)
+                      << "); generate them with --compile-only\n";
     if (sweep->empty()) {
       if (overlapped)
         continue; // that problem's candidates did not compile; it said why

@@ -49,6 +49,23 @@ TEST(KernelBench, EightRowMmaTilesAreTimedAtSmallM) {
   EXPECT_TRUE(worthBenchmarking(mma128, 32));
 }
 
+// NVFP4 (groups of 16) has gemv kernels only: at M = 16 none was worth
+// timing, and the H200 bench printed 0 us without a word. Kernels that are
+// not worth it are timed when nothing else is.
+TEST(KernelBench, AProblemWithOnlyGemvKernelsIsTimedAtEveryM) {
+  kernels::KernelEntry gemv1 = entry("gemv1", "a"), gemv4 = entry("gemv4", "a"),
+                       mma16 = entry("mma16", "b");
+  gemv1.family = gemv4.family = "gemv";
+  gemv1.gridTile = {4, 1, 1};
+  gemv4.gridTile = {4, 4, 1};
+  mma16.family = "mma";
+  mma16.gridTile = {64, 16, 1};
+  EXPECT_EQ(kernelsToTime({&gemv1, &gemv4}, 1), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(kernelsToTime({&gemv1, &gemv4}, 16), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(kernelsToTime({&gemv1, &gemv4, &mma16}, 16), (std::vector<size_t>{2}));
+  EXPECT_EQ(kernelsToTime({&gemv1, &mma16}, 1), (std::vector<size_t>{0}));
+}
+
 TEST(KernelBench, CsvHasOneRowPerProblemAndM) {
   BenchRow row;
   row.problem = "p";

@@ -147,6 +147,31 @@ TEST(TunePlan, OneProblemSpecKeepsOtherFormats) {
     const core::Problem &q = spec->problems.at(0);
     EXPECT_TRUE(q.sameAs(p)) << name << ": " << core::signature(q);
   }
+  // Block-scaled floats and tables too: NVFP4's tensor scale was once
+  // dropped here, so `lowbit tune --compile-only` stored its candidates
+  // under another problem and the sweep skipped NVFP4 without a word.
+  struct Scheme {
+    const char *weight, *scale;
+    int64_t group;
+    bool tensorScale;
+  };
+  for (const Scheme &s : {Scheme{"e2m1", "e4m3fn", 16, true}, Scheme{"e2m1", "e8m0", 32, false},
+                          Scheme{"nf4", "f16", 64, false}, Scheme{"e4m3fn", "bf16", 128, false},
+                          Scheme{"lut<4,[-7,-6,-5,-4,-3,-2,-1,0,1,2,3,4,5,6,7,0.5]>", "f16", 64,
+                                 false}}) {
+    kernels::ProblemDesc p = problemFor("f", shape, *parseFormat("w4a16-g128"));
+    p.code = *formats::parseFormat(s.weight);
+    p.scheme.scale = *formats::parseFormat(s.scale);
+    p.scheme.groupSize = s.group;
+    if (s.tensorScale)
+      p.scheme.tensorScale = formats::DataFormat::f32();
+    ASSERT_TRUE(core::validate(p).ok()) << core::validate(p).error();
+    Expected<spec::KernelSetSpec> spec =
+        spec::parseKernelSetSpec(oneProblemSpecText(p, "sm_90a"), "<tune>");
+    ASSERT_TRUE(spec.ok()) << s.weight << ": " << spec.error();
+    EXPECT_TRUE(spec->problems.at(0).sameAs(p))
+        << core::signature(spec->problems.at(0)) << " != " << core::signature(p);
+  }
   // Zero points, quantized ones included, survive the round trip too.
   for (const char *zero : {"sub_code", "sub_value", "quantized"}) {
     kernels::ProblemDesc p = problemFor("z", shape, *parseFormat("w4a16-g128"));

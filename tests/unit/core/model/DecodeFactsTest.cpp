@@ -69,6 +69,22 @@ TEST(DecodeFacts, TablesAreTheirEntriesRoundedToTheActivation) {
   EXPECT_TRUE(lookupTableBits(*huge, Activation::BF16).ok());
 }
 
+// Raw decodes: unsigned integers and minifloats to f16, with the factor
+// their kernels fold into the scales.
+TEST(DecodeFacts, RawDecodesAndTheirScaleFactors) {
+  EXPECT_TRUE(decodesRaw(formats::DataFormat::unsignedInt(4), Activation::F16));
+  EXPECT_FALSE(decodesRaw(formats::DataFormat::signedInt(4), Activation::F16));
+  EXPECT_FALSE(decodesRaw(formats::DataFormat::ternary(), Activation::F16));
+  EXPECT_TRUE(decodesRaw(formats::DataFormat::e2m1(), Activation::F16));
+  EXPECT_FALSE(decodesRaw(formats::DataFormat::e2m1(), Activation::BF16));
+  EXPECT_FALSE(decodesRaw(formats::DataFormat::nf4(), Activation::F16));
+  EXPECT_FALSE(decodesRaw(formats::DataFormat::e8m0(), Activation::F16));
+  EXPECT_EQ(rawScaleExponent(formats::DataFormat::e2m1(), 3), 14);
+  EXPECT_EQ(rawScaleExponent(formats::DataFormat::e4m3fn(), 0), 8);
+  EXPECT_EQ(rawScaleExponent(formats::DataFormat::unsignedInt(4), 0), 24);
+  EXPECT_EQ(rawScaleExponent(formats::DataFormat::unsignedInt(4), 1), 20);
+}
+
 TEST(DecodeFacts, NanAndInfCodesAreNoWeights) {
   EXPECT_FALSE(isWeightCode(formats::DataFormat::e4m3fn(), 0x7F));
   EXPECT_FALSE(isWeightCode(formats::DataFormat::e4m3fn(), 0xFF));
