@@ -54,13 +54,6 @@ lb::ZeroMode zeroModeOf(const core::Scheme &scheme) {
 
 } // namespace
 
-std::string problemSymbol(const core::Problem &problem) {
-  std::string symbol;
-  for (char c : problem.name)
-    symbol += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return symbol;
-}
-
 FailureOr<OwningOpRef<ModuleOp>>
 buildProblemModule(MLIRContext &context,
                    const std::vector<core::Problem> &problems, Attribute schedule) {
@@ -72,6 +65,10 @@ buildProblemModule(MLIRContext &context,
 
   for (const core::Problem &problem : problems) {
     Location problemLoc = NameLoc::get(builder.getStringAttr(problem.name));
+    if (problem.name.size() > core::kMaxProblemNameLength)
+      return emitError(problemLoc, "a problem name has at most " +
+                                       std::to_string(core::kMaxProblemNameLength) +
+                                       " characters, got " + std::to_string(problem.name.size()));
     Type activation = activationType(context, problem.activation);
     const core::Scheme &scheme = problem.scheme;
     FailureOr<Type> scale = floatType(context, scheme.scale);
@@ -122,7 +119,7 @@ buildProblemModule(MLIRContext &context,
       inputs.push_back(RankedTensorType::get(scaleShape, zeroType));
 
     auto func = builder.create<func::FuncOp>(
-        problemLoc, problemSymbol(problem),
+        problemLoc, core::problemSymbol(problem.name),
         builder.getFunctionType(inputs, {resultType}));
     Block *body = func.addEntryBlock();
     OpBuilder bodyBuilder = OpBuilder::atBlockEnd(body);

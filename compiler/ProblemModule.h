@@ -20,7 +20,4 @@ buildProblemModule(mlir::MLIRContext &context,
                    const std::vector<core::Problem> &problems,
                    mlir::Attribute schedule = {});
 
-// The symbol name a problem gets in IR and in the kernel database.
-std::string problemSymbol(const core::Problem &problem);
-
 } // namespace lowbit::compiler

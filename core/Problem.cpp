@@ -3,6 +3,7 @@
 #include "core/formats/Pack.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -70,6 +71,13 @@ Expected<int64_t> parseDecimal(const std::string &text, const std::string &what)
 }
 
 } // namespace
+
+std::string problemSymbol(const std::string &name) {
+  std::string symbol;
+  for (char c : name)
+    symbol += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return symbol;
+}
 
 const char *activationName(Activation activation) {
   return activation == Activation::BF16 ? "bf16" : "f16";

@@ -87,6 +87,14 @@ struct Problem {
   }
 };
 
+// The identifier a problem's name becomes in IR, kernel names and files:
+// every character but letters and digits is '_'. Two names of one kernel
+// set must not share it (the spec parser checks), and it is at most
+// kMaxProblemNameLength long: a 100,000-character name overflowed a buffer
+// inside NVRTC.
+constexpr size_t kMaxProblemNameLength = 200;
+std::string problemSymbol(const std::string &name);
+
 // Rejects what no kernel can mean (with a message naming the field): N and K
 // in [1, 2^31 - 1], a group size that is positive and divides K (and is 0 for
 // other granularities), a scale dtype of f16, bf16 or f32, or a block scale

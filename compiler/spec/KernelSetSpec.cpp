@@ -5,9 +5,15 @@
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
+#include <vector>
 
 namespace lowbit::spec {
 namespace {
@@ -19,8 +25,69 @@ std::string where(const std::string &sourceName, const toml::node *node) {
   return out;
 }
 
-// Reads `key` from `table` (falling back to `defaults`) into `out`; type
-// mismatches are errors, absence keeps `out` as is.
+// The keys a [[problem]] (and [defaults]) may hold, and the top-level keys.
+// Anything else is a mistake that would silently change the problem
+// (`weigth = "int4"` compiled the default uint4), so it is an error.
+const char *const kProblemKeys[] = {"name", "n", "k", "activation", "weight", "scale",
+                                    "tensor_scale", "granularity", "group_size", "zero",
+                                    "zero_codes"};
+const char *const kTopLevelKeys[] = {"archs", "defaults", "problem"};
+
+// Levenshtein distance, for "did you mean" (keys are short).
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+template <size_t N>
+Status checkKeys(const toml::table &table, const char *const (&known)[N], const std::string &what,
+                 const std::string &sourceName) {
+  for (const auto &[key, node] : table) {
+    const std::string name(key.str());
+    if (std::find(std::begin(known), std::end(known), name) != std::end(known))
+      continue;
+    std::string message = where(sourceName, &node) + ": unknown key '" + name + "' in " + what;
+    // A near miss (at most 2 edits: 'weigth', 'groupsize'), else the longest
+    // known key of 3 letters or more that the key contains or is part of
+    // ('zero_point').
+    const char *best = nullptr;
+    size_t bestDistance = 3;
+    for (const char *candidate : known)
+      if (size_t d = editDistance(name, candidate); d < bestDistance)
+        best = candidate, bestDistance = d;
+    for (const char *candidate : known) {
+      const std::string c = candidate;
+      bool contains = name.find(c) != std::string::npos || c.find(name) != std::string::npos;
+      if (!best && contains && c.size() >= 3 && name.size() >= 3)
+        best = candidate;
+      else if (bestDistance == 3 && contains && c.size() >= 3 && name.size() >= 3 &&
+               c.size() > std::strlen(best))
+        best = candidate;
+    }
+    if (best)
+      message += " (did you mean '" + std::string(best) + "'?)";
+    std::string allowed;
+    for (const char *candidate : known)
+      allowed += (allowed.empty() ? "" : ", ") + std::string(candidate);
+    return makeError(message + "; known keys: " + allowed);
+  }
+  return Status::success();
+}
+
+// Reads `key` from `table` (falling back to `defaults`) into `out`; a value
+// of another TOML type is an error (`n = true` once read as 1), absence
+// keeps `out` as is.
 template <typename T>
 Status readKey(const toml::table &table, const toml::table *defaults,
                const char *key, T &out, const std::string &sourceName) {
@@ -29,10 +96,110 @@ Status readKey(const toml::table &table, const toml::table *defaults,
     node = defaults->get(key);
   if (!node)
     return Status::success();
-  std::optional<T> value = node->value<T>();
+  constexpr bool isString = std::is_same_v<T, std::string>;
+  const bool typed = isString ? node->is_string() : node->is_integer();
+  std::optional<T> value = typed ? node->value<T>() : std::nullopt;
   if (!value)
-    return makeError(where(sourceName, node) + ": '" + key + "' has the wrong type");
+    return makeError(where(sourceName, node) + ": '" + key + "' must be " +
+                     (isString ? "a string" : "an integer"));
   out = *value;
+  return Status::success();
+}
+
+// Length of the well-formed UTF-8 sequence at text[i] (lead byte >= 0x80),
+// or 0: no overlongs, no surrogates, nothing past U+10FFFF.
+size_t utf8Length(const std::string &text, size_t i) {
+  auto byte = [&](size_t j) { return j < text.size() ? static_cast<unsigned char>(text[j]) : 0u; };
+  auto continuation = [&](size_t j) { return (byte(j) & 0xC0) == 0x80; };
+  unsigned c = byte(i);
+  if (c >= 0xC2 && c <= 0xDF)
+    return continuation(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned next = byte(i + 1);
+    bool ok = (c == 0xE0 ? next >= 0xA0 : c == 0xED ? next < 0xA0 : true);
+    return ok && continuation(i + 1) && continuation(i + 2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned next = byte(i + 1);
+    bool ok = (c == 0xF0 ? next >= 0x90 : c == 0xF4 ? next < 0x90 : true);
+    return ok && continuation(i + 1) && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// toml++ 3.3 (Debian's) reaches TOML_UNREACHABLE on some stray non-ASCII
+// bytes outside strings (upstream issues #190 and #295; a fuzzer found 234
+// such inputs in 5 minutes). So outside comments and quoted strings a spec
+// is printable ASCII; inside them, well-formed UTF-8. Control characters
+// other than tab and line breaks are errors anywhere.
+Status checkSpecText(const std::string &text, const std::string &sourceName) {
+  if (text.size() > kMaxSpecBytes)
+    return makeError(sourceName + ": a spec has at most " + std::to_string(kMaxSpecBytes) +
+                     " bytes, got " + std::to_string(text.size()));
+  enum class In { Code, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Code;
+  int64_t line = 1;
+  auto bad = [&](unsigned char c, const char *why) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", c);
+    return makeError(sourceName + ":" + std::to_string(line) + ": byte " + hex + " " + why);
+  };
+  auto at = [&](size_t i, const char *token) { return text.compare(i, std::strlen(token), token) == 0; };
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      if (in == In::Comment || in == In::Basic || in == In::Literal)
+        in = In::Code; // an unterminated one-line string is toml++'s error to report
+      continue;
+    }
+    if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7F)
+      return bad(c, "is a control character");
+    if (c >= 0x80) {
+      if (in == In::Code)
+        return bad(c, "is not ASCII outside a comment or a string");
+      size_t length = utf8Length(text, i);
+      if (length == 0)
+        return bad(c, "is not well-formed UTF-8");
+      i += length - 1;
+      continue;
+    }
+    switch (in) {
+    case In::Code:
+      if (c == '#')
+        in = In::Comment;
+      else if (at(i, "\"\"\""))
+        in = In::MultiBasic, i += 2;
+      else if (at(i, "\'\'\'"))
+        in = In::MultiLiteral, i += 2;
+      else if (c == '"')
+        in = In::Basic;
+      else if (c == '\'')
+        in = In::Literal;
+      break;
+    case In::Basic:
+      if (c == '\\')
+        ++i; // the escaped character cannot end the string
+      else if (c == '"')
+        in = In::Code;
+      break;
+    case In::MultiBasic:
+      if (c == '\\')
+        ++i;
+      else if (at(i, "\"\"\""))
+        in = In::Code, i += 2;
+      break;
+    case In::Literal:
+      if (c == '\'')
+        in = In::Code;
+      break;
+    case In::MultiLiteral:
+      if (at(i, "\'\'\'"))
+        in = In::Code, i += 2;
+      break;
+    case In::Comment:
+      break;
+    }
+  }
   return Status::success();
 }
 
@@ -55,6 +222,10 @@ Error badValue(const std::string &at, const char *what, const std::string &text,
 Expected<core::Problem> toProblem(const SpelledProblem &s, const std::string &at) {
   if (s.name.empty())
     return makeError(at + ": a problem needs a 'name'");
+  if (s.name.size() > core::kMaxProblemNameLength)
+    return makeError(at + ": a problem name has at most " +
+                     std::to_string(core::kMaxProblemNameLength) + " characters, got " +
+                     std::to_string(s.name.size()));
   if (s.n <= 0 || s.k <= 0)
     return makeError(at + ": problem '" + s.name + "' needs positive n and k");
   core::Problem p;
@@ -116,6 +287,8 @@ Expected<core::Problem> toProblem(const SpelledProblem &s, const std::string &at
 
 Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
                                            const std::string &sourceName) {
+  if (Status ascii = checkSpecText(text, sourceName); !ascii)
+    return makeError(ascii.error());
   toml::table root;
   try {
     root = toml::parse(text, sourceName);
@@ -127,6 +300,8 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
   }
 
   KernelSetSpec spec;
+  if (Status keys = checkKeys(root, kTopLevelKeys, "the spec", sourceName); !keys)
+    return makeError(keys.error());
   const toml::array *archs = root["archs"].as_array();
   if (!archs || archs->empty())
     return makeError(sourceName + ": 'archs' must list at least one arch");
@@ -134,19 +309,32 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
     std::optional<std::string> name = arch.value<std::string>();
     if (!name || !core::findTargetArch(*name))
       return makeError(where(sourceName, &arch) + ": archs must be " + core::targetArchList());
+    if (std::find(spec.archs.begin(), spec.archs.end(), *name) != spec.archs.end())
+      return makeError(where(sourceName, &arch) + ": arch '" + *name + "' is listed twice");
     spec.archs.push_back(*name);
   }
 
   const toml::table *defaults = root["defaults"].as_table();
+  if (root.contains("defaults") && !defaults)
+    return makeError(where(sourceName, root.get("defaults")) + ": 'defaults' must be a table");
+  if (defaults) {
+    if (Status keys = checkKeys(*defaults, kProblemKeys, "[defaults]", sourceName); !keys)
+      return makeError(keys.error());
+  }
   const toml::array *problems = root["problem"].as_array();
   if (!problems || problems->empty())
     return makeError(sourceName + ": no [[problem]] entries");
   std::set<std::string> names;
+  // Names become identifiers (core::problemSymbol); two that become the same
+  // one would overwrite each other's files.
+  std::map<std::string, std::string> symbols;
   for (const toml::node &node : *problems) {
     const toml::table *table = node.as_table();
     std::string at = where(sourceName, &node);
     if (!table)
       return makeError(at + ": [[problem]] must be a table");
+    if (Status keys = checkKeys(*table, kProblemKeys, "[[problem]]", sourceName); !keys)
+      return makeError(keys.error());
     SpelledProblem p;
     for (Status s : {readKey(*table, defaults, "name", p.name, sourceName),
                      readKey(*table, defaults, "n", p.n, sourceName),
@@ -166,18 +354,28 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
       return makeError(problem.error());
     if (!names.insert(p.name).second)
       return makeError(at + ": problem name '" + p.name + "' appears twice");
+    auto [symbol, fresh] = symbols.emplace(core::problemSymbol(p.name), p.name);
+    if (!fresh)
+      return makeError(at + ": problem names '" + symbol->second + "' and '" + p.name +
+                       "' both become the identifier '" + symbol->first +
+                       "' (every character but letters and digits becomes '_')");
     spec.problems.push_back(std::move(*problem));
   }
   return spec;
 }
 
 Expected<KernelSetSpec> loadKernelSetSpec(const std::string &path) {
-  std::ifstream file(path);
+  std::ifstream file(path, std::ios::binary);
   if (!file)
     return makeError("cannot open spec '" + path + "'");
-  std::stringstream text;
-  text << file.rdbuf();
-  return parseKernelSetSpec(text.str(), path);
+  // Read at most one byte past the limit: `lowbit compile /dev/zero` once
+  // read until memory ran out.
+  std::string text(kMaxSpecBytes + 1, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (file.bad())
+    return makeError("cannot read spec '" + path + "'");
+  text.resize(static_cast<size_t>(file.gcount()));
+  return parseKernelSetSpec(text, path);
 }
 
 } // namespace lowbit::spec

@@ -25,7 +25,14 @@ struct KernelSetSpec {
   std::vector<core::Problem> problems;
 };
 
+// A spec's largest size: kernel sets of thousands of problems fit in far
+// less, and input from a file or a pipe stays bounded.
+constexpr size_t kMaxSpecBytes = size_t{4} << 20;
+
 // Parses and validates a spec; errors name the file, the line and the key.
+// Unknown keys (with a suggestion for near misses), values of the wrong TOML
+// type, duplicate archs, names longer than core::kMaxProblemNameLength or
+// sharing an identifier, and bytes that are not printable ASCII are errors.
 Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
                                            const std::string &sourceName);
 Expected<KernelSetSpec> loadKernelSetSpec(const std::string &path);

@@ -1,5 +1,7 @@
 #include "runtime/api/PlanBuilder.h"
 
+#include "tuning_db/Sha256.h"
+
 #include "runtime/api/Problem.h"
 #include "runtime/kernels/KernelRecordCodec.h"
 
@@ -75,6 +77,21 @@ Result<PlannedKernel> prepareKernel(const db::KernelRecord &record, const std::s
                     ": the cubin is missing or not a CUDA ELF image; JIT-compiling its PTX "
                     "instead");
     usePtx = true;
+  }
+  // A kernel's id is its cubin's sha256: an image altered inside the
+  // database (four flipped bytes once passed as the original kernel) is
+  // never loaded under that id.
+  if (!usePtx) {
+    if (std::string hash = db::sha256Hex(record.cubin); hash != record.id) {
+      if (!hasPtx)
+        return corrupt("its cubin hashes to " + shortId(hash) +
+                       ", not to its id (altered after it was stored), and there is no PTX "
+                       "to fall back on");
+      notes.push_back(describeKernel(record) + ": the cubin hashes to " + shortId(hash) +
+                      ", not to its id (altered after it was stored); JIT-compiling its PTX "
+                      "instead");
+      usePtx = true;
+    }
   }
   if (usePtx) {
     if (record.ptx.find(".target") == std::string::npos)

@@ -377,8 +377,18 @@ int runTune(const TuneArgs &args) {
     }
   }
   if (args.compileOnly) {
-    if (printCompileFailures(args.db, *problems, arch, std::cerr) < 0)
+    int missing = printProblemsWithoutCandidates(args.db, *problems, arch, std::cerr);
+    if (missing < 0)
       return 1;
+    // Without a database there are no failures recorded either.
+    if (missing < static_cast<int>(problems->size()) &&
+        printCompileFailures(args.db, *problems, arch, std::cerr) < 0)
+      return 1;
+    if (missing > 0) {
+      std::cerr << me << missing << " of " << problems->size()
+                << " problem(s) have no candidates in " << args.db << "\n";
+      return 1;
+    }
     std::cerr << me << "candidates for " << problems->size() << " problem(s) are in " << args.db
               << "; measure them with --measure-only on the GPU host\n";
     return 0;

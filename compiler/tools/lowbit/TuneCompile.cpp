@@ -89,4 +89,32 @@ int printCompileFailures(const std::string &path,
   return count;
 }
 
+int printProblemsWithoutCandidates(const std::string &path,
+                                   const std::vector<kernels::ProblemDesc> &problems,
+                                   const std::string &arch, std::ostream &out) {
+  Expected<db::Database> database = db::Database::open(path, {db::OpenMode::ReadOnly});
+  if (!database.ok()) {
+    for (const kernels::ProblemDesc &problem : problems)
+      out << "lowbit tune: " << problem.name << ": no " << arch << " candidate is in " << path
+          << " (" << database.error() << ")\n";
+    return static_cast<int>(problems.size());
+  }
+  int missing = 0;
+  for (const kernels::ProblemDesc &problem : problems) {
+    Expected<std::vector<db::KernelRecord>> kernels =
+        database->kernelsForProblem(tune::problemIdOf(problem));
+    if (!kernels.ok()) {
+      out << "lowbit tune: " << kernels.error() << "\n";
+      return -1;
+    }
+    if (std::none_of(kernels->begin(), kernels->end(),
+                     [&](const db::KernelRecord &k) { return k.arch == arch; })) {
+      out << "lowbit tune: " << problem.name << ": no " << arch << " candidate is in " << path
+          << " (no schedule fits the problem, or every candidate failed; see above)\n";
+      ++missing;
+    }
+  }
+  return missing;
+}
+
 } // namespace lowbit::cli

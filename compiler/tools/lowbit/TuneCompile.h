@@ -32,4 +32,13 @@ int printCompileFailures(const std::string &database,
                          const std::vector<kernels::ProblemDesc> &problems,
                          const std::string &arch, std::ostream &out);
 
+// Prints "lowbit tune: NAME: no ARCH candidate is in DB ..." for every
+// problem with no kernel for `arch` in `database` (no schedule fits, every
+// candidate failed, or nothing could be written: then every problem); returns
+// how many, or -1 when the database cannot be queried. `lowbit tune --compile-only` fails when
+// any is missing: it once exited 0 having stored nothing.
+int printProblemsWithoutCandidates(const std::string &database,
+                                   const std::vector<kernels::ProblemDesc> &problems,
+                                   const std::string &arch, std::ostream &out);
+
 } // namespace lowbit::cli

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 namespace lowbit::spec {
 namespace {
 
@@ -48,6 +50,37 @@ struct BadSpec {
 
 // Block scales and NVFP4's tensor scale, spelled as the typed model parses
 // them.
+// The strict rules hold for every spec the repository ships or tests with.
+TEST(KernelSetSpec, EverySpecInTheRepositoryParses) {
+  int parsed = 0;
+  for (const char *dir : {"/examples/specs", "/tests/gpu/kernels", "/tests/gpu/tuner",
+                          "/tests/gpu/runtime", "/tests/unit/compiler/specs",
+                          "/docs/measurements/specs"}) {
+    std::filesystem::path root = std::string(LOWBIT_SOURCE_DIR) + dir;
+    if (!std::filesystem::exists(root))
+      continue;
+    for (const auto &entry : std::filesystem::directory_iterator(root)) {
+      if (entry.path().extension() != ".toml")
+        continue;
+      Expected<KernelSetSpec> spec = loadKernelSetSpec(entry.path().string());
+      // no-kernels.toml parses; it is the compile that fails.
+      EXPECT_TRUE(spec.ok()) << spec.error();
+      ++parsed;
+    }
+  }
+  EXPECT_GT(parsed, 10);
+}
+
+// Comments and strings may hold UTF-8 (the built-in spec's comments do).
+TEST(KernelSetSpec, CommentsAndStringsMayHoldUtf8) {
+  Expected<KernelSetSpec> spec = parseKernelSetSpec(
+      "# 28672 \xC3\x97 8192, \xE2\x89\xA4 \xF0\x9F\x99\x82\narchs = [\"sm_80\"]\n[[problem]]\n"
+      "name='caf\xC3\xA9 \"q\"' # \xC2\xB5s\nn=64\nk=256\n",
+      "<t>");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  EXPECT_EQ(spec->problems.at(0).name, "caf\xC3\xA9 \"q\"");
+}
+
 TEST(KernelSetSpec, BlockScalesAndTheTensorScale) {
   Expected<KernelSetSpec> spec = parseKernelSetSpec(
       "archs = [\"sm_80\"]\n"
@@ -72,7 +105,7 @@ TEST(KernelSetSpec, RejectsBadSpecsWithTheReason) {
        "group size 48 does not divide K = 4096"},
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=64\nweight='uint9'\n",
        "weight 'uint9'"},
-      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn='x'\nk=64\n", "'n' has the wrong type"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn='x'\nk=64\n", "'n' must be an integer"},
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\n[[problem]]\nname='a'\nn=64\nk=128\n",
        "appears twice"},
       {"archs = [\"sm_80\"\n", "<t>:"},
@@ -96,6 +129,48 @@ TEST(KernelSetSpec, RejectsBadSpecsWithTheReason) {
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=256\nscale='e4m3fn'\n"
        "granularity='channel'\n",
        "scale dtype e4m3fn is a block scale: it needs granularity group, got channel"},
+  };
+  for (const BadSpec &c : cases) {
+    Expected<KernelSetSpec> spec = parseKernelSetSpec(c.text, "<t>");
+    ASSERT_FALSE(spec.ok()) << c.text;
+    EXPECT_NE(spec.error().find(c.message), std::string::npos) << spec.error();
+  }
+}
+
+// Hostile and mistaken specs (issue 19): each of these once compiled the
+// default problem with exit 0, crashed toml++, or collided in the output.
+TEST(KernelSetSpec, MistakesAreErrorsNotDefaults) {
+  const std::string head = "archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=256\n";
+  struct BadSpec {
+    std::string text;
+    const char *message;
+  };
+  const std::string longName(core::kMaxProblemNameLength + 1, 'x');
+  const BadSpec cases[] = {
+      {head + "weigth = 'int4'\n",
+       "<t>:6: unknown key 'weigth' in [[problem]] (did you mean 'weight'?)"},
+      {head + "groupsize = 64\n", "unknown key 'groupsize' in [[problem]] (did you mean "
+                                   "'group_size'?)"},
+      {head + "zero_point = 'sub_code'\n", "unknown key 'zero_point' in [[problem]] (did you "
+                                             "mean 'zero'?)"},
+      {"archs = [\"sm_80\"]\n[default]\nweight='int4'\n[[problem]]\nname='a'\nn=64\nk=256\n",
+       "unknown key 'default' in the spec (did you mean 'defaults'?)"},
+      {"archs = [\"sm_80\"]\n[defaults]\nwieght='int4'\n[[problem]]\nname='a'\nn=64\nk=256\n",
+       "unknown key 'wieght' in [defaults] (did you mean 'weight'?)"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=true\nk=256\n", "'n' must be an integer"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=256\nweight=4\n",
+       "'weight' must be a string"},
+      {"archs = [\"sm_80\", \"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=256\n",
+       "arch 'sm_80' is listed twice"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='" + longName + "'\nn=64\nk=256\n",
+       "a problem name has at most 200 characters, got 201"},
+      {head + "[[problem]]\nname='a.b'\nn=64\nk=256\n[[problem]]\nname='a_b'\nn=64\nk=256\n",
+       "problem names 'a.b' and 'a_b' both become the identifier 'a_b'"},
+      {"archs = [\"sm_80\"]\n\xC3[[problem]]\nname='a'\nn=64\nk=256\n",
+       "<t>:2: byte 0xC3 is not ASCII outside a comment or a string"},
+      {"archs = [\"sm_80\"] # \xFF\n", "<t>:1: byte 0xFF is not well-formed UTF-8"},
+      {"archs = [\"sm_80\"]\n\x01\n", "<t>:2: byte 0x01 is a control character"},
+      {std::string(kMaxSpecBytes + 1, ' '), "a spec has at most 4194304 bytes"},
   };
   for (const BadSpec &c : cases) {
     Expected<KernelSetSpec> spec = parseKernelSetSpec(c.text, "<t>");

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -169,6 +170,41 @@ TEST_F(PlanBuilderTest, CorruptCubinWithoutPtxIsAnError) {
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error().status, LOWBIT_STATUS_CORRUPT_KERNEL);
   EXPECT_TRUE(contains(spec.error().message, "not a CUDA ELF image")) << spec.error().message;
+}
+
+// Issue 19: four bytes flipped inside a stored cubin passed
+// lowbit_plan_create, which reported the original kernel id although the
+// id is the cubin's sha256.
+TEST_F(PlanBuilderTest, AlteredCubinIsNeverLoadedUnderItsId) {
+  for (bool withPtx : {true, false}) {
+    std::remove(path.c_str());
+    {
+      db::Database database = openOrDie(path);
+      FakeKernel kernel{"altered", "sm_90a", "gemv"};
+      kernel.withPtx = withPtx;
+      addKernel(database, w4a16Problem(), kernel);
+    }
+    sqlite3 *raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    char *message = nullptr;
+    int code = sqlite3_exec(
+        raw, "UPDATE kernels SET cubin = substr(cubin, 1, 40) || X'DEADBEEF' || substr(cubin, 45)",
+        nullptr, nullptr, &message);
+    EXPECT_EQ(code, SQLITE_OK) << (message ? message : "");
+    sqlite3_free(message);
+    sqlite3_close(raw);
+    Result<PlanSpec> spec = build(h100());
+    if (withPtx) {
+      ASSERT_TRUE(spec.ok()) << spec.error().message;
+      EXPECT_TRUE(spec->kernels[0].fromPtx);
+      EXPECT_TRUE(contains(spec->notesText, "not to its id (altered after it was stored)"))
+          << spec->notesText;
+    } else {
+      ASSERT_FALSE(spec.ok());
+      EXPECT_EQ(spec.error().status, LOWBIT_STATUS_CORRUPT_KERNEL);
+      EXPECT_TRUE(contains(spec.error().message, "not to its id")) << spec.error().message;
+    }
+  }
 }
 
 TEST_F(PlanBuilderTest, CubinCheckWantsACudaElfImage) {
