@@ -1,6 +1,7 @@
 #include "core/Problem.h"
 
 #include "core/formats/Pack.h"
+#include "core/support/CheckedMath.h"
 
 #include <algorithm>
 #include <cctype>
@@ -160,6 +161,18 @@ Status validate(const Problem &p) {
   }
   if (s.actOrder && s.granularity != formats::Granularity::PerGroup)
     return makeError("act-order permutes groups, so it needs granularity group");
+  // N and K below 2^31 keep N * K in range, but not N * K * 4 bytes of f32
+  // group-1 scales; the buffer sizes the runtime hands out must not wrap.
+  if (scaleBytes(p) < 0)
+    return makeError("N = " + std::to_string(p.n) + " and K = " + std::to_string(p.k) + ": " +
+                     std::to_string(scaleCount(p)) + " scales of " +
+                     std::to_string(scaleElementBytes(p)) +
+                     " bytes do not fit in a 64-bit buffer size");
+  if (zeroBytes(p) < 0)
+    return makeError("N = " + std::to_string(p.n) + " and K = " + std::to_string(p.k) + ": " +
+                     std::to_string(scaleCount(p)) + " zeros of " +
+                     std::to_string(zeroElementBytes(p)) +
+                     " bytes do not fit in a 64-bit buffer size");
   return Status::success();
 }
 
@@ -295,29 +308,63 @@ Expected<Scheme> kernelScheme(const formats::QuantScheme &q) {
   return s;
 }
 
+// These helpers may see a problem validate() has not (a C ABI argument, a
+// spec before its checks), whose N, K and group size are the caller's: a
+// size that is not defined (a negative dimension, a group size of 0) or that
+// overflows is -1, never a division by zero or a wrapped size.
 int64_t scaleCount(const Problem &p) {
+  if (p.n < 0 || p.k < 0)
+    return -1;
   switch (p.scheme.granularity) {
   case formats::Granularity::PerTensor: return 1;
   case formats::Granularity::PerChannel: return p.n;
-  case formats::Granularity::PerGroup: return p.n * (p.k / p.scheme.groupSize);
+  case formats::Granularity::PerGroup: {
+    int64_t count = 0;
+    if (p.scheme.groupSize < 1 || mulOverflows(p.n, p.k / p.scheme.groupSize, &count))
+      return -1;
+    return count;
   }
-  return 0;
+  }
+  return -1;
 }
 
 int scaleElementBytes(const Problem &p) { return p.scheme.scale.bits() / 8; }
 
-int64_t tensorScaleOffsetAfter(int64_t blockScaleBytes) { return (blockScaleBytes + 3) / 4 * 4; }
+int64_t tensorScaleOffsetAfter(int64_t blockScaleBytes) {
+  int64_t offset = 0;
+  if (blockScaleBytes < 0 ||
+      addOverflows(blockScaleBytes / 4 * 4, blockScaleBytes % 4 ? 4 : 0, &offset))
+    return -1;
+  return offset;
+}
+
+namespace {
+
+// scaleCount * scaleElementBytes, or -1.
+int64_t scaleArrayBytes(const Problem &p) {
+  int64_t bytes = 0;
+  const int64_t count = scaleCount(p);
+  if (count < 0 || mulOverflows(count, scaleElementBytes(p), &bytes))
+    return -1;
+  return bytes;
+}
+
+} // namespace
 
 int64_t tensorScaleOffset(const Problem &p) {
   if (!p.scheme.tensorScale)
     return -1;
-  return tensorScaleOffsetAfter(scaleCount(p) * scaleElementBytes(p));
+  return tensorScaleOffsetAfter(scaleArrayBytes(p));
 }
 
 int64_t scaleBytes(const Problem &p) {
   if (!p.scheme.tensorScale)
-    return scaleCount(p) * scaleElementBytes(p);
-  return tensorScaleOffset(p) + p.scheme.tensorScale->bits() / 8;
+    return scaleArrayBytes(p);
+  int64_t bytes = 0;
+  const int64_t offset = tensorScaleOffset(p);
+  if (offset < 0 || addOverflows(offset, p.scheme.tensorScale->bits() / 8, &bytes))
+    return -1;
+  return bytes;
 }
 
 int scaleAlignment(const Problem &p) {
@@ -331,10 +378,18 @@ int zeroElementBytes(const Problem &p) {
 }
 
 int64_t zeroBytes(const Problem &p) {
-  if (!p.scheme.zeroCodes)
-    return scaleCount(p) * zeroElementBytes(p);
-  int64_t perByte = 8 / p.scheme.zeroCodes->bits();
-  return (scaleCount(p) + perByte - 1) / perByte;
+  const int64_t count = scaleCount(p);
+  if (count < 0)
+    return -1;
+  if (!p.scheme.zeroCodes) {
+    int64_t bytes = 0;
+    return mulOverflows(count, zeroElementBytes(p), &bytes) ? -1 : bytes;
+  }
+  const int bits = p.scheme.zeroCodes->bits();
+  if (bits < 1 || bits > 8)
+    return -1;
+  const int64_t perByte = 8 / bits;
+  return count / perByte + (count % perByte != 0);
 }
 
 Status packZeroCodes(const Problem &p, const uint8_t *codes, size_t count, uint8_t *out,

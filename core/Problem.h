@@ -96,7 +96,8 @@ constexpr size_t kMaxProblemNameLength = 200;
 std::string problemSymbol(const std::string &name);
 
 // Rejects what no kernel can mean (with a message naming the field): N and K
-// in [1, 2^31 - 1], a group size that is positive and divides K (and is 0 for
+// in [1, 2^31 - 1] with scale and zero buffers whose byte sizes fit in int64,
+// a group size that is positive and divides K (and is 0 for
 // other granularities), a scale dtype of f16, bf16 or f32, or a block scale
 // (e8m0 per group of 32, e4m3fn per group) without zero points, a tensor
 // scale only as f32 over e4m3fn block scales, zero codes only with
@@ -128,6 +129,9 @@ Expected<formats::QuantScheme> quantScheme(const Problem &problem);
 Expected<Scheme> kernelScheme(const formats::QuantScheme &scheme);
 
 // How many scales (and zeros) the problem has, and the bytes of one scale.
+// The sizes below are -1 when the problem's N, K or group size define none
+// (negative, a group of 0) or when they overflow int64; validate() rejects
+// such problems, so a validated problem's sizes are never -1.
 int64_t scaleCount(const Problem &problem);
 int scaleElementBytes(const Problem &problem);
 // The scales buffer kernels read: scaleCount scales of scaleElementBytes,

@@ -1,5 +1,7 @@
 #include "core/formats/Quantize.h"
 
+#include "core/support/CheckedMath.h"
+
 #include <cmath>
 #include <limits>
 
@@ -60,6 +62,11 @@ Status checkCodes(const char *what, const std::vector<uint32_t> &codes, const Da
     if (format.isNanCode(codes[i]))
       return makeError(std::string(what) + " " + std::to_string(i) + " is NaN (" +
                        format.name() + " code " + std::to_string(codes[i]) + ")");
+    // An infinite scale makes Inf · 0 = NaN weights: as silent as a NaN one.
+    if (!std::isfinite(format.decode(codes[i])))
+      return makeError(std::string(what) + " " + std::to_string(i) + " is infinite (" +
+                       format.name() + " code " + std::to_string(codes[i]) +
+                       "); it would dequantize to NaN or Inf");
   }
   return Status::success();
 }
@@ -68,6 +75,7 @@ Status checkCodes(const char *what, const std::vector<uint32_t> &codes, const Da
 
 Status validateQuantizedMatrix(const QuantizedMatrix &m) {
   const QuantScheme &scheme = m.scheme;
+  // validateScheme bounds rows * cols * 8, so no product below can wrap.
   if (Status status = validateScheme(scheme, m.rows, m.cols); !status)
     return status;
   if (Status s = checkSize("codes", m.codes.size(), m.rows * m.cols); !s)
@@ -122,6 +130,11 @@ Status checkElementCodes(const DataFormat &element, const uint8_t *codes, int64_
   // matrices of hundreds of millions.
   // NaN and Inf codes are refused too: no weight of a matmul means them, and
   // the kernels' minifloat decodes only map finite codes.
+  // The shape is the caller's; a product that wrapped would check a prefix
+  // of the codes and report success.
+  Expected<int64_t> count = checkedMul(rows, cols, "element codes rows * cols");
+  if (!count)
+    return makeError(count.error());
   enum : uint8_t { kValid, kInvalid, kNan, kInf };
   uint8_t kind[256];
   for (uint32_t code = 0; code < 256; ++code)
@@ -129,7 +142,7 @@ Status checkElementCodes(const DataFormat &element, const uint8_t *codes, int64_
                  : element.isNanCode(code)               ? kNan
                  : !std::isfinite(element.decode(code)) ? kInf
                                                          : kValid;
-  for (int64_t i = 0; i < rows * cols; ++i) {
+  for (int64_t i = 0; i < *count; ++i) {
     const uint8_t code = codes[i];
     if (kind[code] == kValid)
       continue;
@@ -145,9 +158,9 @@ Status checkElementCodes(const DataFormat &element, const uint8_t *codes, int64_
   return Status::success();
 }
 
-Expected<std::vector<double>> dequantize(const QuantizedMatrix &m) {
-  if (Status status = validateQuantizedMatrix(m); !status)
-    return makeError(status.error());
+namespace {
+
+Expected<std::vector<double>> dequantizeValid(const QuantizedMatrix &m) {
   const QuantScheme &scheme = m.scheme;
   const double tensorScale = scheme.tensorScale ? DataFormat::f32().decode(m.tensorScale) : 1.0;
   const int64_t superPerRow = scheme.superBlock ? m.cols / scheme.superBlock->size : 0;
@@ -182,6 +195,18 @@ Expected<std::vector<double>> dequantize(const QuantizedMatrix &m) {
     }
   }
   return out;
+}
+
+} // namespace
+
+Expected<std::vector<double>> dequantize(const QuantizedMatrix &m) {
+  // Validation bounds rows * cols * 8 (validateScheme), so the output's size
+  // cannot wrap; the allocation itself can still fail.
+  if (Status status = validateQuantizedMatrix(m); !status)
+    return makeError(status.error());
+  return catchingBadAlloc("dequantize " + std::to_string(m.rows) + " x " +
+                              std::to_string(m.cols) + " " + m.scheme.name,
+                          [&] { return dequantizeValid(m); });
 }
 
 QualityReport measureQuality(const double *reference, const double *approximation, size_t count) {

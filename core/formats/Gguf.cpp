@@ -1,6 +1,9 @@
 #include "core/formats/Gguf.h"
 
+#include "core/support/CheckedMath.h"
+
 #include <cmath>
+#include <cstdio>
 
 namespace lowbit::formats {
 
@@ -88,32 +91,107 @@ Expected<GgufType> ggufTypeFromId(int id) {
 
 namespace {
 
-Status checkBuffer(GgufType type, size_t bytes, int64_t count, const GgufBlockShape &shape) {
+// Names the tensor in every message: its GGUF name when the caller knows it,
+// else its type and shape.
+std::string tensorLabel(GgufType type, int64_t rows, int64_t cols, const std::string &name) {
+  const std::string shape = std::to_string(rows) + " x " + std::to_string(cols);
+  if (name.empty())
+    return std::string("GGUF ") + ggufTypeName(type) + " tensor " + shape;
+  return "GGUF tensor '" + name + "' (" + ggufTypeName(type) + ", " + shape + ")";
+}
+
+// The number of blocks that `count` weights take, once the buffer holds
+// exactly that many blocks. The count and the buffer size come from a file:
+// blocks * bytes is checked, since a product that wrapped would match a small
+// buffer and let the decode loop over the real, huge block count run past it.
+// Nothing is allocated before this check, so a shape that promises more
+// bytes than the file has is refused without allocating for it.
+Expected<int64_t> checkBuffer(GgufType type, size_t bytes, int64_t count,
+                              const GgufBlockShape &shape, const std::string &label) {
   if (count < 0 || count % shape.weights != 0)
-    return makeError(std::string(ggufTypeName(type)) + " holds blocks of " +
+    return makeError(label + ": " + ggufTypeName(type) + " holds blocks of " +
                      std::to_string(shape.weights) + " weights; " + std::to_string(count) +
                      " is not a multiple");
-  int64_t expected = count / shape.weights * shape.bytes;
-  if (int64_t(bytes) != expected)
-    return makeError(std::string(ggufTypeName(type)) + " data has " + std::to_string(bytes) +
+  const int64_t blocks = count / shape.weights;
+  Expected<int64_t> expected =
+      checkedMul(blocks, shape.bytes, label + ": data size (blocks * bytes per block)");
+  if (!expected)
+    return makeError(expected.error());
+  if (uint64_t(bytes) != uint64_t(*expected))
+    return makeError(label + ": " + ggufTypeName(type) + " data has " + std::to_string(bytes) +
                      " bytes; " + std::to_string(count) + " weights need " +
-                     std::to_string(expected));
+                     std::to_string(*expected));
+  return blocks;
+}
+
+// The f16 fields of a block that multiply its weights (llama.cpp's d and
+// dmin) and their byte offsets; the count is returned.
+struct HalfField {
+  const char *name;
+  int offset;
+};
+
+int scaleFields(GgufType type, HalfField fields[2]) {
+  switch (type) {
+  case GgufType::Q4_0:
+  case GgufType::Q8_0:
+    fields[0] = {"d", 0};
+    return 1;
+  case GgufType::Q4_K:
+    fields[0] = {"d", 0};
+    fields[1] = {"dmin", 2};
+    return 2;
+  case GgufType::Q6_K:
+    fields[0] = {"d", 208};
+    return 1;
+  }
+  return 0;
+}
+
+// An Inf or NaN d or dmin makes NaN weights (Inf * 0, Inf - Inf) or infinite
+// ones, and Quantize.h promises an error instead of a silent NaN. `cols` is
+// the row length for the message's (row, columns), 0 when there are no rows.
+Status checkBlockScales(GgufType type, const uint8_t *data, int64_t blocks,
+                        const GgufBlockShape &shape, int64_t cols, const std::string &label) {
+  HalfField fields[2];
+  const int count = scaleFields(type, fields);
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int f = 0; f < count; ++f) {
+      const uint16_t bits = readHalf(data + b * shape.bytes + fields[f].offset);
+      if ((bits & 0x7C00) != 0x7C00)
+        continue;
+      const int64_t first = b * shape.weights;
+      const std::string weights =
+          cols > 0 ? "row " + std::to_string(first / cols) + ", columns " +
+                         std::to_string(first % cols) + ".." +
+                         std::to_string(first % cols + shape.weights - 1)
+                   : "weights " + std::to_string(first) + ".." +
+                         std::to_string(first + shape.weights - 1);
+      const char *value = (bits & 0x03FF) ? "NaN" : (bits & 0x8000) ? "-Inf" : "+Inf";
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "%04x", unsigned(bits));
+      return makeError(label + ": block " + std::to_string(b) + " (" + weights + ") has " +
+                       fields[f].name + " = " + value + " (f16 0x" + hex +
+                       "); a block's scales must be finite, or its weights dequantize to NaN "
+                       "or Inf");
+    }
   return Status::success();
 }
 
-} // namespace
-
-Expected<std::vector<float>> dequantizeGgufF32(GgufType type, const uint8_t *data, size_t bytes,
-                                               int64_t count) {
+Expected<std::vector<float>> decodeF32(GgufType type, const uint8_t *data, size_t bytes,
+                                       int64_t count, const std::string &label) {
   Expected<GgufBlockShape> shape = ggufBlockShape(type);
   if (!shape)
     return makeError(shape.error());
-  if (Status s = checkBuffer(type, bytes, count, *shape); !s)
+  Expected<int64_t> blocks = checkBuffer(type, bytes, count, *shape, label);
+  if (!blocks)
+    return makeError(blocks.error());
+  if (Status s = checkBlockScales(type, data, *blocks, *shape, 0, label); !s)
     return makeError(s.error());
   std::vector<float> out(static_cast<size_t>(count));
   // Each line below keeps llama.cpp's f32 operation order; -ffp-contract=off
   // (set for this library) keeps the compiler from fusing them into FMAs.
-  for (int64_t b = 0; b < count / shape->weights; ++b) {
+  for (int64_t b = 0; b < *blocks; ++b) {
     const uint8_t *block = data + b * shape->bytes;
     float *y = out.data() + b * shape->weights;
     switch (type) {
@@ -161,19 +239,24 @@ Expected<std::vector<float>> dequantizeGgufF32(GgufType type, const uint8_t *dat
   return out;
 }
 
-Expected<QuantizedMatrix> importGguf(GgufType type, const uint8_t *data, size_t bytes,
-                                     int64_t rows, int64_t cols) {
+Expected<QuantizedMatrix> importChecked(GgufType type, const uint8_t *data, size_t bytes,
+                                        int64_t rows, int64_t cols, const std::string &label) {
   Expected<GgufBlockShape> shape = ggufBlockShape(type);
   if (!shape)
     return makeError(shape.error());
   if (rows < 1 || cols < 1)
-    return makeError("GGUF tensor shape " + std::to_string(rows) + " x " + std::to_string(cols) +
-                     " is empty");
+    return makeError(label + ": the shape is empty");
   if (cols % shape->weights != 0)
-    return makeError(std::string(ggufTypeName(type)) + " rows hold whole blocks of " +
+    return makeError(label + ": " + ggufTypeName(type) + " rows hold whole blocks of " +
                      std::to_string(shape->weights) + " weights; K = " + std::to_string(cols) +
                      " is not a multiple");
-  if (Status s = checkBuffer(type, bytes, rows * cols, *shape); !s)
+  Expected<int64_t> count = checkedMul(rows, cols, label + ": element count rows * cols");
+  if (!count)
+    return makeError(count.error());
+  Expected<int64_t> checkedBlocks = checkBuffer(type, bytes, *count, *shape, label);
+  if (!checkedBlocks)
+    return makeError(checkedBlocks.error());
+  if (Status s = checkBlockScales(type, data, *checkedBlocks, *shape, cols, label); !s)
     return makeError(s.error());
   const char *name = type == GgufType::Q4_0   ? "gguf-q4_0"
                      : type == GgufType::Q8_0 ? "gguf-q8_0"
@@ -186,8 +269,8 @@ Expected<QuantizedMatrix> importGguf(GgufType type, const uint8_t *data, size_t 
   m.scheme = *scheme;
   m.rows = rows;
   m.cols = cols;
-  m.codes.resize(size_t(rows * cols));
-  const int64_t blocks = rows * cols / shape->weights;
+  m.codes.resize(size_t(*count));
+  const int64_t blocks = *checkedBlocks;
   const int groupsPerBlock = shape->weights / m.scheme.groupSize;
   m.scales.resize(size_t(blocks * groupsPerBlock));
   if (type == GgufType::Q4_K) {
@@ -238,8 +321,24 @@ Expected<QuantizedMatrix> importGguf(GgufType type, const uint8_t *data, size_t 
     }
   }
   if (Status s = validateQuantizedMatrix(m); !s)
-    return makeError(std::string(ggufTypeName(type)) + ": " + s.error());
+    return makeError(label + ": " + s.error());
   return m;
+}
+
+} // namespace
+
+Expected<std::vector<float>> dequantizeGgufF32(GgufType type, const uint8_t *data, size_t bytes,
+                                               int64_t count) {
+  const std::string label =
+      std::string("GGUF ") + ggufTypeName(type) + " data of " + std::to_string(count) + " weights";
+  return catchingBadAlloc(label, [&] { return decodeF32(type, data, bytes, count, label); });
+}
+
+Expected<QuantizedMatrix> importGguf(GgufType type, const uint8_t *data, size_t bytes,
+                                     int64_t rows, int64_t cols, const std::string &tensorName) {
+  const std::string label = tensorLabel(type, rows, cols, tensorName);
+  return catchingBadAlloc(label,
+                          [&] { return importChecked(type, data, bytes, rows, cols, label); });
 }
 
 } // namespace lowbit::formats

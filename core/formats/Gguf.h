@@ -15,6 +15,7 @@
 #include "core/formats/Quantize.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace lowbit::formats {
@@ -32,6 +33,12 @@ Expected<GgufBlockShape> ggufBlockShape(GgufType type);
 // Accepts the ggml_type id read from a file; other ids are an error that names them.
 Expected<GgufType> ggufTypeFromId(int id);
 
+// The shape, the buffer and the blocks' fields come from an untrusted file.
+// Both functions check them before allocating anything: a shape whose size
+// overflows int64, a buffer of another size than the shape needs, or a block
+// whose d or dmin is Inf or NaN (its weights would be NaN) is an error that
+// names the tensor and, for a field, the block; nothing throws.
+
 // Decodes `count` weights in f32 exactly as llama.cpp's reference
 // dequantize_row_* does: the same f16 conversion and the same order of f32
 // operations, so every output is bit-identical.
@@ -45,7 +52,9 @@ Expected<std::vector<float>> dequantizeGgufF32(GgufType type, const uint8_t *dat
 // bits), and f64 holds the exact value. The one exception is a Q4_K block
 // whose d and dmin are so far apart (beyond ~2^28) that the final
 // subtraction needs more than f64's 53 bits; no real checkpoint has those.
+// `tensorName`, the tensor's name in the file, only labels the messages.
 Expected<QuantizedMatrix> importGguf(GgufType type, const uint8_t *data, size_t bytes,
-                                     int64_t rows, int64_t cols);
+                                     int64_t rows, int64_t cols,
+                                     const std::string &tensorName = {});
 
 } // namespace lowbit::formats

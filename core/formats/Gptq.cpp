@@ -1,5 +1,7 @@
 #include "core/formats/Gptq.h"
 
+#include "core/support/CheckedMath.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -18,6 +20,23 @@ Status checkCount(const char *tensor, size_t actual, int64_t expected, const std
 // unsigned so that the sign bit of a negative int32 is just bit 31.
 uint32_t field(int32_t word, int j, int bits) {
   return (uint32_t(word) >> (j * bits)) & ((1u << bits) - 1u);
+}
+
+// N and K come from a checkpoint's metadata. Every buffer below (codes,
+// qweight, qzeros, scales, g_idx, the f64 dequantize) has at most N * K
+// entries of at most 8 bytes, so once N * K * 8 fits in int64 no product of
+// N, K and the group count can wrap; a wrapped one would match a small tensor
+// and let the unpacking loops over the real N and K run past it.
+Status checkShape(const char *format, int64_t N, int64_t K) {
+  const std::string shape = std::string(format) + " shape N x K = " + std::to_string(N) + " x " +
+                            std::to_string(K);
+  if (K < 1 || N < 1)
+    return makeError(shape + " is empty");
+  if (Expected<int64_t> bytes = checkedProduct({N, K, int64_t(sizeof(double))},
+                                               shape + " (its f64 dequantize, N * K * 8 bytes)");
+      !bytes)
+    return makeError(bytes.error());
+  return Status::success();
 }
 
 Expected<double> decodeScale(uint16_t bits, int64_t g, int64_t n) {
@@ -46,8 +65,8 @@ Expected<Unpacked> unpackGptq(const GptqCheckpoint &c) {
                      " is not supported; only 2, 4 and 8 pack whole codes into int32");
   const int perWord = 32 / c.bits;
   const int64_t K = c.inFeatures, N = c.outFeatures;
-  if (K < 1 || N < 1)
-    return makeError("GPTQ shape " + std::to_string(N) + " x " + std::to_string(K) + " is empty");
+  if (Status s = checkShape("GPTQ", N, K); !s)
+    return makeError(s.error());
   if (K % perWord != 0)
     return makeError("GPTQ in_features " + std::to_string(K) + " is not a multiple of " +
                      std::to_string(perWord) + " codes per int32");
@@ -103,9 +122,8 @@ Expected<Unpacked> unpackGptq(const GptqCheckpoint &c) {
   return u;
 }
 
-} // namespace
 
-Expected<std::vector<double>> dequantizeGptq(const GptqCheckpoint &c) {
+Expected<std::vector<double>> gptqWeights(const GptqCheckpoint &c) {
   Expected<Unpacked> u = unpackGptq(c);
   if (!u)
     return makeError(u.error());
@@ -121,7 +139,7 @@ Expected<std::vector<double>> dequantizeGptq(const GptqCheckpoint &c) {
   return w;
 }
 
-Expected<QuantizedMatrix> importGptq(const GptqCheckpoint &c) {
+Expected<QuantizedMatrix> gptqMatrix(const GptqCheckpoint &c) {
   Expected<Unpacked> u = unpackGptq(c);
   if (!u)
     return makeError(u.error());
@@ -152,7 +170,6 @@ Expected<QuantizedMatrix> importGptq(const GptqCheckpoint &c) {
   return m;
 }
 
-namespace {
 
 // Column offset c (within a group of 8) -> nibble holding it: the inverse of
 // AutoAWQ's packing order [0, 2, 4, 6, 1, 3, 5, 7].
@@ -168,8 +185,8 @@ Expected<AwqUnpacked> unpackAwq(const AwqCheckpoint &c) {
     return makeError("AWQ bits " + std::to_string(c.bits) +
                      " is not supported; the GEMM format's interleave is defined for 4 bits");
   const int64_t K = c.inFeatures, N = c.outFeatures;
-  if (K < 1 || N < 1)
-    return makeError("AWQ shape " + std::to_string(N) + " x " + std::to_string(K) + " is empty");
+  if (Status s = checkShape("AWQ", N, K); !s)
+    return makeError(s.error());
   if (N % 8 != 0)
     return makeError("AWQ out_features " + std::to_string(N) + " is not a multiple of 8");
   if (c.groupSize < 1 || K % c.groupSize != 0)
@@ -198,9 +215,8 @@ Expected<AwqUnpacked> unpackAwq(const AwqCheckpoint &c) {
   return u;
 }
 
-} // namespace
 
-Expected<std::vector<double>> dequantizeAwq(const AwqCheckpoint &c) {
+Expected<std::vector<double>> awqWeights(const AwqCheckpoint &c) {
   Expected<AwqUnpacked> u = unpackAwq(c);
   if (!u)
     return makeError(u.error());
@@ -216,7 +232,7 @@ Expected<std::vector<double>> dequantizeAwq(const AwqCheckpoint &c) {
   return w;
 }
 
-Expected<QuantizedMatrix> importAwq(const AwqCheckpoint &c) {
+Expected<QuantizedMatrix> awqMatrix(const AwqCheckpoint &c) {
   Expected<AwqUnpacked> u = unpackAwq(c);
   if (!u)
     return makeError(u.error());
@@ -239,6 +255,26 @@ Expected<QuantizedMatrix> importAwq(const AwqCheckpoint &c) {
   if (Status s = validateQuantizedMatrix(m); !s)
     return makeError(s.error());
   return m;
+}
+
+} // namespace
+
+// The buffers' sizes follow from checked shapes, but one can still be more
+// than the machine has; these functions promise an error, not a throw.
+Expected<std::vector<double>> dequantizeGptq(const GptqCheckpoint &c) {
+  return catchingBadAlloc("dequantizeGptq", [&] { return gptqWeights(c); });
+}
+
+Expected<QuantizedMatrix> importGptq(const GptqCheckpoint &c) {
+  return catchingBadAlloc("importGptq", [&] { return gptqMatrix(c); });
+}
+
+Expected<std::vector<double>> dequantizeAwq(const AwqCheckpoint &c) {
+  return catchingBadAlloc("dequantizeAwq", [&] { return awqWeights(c); });
+}
+
+Expected<QuantizedMatrix> importAwq(const AwqCheckpoint &c) {
+  return catchingBadAlloc("importAwq", [&] { return awqMatrix(c); });
 }
 
 } // namespace lowbit::formats

@@ -3,6 +3,11 @@
 //
 // Both store the weight of an nn.Linear with in_features = K and
 // out_features = N; we return W[N][K] (row n = output channel).
+//
+// The shape and the tensors come from an untrusted checkpoint: a shape whose
+// N * K * 8 bytes (the f64 result) overflow int64, or tensors of other sizes
+// than it needs, are errors before anything is allocated, and an allocation
+// that still fails is an error too; nothing throws.
 #pragma once
 
 #include "core/formats/Quantize.h"

@@ -1,5 +1,7 @@
 #include "core/formats/Pack.h"
 
+#include "core/support/CheckedMath.h"
+
 #include <algorithm>
 
 namespace lowbit::formats {
@@ -40,11 +42,39 @@ Status validatePackLayout(const PackLayout &layout) {
 
 int64_t containersPerRow(const PackLayout &layout, int64_t cols) {
   const int64_t width = containerBits(layout.container);
-  if (layout.straddle)
-    return (cols * layout.bitsPerCode + width - 1) / width;
+  if (cols < 0 || layout.bitsPerCode < 1)
+    return -1;
+  // Rounding up as cols / per + (cols % per != 0) cannot overflow, unlike
+  // (cols + per - 1) / per.
+  if (layout.straddle) {
+    int64_t bits = 0;
+    if (mulOverflows(cols, layout.bitsPerCode, &bits))
+      return -1;
+    return bits / width + (bits % width != 0);
+  }
   const int64_t perContainer = width / layout.bitsPerCode;
-  return (cols + perContainer - 1) / perContainer;
+  return cols / perContainer + (cols % perContainer != 0);
 }
+
+namespace {
+
+// The packed buffer's bytes for a rows x cols matrix (the caller's shape),
+// checked so that neither it nor rows * cols, the codes' count, wraps.
+Expected<int64_t> packedByteCount(const PackLayout &layout, int64_t rows, int64_t cols) {
+  const std::string shape = std::to_string(rows) + " x " + std::to_string(cols) + " codes";
+  if (rows < 0 || cols < 0)
+    return makeError("shape " + shape + " has a negative dimension");
+  if (Expected<int64_t> count = checkedMul(rows, cols, shape + ": rows * cols"); !count)
+    return makeError(count.error());
+  const int64_t containers = containersPerRow(layout, cols);
+  if (containers < 0)
+    return makeError(shape + ": a row's " + std::to_string(layout.bitsPerCode) +
+                     "-bit codes overflow a 64-bit bit count");
+  return checkedProduct({rows, containers, containerBits(layout.container) / 8},
+                        shape + ": packed bytes rows * containers per row * container bytes");
+}
+
+} // namespace
 
 namespace {
 
@@ -111,15 +141,16 @@ Expected<PackedCodes> pack(const uint8_t *codes, int64_t rows, int64_t cols,
                            const PackLayout &layout) {
   if (Status status = validatePackLayout(layout); !status)
     return makeError(status.error());
-  if (rows < 0 || cols < 0)
-    return makeError("negative shape to pack");
+  Expected<int64_t> bytes = packedByteCount(layout, rows, cols);
+  if (!bytes)
+    return makeError("pack: " + bytes.error());
   PackedCodes packed;
   packed.layout = layout;
   packed.rows = rows;
   packed.cols = cols;
   packed.containersPerRow = containersPerRow(layout, cols);
   const int width = containerBits(layout.container) / 8;
-  packed.bytes.assign(size_t(rows * packed.containersPerRow * width), 0);
+  packed.bytes.assign(size_t(*bytes), 0);
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t *row = packed.bytes.data() + r * packed.containersPerRow * width;
     for (int64_t c = 0; c < cols; ++c) {
@@ -142,11 +173,17 @@ Expected<std::vector<uint8_t>> unpack(const PackedCodes &packed) {
   if (Status status = validatePackLayout(layout); !status)
     return makeError(status.error());
   const int width = containerBits(layout.container) / 8;
+  Expected<int64_t> bytes = packedByteCount(layout, packed.rows, packed.cols);
+  if (!bytes)
+    return makeError("unpack: " + bytes.error());
   if (packed.containersPerRow != containersPerRow(layout, packed.cols) ||
-      int64_t(packed.bytes.size()) != packed.rows * packed.containersPerRow * width)
+      int64_t(packed.bytes.size()) != *bytes)
     return makeError("packed buffer has " + std::to_string(packed.bytes.size()) +
-                     " bytes; the layout needs " +
-                     std::to_string(packed.rows * containersPerRow(layout, packed.cols) * width));
+                     " bytes; the layout needs " + std::to_string(*bytes));
+  // No rows: nothing to read, and the per-row table below would be sized by
+  // an unchecked cols alone.
+  if (packed.rows == 0)
+    return std::vector<uint8_t>();
   std::vector<uint8_t> codes(size_t(packed.rows * packed.cols), 0);
   // Every bit a code uses is marked, so any other set bit is bad padding.
   std::vector<uint8_t> used(size_t(packed.containersPerRow * width), 0);

@@ -49,9 +49,10 @@ struct PackedCodes {
 };
 
 Status validatePackLayout(const PackLayout &layout);
+// -1 when cols is negative or its bits overflow int64.
 int64_t containersPerRow(const PackLayout &layout, int64_t cols);
 // Codes must fit in bitsPerCode bits; a wider code is an error, never
-// truncated.
+// truncated. A shape whose codes or packed bytes overflow int64 is an error.
 Expected<PackedCodes> pack(const uint8_t *codes, int64_t rows, int64_t cols,
                            const PackLayout &layout);
 // Rejects padding bits that are not zero, so unpack(pack(x)) == x and a

@@ -1,5 +1,7 @@
 #include "core/formats/Scheme.h"
 
+#include "core/support/CheckedMath.h"
+
 #include <sstream>
 
 namespace lowbit::formats {
@@ -154,6 +156,15 @@ Status validateScheme(const QuantScheme &scheme, int64_t rows, int64_t cols) {
   if (rows < 1 || cols < 1)
     return makeError("matrix shape " + std::to_string(rows) + " x " + std::to_string(cols) +
                      " is empty");
+  // Every buffer of the matrix (codes, slots, the f64 dequantize) is at most
+  // rows * cols * 8 bytes, so with that product checked once here, the size
+  // arithmetic of everything validated by this function cannot wrap.
+  if (Expected<int64_t> bytes = checkedProduct(
+          {rows, cols, int64_t(sizeof(double))},
+          "matrix shape " + std::to_string(rows) + " x " + std::to_string(cols) +
+              " (its f64 dequantize, rows * cols * 8 bytes)");
+      !bytes)
+    return makeError(bytes.error());
   if (scheme.granularity == Granularity::PerGroup && cols % scheme.groupSize != 0)
     return makeError("group size " + std::to_string(scheme.groupSize) + " does not divide K = " +
                      std::to_string(cols) + where(scheme));

@@ -61,7 +61,9 @@ struct QuantScheme {
 bool isMxScheme(const QuantScheme &scheme);
 // Rejects combinations no decoder can mean, with a message naming the field.
 Status validateScheme(const QuantScheme &scheme);
-// validateScheme plus the shape: the group and super-block divide K.
+// validateScheme plus the shape: the group and super-block divide K, and
+// rows * cols * 8 (the f64 dequantize's bytes) fits in int64_t, so no size
+// derived from a validated shape wraps.
 Status validateScheme(const QuantScheme &scheme, int64_t rows, int64_t cols);
 
 // Storage per weight in bits, metadata included, for large matrices: per-tensor

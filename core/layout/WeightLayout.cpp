@@ -1,5 +1,7 @@
 #include "core/layout/WeightLayout.h"
 
+#include "core/support/CheckedMath.h"
+
 #include <cstring>
 #include <limits>
 
@@ -386,10 +388,11 @@ Status checkShape(const WeightLayout &layout, int64_t n, int64_t k) {
 int64_t packedBytes(const WeightLayout &layout, int64_t n, int64_t k) {
   if (!checkShape(layout, n, k).ok())
     return -1;
-  // N*K*codeBits must fit: codeBits <= 8, so N*K <= INT64_MAX / 8 suffices.
-  if (k != 0 && n > std::numeric_limits<int64_t>::max() / 8 / k)
+  // N and K are the caller's: N * K * codeBits must not wrap.
+  int64_t codes = 0, bits = 0;
+  if (mulOverflows(n, k, &codes) || mulOverflows(codes, layout.codeBits, &bits))
     return -1;
-  return n * k * layout.codeBits / 8;
+  return bits / 8;
 }
 
 Status packWeights(const WeightLayout &layout, int64_t n, int64_t k, const uint8_t *codes,

@@ -202,5 +202,93 @@ TEST(Gguf, RejectsMalformedData) {
   EXPECT_EQ(*ggufTypeFromId(12), GgufType::Q4_K);
 }
 
+// Issue 19, hostile shapes. rows * cols = 274177 * (32 * 67280421310721)
+// is 2^64 + 32: wrapped, it matched one 18-byte block, and AddressSanitizer
+// saw the import read past the buffer. The product is checked now.
+TEST(Gguf, RejectsAShapeWhoseElementCountWraps) {
+  std::vector<uint8_t> block(18, 0x88);
+  putHalf(block.data(), 0x3C00);
+  const int64_t rows = 274177, cols = 32 * int64_t(67280421310721);
+  Expected<QuantizedMatrix> m = importGguf(GgufType::Q4_0, block.data(), block.size(), rows, cols);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error(), "GGUF Q4_0 tensor 274177 x 2152973481943072: element count rows * cols: "
+                       "274177 * 2152973481943072 does not fit in a 64-bit size");
+}
+
+// The release-build variant: 5 * 7378697629484193472 wraps to 58254 blocks,
+// exactly a 1 MiB - 4 byte buffer, which the import then took for a 5-row
+// matrix and dequantize() read far past.
+TEST(Gguf, RejectsAWrappedShapeThatMatchesTheBuffer) {
+  std::vector<uint8_t> data(58254 * 18, 0x88);
+  for (size_t b = 0; b < 58254; ++b)
+    putHalf(&data[b * 18], 0x3C00);
+  Expected<QuantizedMatrix> m =
+      importGguf(GgufType::Q4_0, data.data(), data.size(), 5, int64_t(7378697629484193472));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().find("5 * 7378697629484193472 does not fit in a 64-bit size"),
+            std::string::npos)
+      << m.error();
+}
+
+// A shape that does not wrap but needs far more bytes than the file holds
+// (here 2^40 blocks, 19 TB, against 18 bytes) is refused by the size check,
+// before anything is allocated for it: no out-of-memory error, no throw.
+TEST(Gguf, RejectsAShapeLargerThanTheDataBeforeAllocating) {
+  std::vector<uint8_t> block(18, 0);
+  Expected<QuantizedMatrix> m = importGguf(GgufType::Q4_0, block.data(), block.size(), 1,
+                                           int64_t(32) << 40, "blk.0.attn_q.weight");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error(), "GGUF tensor 'blk.0.attn_q.weight' (Q4_0, 1 x 35184372088832): Q4_0 data "
+                       "has 18 bytes; 35184372088832 weights need 19791209299968");
+  // 2^58 - 1 blocks of 32 weights fit in int64; their 34 bytes each do not.
+  Expected<std::vector<float>> f32 = dequantizeGgufF32(GgufType::Q8_0, block.data(), block.size(),
+                                                       32 * ((int64_t(1) << 58) - 1));
+  ASSERT_FALSE(f32.ok());
+  EXPECT_NE(f32.error().find("data size (blocks * bytes per block): 288230376151711743 * 34 does "
+                             "not fit in a 64-bit size"),
+            std::string::npos)
+      << f32.error();
+}
+
+// A d of +Inf made every weight of its block Inf or NaN (Inf * 0) without an
+// error; Quantize.h promises never a silent NaN. Each type's d (and Q4_K's
+// dmin), Inf or NaN, is refused with the tensor, the block and the field.
+TEST(Gguf, RejectsNonFiniteBlockScales) {
+  std::vector<uint8_t> q4(2 * 18, 0x88);
+  putHalf(&q4[0], 0x3C00);
+  putHalf(&q4[18], 0x7C00); // block 1: d = +Inf
+  Expected<QuantizedMatrix> inf =
+      importGguf(GgufType::Q4_0, q4.data(), q4.size(), 1, 64, "blk.3.ffn_down.weight");
+  ASSERT_FALSE(inf.ok());
+  EXPECT_EQ(inf.error(), "GGUF tensor 'blk.3.ffn_down.weight' (Q4_0, 1 x 64): block 1 (row 0, "
+                         "columns 32..63) has d = +Inf (f16 0x7c00); a block's scales must be "
+                         "finite, or its weights dequantize to NaN or Inf");
+  Expected<std::vector<float>> f32 = dequantizeGgufF32(GgufType::Q4_0, q4.data(), q4.size(), 64);
+  ASSERT_FALSE(f32.ok());
+  EXPECT_NE(f32.error().find("block 1 (weights 32..63) has d = +Inf"), std::string::npos)
+      << f32.error();
+
+  std::vector<uint8_t> q8(2 * 34, 0);
+  putHalf(&q8[34], 0xFE00); // block 1 of 2, row 1 of 2: d = NaN
+  Expected<QuantizedMatrix> nan = importGguf(GgufType::Q8_0, q8.data(), q8.size(), 2, 32);
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.error().find("GGUF Q8_0 tensor 2 x 32: block 1 (row 1, columns 0..31) has d = "
+                             "NaN (f16 0xfe00)"),
+            std::string::npos)
+      << nan.error();
+
+  std::vector<uint8_t> q4k = q4kBlock(0x3C00, 0x7E00); // dmin = NaN
+  Expected<QuantizedMatrix> dmin = importGguf(GgufType::Q4_K, q4k.data(), q4k.size(), 1, 256);
+  ASSERT_FALSE(dmin.ok());
+  EXPECT_NE(dmin.error().find("block 0 (row 0, columns 0..255) has dmin = NaN"), std::string::npos)
+      << dmin.error();
+
+  std::vector<uint8_t> q6k = q6kBlock(0xFC00); // d = -Inf
+  Expected<QuantizedMatrix> negative = importGguf(GgufType::Q6_K, q6k.data(), q6k.size(), 1, 256);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().find("has d = -Inf (f16 0xfc00)"), std::string::npos)
+      << negative.error();
+}
+
 } // namespace
 } // namespace lowbit::formats

@@ -215,5 +215,66 @@ TEST(Awq, RejectsMalformedCheckpoints) {
   EXPECT_NE(size.error().find("qzeros has 3 elements"), std::string::npos);
 }
 
+// The dequantizer and the importer of one checkpoint both refuse it, with
+// the same message.
+template <typename Checkpoint>
+void expectBothRefuse(const Checkpoint &c,
+                      Expected<std::vector<double>> (*weights)(const Checkpoint &),
+                      Expected<QuantizedMatrix> (*matrix)(const Checkpoint &),
+                      const std::string &expected) {
+  Expected<std::vector<double>> w = weights(c);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error(), expected);
+  Expected<QuantizedMatrix> m = matrix(c);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error(), expected);
+}
+
+// Issue 19, hostile shapes. K = 274177 and N = 8 * 67280421310721 make
+// K * (N / 8) = 2^64 + 1: wrapped, one qweight word matched, and the unpack
+// loop over the real N segfaulted. N * K * 8 (the f64 result's bytes) is
+// checked first now, for both entry points.
+TEST(Awq, RejectsAShapeWhoseSizesWrap) {
+  AwqCheckpoint c;
+  c.inFeatures = 274177;
+  c.outFeatures = 8 * int64_t(67280421310721);
+  c.groupSize = 1;
+  c.qweight = {0};
+  c.qzeros = {0};
+  c.scales.assign(8, 0x3C00);
+  expectBothRefuse(c, dequantizeAwq, importAwq,
+                   "AWQ shape N x K = 538243370485768 x 274177 (its f64 dequantize, N * K * 8 "
+                   "bytes): 538243370485768 * 274177 * 8 does not fit in a 64-bit size");
+}
+
+// K = 8 * (2^54 + 1), N = 1024: K / 8 * N wraps to 1024, the tensors of a
+// 1024-column checkpoint passed, and resizing g_idx to K threw std::bad_alloc
+// out of a function that promises not to throw.
+TEST(Gptq, RejectsAShapeWhoseSizesWrap) {
+  GptqCheckpoint c;
+  c.bits = 4;
+  c.inFeatures = 8 * ((int64_t(1) << 54) + 1);
+  c.outFeatures = 1024;
+  c.groupSize = -1;
+  c.qweight.assign(1024, 0);
+  c.qzeros.assign(128, 0);
+  c.scales.assign(1024, 0x3C00);
+  expectBothRefuse(c, dequantizeGptq, importGptq,
+                   "GPTQ shape N x K = 1024 x 144115188075855880 (its f64 dequantize, N * K * 8 "
+                   "bytes): 1024 * 144115188075855880 * 8 does not fit in a 64-bit size");
+}
+
+// A shape that fits but is larger than the tensors: the size check, which
+// comes before any allocation, refuses it.
+TEST(Gptq, RejectsAShapeLargerThanItsTensorsBeforeAllocating) {
+  GptqCheckpoint c = handBuiltGptq();
+  c.inFeatures = int64_t(1) << 40;
+  Expected<std::vector<double>> w = dequantizeGptq(c);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().find("qweight has 16 elements; expected [K*bits/32][N] = 1099511627776"),
+            std::string::npos)
+      << w.error();
+}
+
 } // namespace
 } // namespace lowbit::formats

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 namespace lowbit::formats {
@@ -103,6 +104,38 @@ TEST(Pack, RejectsWhatDoesNotFit) {
   Expected<std::vector<uint8_t>> dirty = unpack(packed);
   ASSERT_FALSE(dirty.ok());
   EXPECT_NE(dirty.error().find("padding bits in row 0"), std::string::npos);
+}
+
+// Shapes are the caller's: a count of codes or of packed bytes that wraps is
+// refused before anything is allocated or read.
+TEST(Pack, RejectsShapesWhoseSizesWrap) {
+  uint8_t code = 0;
+  PackLayout four{4, Container::U32, BitOrder::LsbFirst, false, {}};
+  Expected<PackedCodes> wide = pack(&code, int64_t(1) << 33, int64_t(1) << 33, four);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.error(), "pack: 8589934592 x 8589934592 codes: rows * cols: 8589934592 * "
+                          "8589934592 does not fit in a 64-bit size");
+  PackLayout straddle{3, Container::U32, BitOrder::LsbFirst, true, {}};
+  EXPECT_EQ(containersPerRow(straddle, int64_t(1) << 62), -1);
+  EXPECT_EQ(containersPerRow(four, std::numeric_limits<int64_t>::max()),
+            std::numeric_limits<int64_t>::max() / 8 + 1);
+  Expected<PackedCodes> bits = pack(&code, 1, int64_t(1) << 62, straddle);
+  ASSERT_FALSE(bits.ok());
+  EXPECT_NE(bits.error().find("a row's 3-bit codes overflow a 64-bit bit count"),
+            std::string::npos)
+      << bits.error();
+  // 2^61 rows of one u32 container: 2^63 bytes, which wrapped to a negative
+  // size and matched nothing; now it is named.
+  PackedCodes packed;
+  packed.layout = four;
+  packed.rows = int64_t(1) << 61;
+  packed.cols = 1;
+  packed.containersPerRow = 1;
+  Expected<std::vector<uint8_t>> back = unpack(packed);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.error().find("unpack: 2305843009213693952 x 1 codes: packed bytes"),
+            std::string::npos)
+      << back.error();
 }
 
 } // namespace

@@ -230,7 +230,7 @@ TEST(Quantize, RejectsWhatItCannotRepresent) {
   EXPECT_NE(overflow.error().find("overflows f16"), std::string::npos) << overflow.error();
 }
 
-TEST(Dequantize, RejectsInvalidCodesAndNanScales) {
+TEST(Dequantize, RejectsInvalidCodesAndNonFiniteScales) {
   QuantizedMatrix m;
   m.scheme = scheme("ternary-tensor");
   m.rows = 1;
@@ -243,6 +243,12 @@ TEST(Dequantize, RejectsInvalidCodesAndNanScales) {
       << bad.error();
   m.codes = {0, 2};
   EXPECT_EQ(*dequantize(m), (std::vector<double>{-1.0, 1.0}));
+  // An infinite scale is as silent a NaN as a NaN one (Inf * 0 for code 1).
+  m.scales = {0x7F800000u};
+  Expected<std::vector<double>> inf = dequantize(m);
+  ASSERT_FALSE(inf.ok());
+  EXPECT_NE(inf.error().find("scale 0 is infinite (f32 code 2139095040)"), std::string::npos)
+      << inf.error();
 
   QuantizedMatrix mx;
   mx.scheme = scheme("mxfp4");
@@ -286,6 +292,37 @@ TEST(CheckElementCodes, NamesTheFirstCodeTheFormatDoesNotHave) {
   ASSERT_FALSE(nan.ok());
   EXPECT_NE(nan.error().find("code 127 at (7, 15) is NaN in e4m3"), std::string::npos)
       << nan.error();
+}
+
+// Shapes are the caller's: one whose buffers' sizes wrap is refused before
+// any buffer is sized or read, here with a one-weight buffer behind it.
+TEST(Dequantize, RejectsShapesWhoseSizesWrap) {
+  QuantizedMatrix m;
+  m.scheme = scheme("gguf-q4_0");
+  m.rows = 274177;
+  m.cols = 32 * int64_t(67280421310721); // rows * cols = 2^64 + 32
+  m.codes.assign(32, 8);
+  m.scales = {0x3C00};
+  Status valid = validateQuantizedMatrix(m);
+  ASSERT_FALSE(valid.ok());
+  EXPECT_NE(valid.error().find("matrix shape 274177 x 2152973481943072 (its f64 dequantize, rows "
+                               "* cols * 8 bytes): 274177 * 2152973481943072 * 8 does not fit"),
+            std::string::npos)
+      << valid.error();
+  EXPECT_FALSE(dequantize(m).ok());
+  double weight = 1.0;
+  Expected<QuantizedMatrix> q =
+      quantize(&weight, int64_t(1) << 32, int64_t(1) << 32, scheme("w8-channel"));
+  ASSERT_FALSE(q.ok());
+  EXPECT_NE(q.error().find("4294967296 * 4294967296 * 8 does not fit"), std::string::npos)
+      << q.error();
+  uint8_t code = 0;
+  Status codes = checkElementCodes(DataFormat::unsignedInt(4), &code, int64_t(1) << 32,
+                                   (int64_t(1) << 32) + 1);
+  ASSERT_FALSE(codes.ok());
+  EXPECT_NE(codes.error().find("element codes rows * cols: 4294967296 * 4294967297"),
+            std::string::npos)
+      << codes.error();
 }
 
 } // namespace

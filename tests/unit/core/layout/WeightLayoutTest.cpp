@@ -316,3 +316,15 @@ TEST(WeightLayout, FragmentDerivedLayoutFeedsEachLaneItsFragment) {
       }
     }
 }
+
+// A layout read from a kernel database is untrusted text: tiles whose code
+// count would overflow the packer's tables are refused when parsed, and the
+// packed size of a caller's N x K never wraps.
+TEST(WeightLayout, HostileSizesAreRefused) {
+  expectParseError("lbwl1;bits=8;tile=16777216x16777216;basis=", "more than 2^24 codes");
+  expectParseError("lbwl1;bits=8;tile=4294967295x1;basis=", "decimal sizes up to 2^24");
+  expectParseError("lbwl1;bits=8;tile=4294967296x1;basis=", "decimal sizes up to 2^24");
+  EXPECT_EQ(packedBytes(kInterleave2x8, int64_t(1) << 32, int64_t(1) << 31), -1)
+      << "2^63 codes";
+  EXPECT_EQ(packedBytes(kInterleave2x8, int64_t(1) << 30, int64_t(1) << 30), int64_t(1) << 59);
+}

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace lowbit::core {
 namespace {
 
@@ -162,6 +164,44 @@ TEST(Problem, ZeroCodesPackDenselyInTheScalesOrder) {
   p.scheme.zeroCodes.reset(); // zeros in the scale dtype have nothing to pack
   EXPECT_EQ(zeroBytes(p), 6 * 2);
   EXPECT_FALSE(packZeroCodes(p, bytes, 6, out, 6).ok());
+}
+
+// N, K and the group size come from callers (the C ABI, specs): the buffer
+// sizes never wrap or divide by zero, and validate() refuses a problem
+// whose buffers do not fit in int64 although N and K are in range.
+TEST(Problem, BufferSizesNeverWrap) {
+  Problem p = w4g128();
+  p.n = p.k = (int64_t(1) << 31) - 1;
+  p.scheme.groupSize = 1;
+  p.scheme.scale = DataFormat::f32();
+  EXPECT_EQ(scaleCount(p), p.n * p.k);
+  EXPECT_EQ(scaleBytes(p), -1) << "N * K * 4 bytes of f32 scales overflow";
+  Status s = validate(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error(), "N = 2147483647 and K = 2147483647: 4611686014132420609 scales of 4 bytes "
+                       "do not fit in a 64-bit buffer size");
+  p.scheme.zero = ZeroMode::SubtractCode;
+  EXPECT_EQ(zeroBytes(p), -1);
+  p.scheme.zeroCodes = DataFormat::unsignedInt(4);
+  EXPECT_EQ(zeroBytes(p), (p.n * p.k + 1) / 2) << "half a byte each fits";
+
+  Problem unchecked = w4g128();
+  unchecked.scheme.groupSize = 0;
+  EXPECT_EQ(scaleCount(unchecked), -1) << "no division by zero";
+  EXPECT_EQ(scaleBytes(unchecked), -1);
+  EXPECT_EQ(zeroBytes(unchecked), -1);
+  unchecked = w4g128();
+  unchecked.n = std::numeric_limits<int64_t>::max();
+  unchecked.k = 256;
+  EXPECT_EQ(scaleCount(unchecked), -1);
+  unchecked.scheme.scale = DataFormat::e4m3fn();
+  unchecked.scheme.tensorScale = DataFormat::f32();
+  EXPECT_EQ(tensorScaleOffset(unchecked), -1);
+  EXPECT_EQ(scaleBytes(unchecked), -1);
+  EXPECT_EQ(tensorScaleOffsetAfter(std::numeric_limits<int64_t>::max()), -1);
+  EXPECT_EQ(tensorScaleOffsetAfter(5), 8);
+  unchecked.n = -4;
+  EXPECT_EQ(scaleCount(unchecked), -1);
 }
 
 } // namespace
