@@ -36,8 +36,14 @@ int compileCandidates(CompileMain compileMain, const std::vector<kernels::Proble
       schedules.push_back(ranked[i].schedule.text());
     std::cerr << "compiling " << problem.name << " (" << problem.n << "x" << problem.k << "): "
               << schedules.size() << " of " << space.accepted.size() << " schedules\n";
-    if (schedules.empty())
+    if (schedules.empty()) {
+      // Say why, with the rules' reason (the first rejection; the rest are
+      // usually the same words for other sizes).
+      if (!space.rejected.empty())
+        std::cerr << "lowbit tune: " << problem.name << ": every schedule was rejected, e.g. "
+                  << space.rejected.front().reason << "\n";
       continue;
+    }
     // One spec per problem goes through a temporary file: the plugin's entry
     // point takes command-line arguments, and applies one schedule list to a
     // whole spec.
