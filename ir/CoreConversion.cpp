@@ -146,8 +146,12 @@ Expected<Type> codeType(MLIRContext &context, const formats::DataFormat &format)
         f->hasSign(), special);
     // The type's rules (subnormals unless unsigned exponent-only) must give
     // back the same format.
-    if (!type || !(dataFormat(type).ok() && *dataFormat(type) == format))
-      return makeError("no IR type for " + format.name() + " codes");
+    const std::string noType = "no IR type for " + format.name() + " codes";
+    if (!type)
+      return makeError(noType);
+    Expected<formats::DataFormat> back = dataFormat(type);
+    if (!back || *back != format)
+      return makeError(noType);
     return type;
   }
   const formats::LutFormat *lut = format.asLut();

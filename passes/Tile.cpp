@@ -163,8 +163,9 @@ Value decodeUnit(OpBuilder &b, Location loc, const KernelProblem &problem,
 
 bool decodesRaw(const KernelProblem &problem) {
   Expected<formats::DataFormat> format = lb::dataFormat(problem.code);
-  return format.ok() && problem.activation.isF16() &&
-         core::decodesRaw(*format, core::Activation::F16);
+  return format.ok() &&
+         core::decodesRaw(*format, problem.activation.isF16() ? core::Activation::F16
+                                                              : core::Activation::BF16);
 }
 
 int rawScaleExponent(const KernelProblem &problem, int subtile) {

@@ -66,15 +66,13 @@ Status checkKeys(const toml::table &table, const char *const (&known)[N], const 
     for (const char *candidate : known)
       if (size_t d = editDistance(name, candidate); d < bestDistance)
         best = candidate, bestDistance = d;
-    for (const char *candidate : known) {
-      const std::string c = candidate;
-      bool contains = name.find(c) != std::string::npos || c.find(name) != std::string::npos;
-      if (!best && contains && c.size() >= 3 && name.size() >= 3)
-        best = candidate;
-      else if (bestDistance == 3 && contains && c.size() >= 3 && name.size() >= 3 &&
-               c.size() > std::strlen(best))
-        best = candidate;
-    }
+    if (!best && name.size() >= 3)
+      for (const char *candidate : known) {
+        const std::string c = candidate;
+        bool related = name.find(c) != std::string::npos || c.find(name) != std::string::npos;
+        if (related && c.size() >= 3 && (!best || c.size() > std::strlen(best)))
+          best = candidate;
+      }
     if (best)
       message += " (did you mean '" + std::string(best) + "'?)";
     std::string allowed;

@@ -453,14 +453,16 @@ int runTune(const TuneArgs &args) {
     // A spec problem without candidates here is named, never skipped
     // silently (NVFP4's once were, under a signature that lost its tensor
     // scale).
-    for (const std::string &id : batches[b])
-      if (std::none_of(sweep->begin(), sweep->end(),
-                       [&](const tuner::SweepProblem &p) { return p.problemId == id; }))
-        for (const kernels::ProblemDesc &p : *problems)
-          if (tune::problemIdOf(p) == id && !overlapped)
-            std::cerr << me << p.name << ": " << args.db << " has no " << arch
-                      << " candidates for it (" << core::signature(p)
-                      << "); generate them with --compile-only\n";
+    // (Overlapped, a problem whose candidates did not compile said why.)
+    if (!overlapped)
+      for (const kernels::ProblemDesc &p : *problems) {
+        const std::string id = tune::problemIdOf(p);
+        if (std::none_of(sweep->begin(), sweep->end(),
+                         [&](const tuner::SweepProblem &s) { return s.problemId == id; }))
+          std::cerr << me << p.name << ": " << args.db << " has no " << arch
+                    << " candidates for it (" << core::signature(p)
+                    << "); generate them with --compile-only\n";
+      }
     if (sweep->empty()) {
       if (overlapped)
         continue; // that problem's candidates did not compile; it said why
