@@ -90,6 +90,18 @@ Expected<SlotParams> fitSlot(const QuantScheme &scheme, const SlotRange &range, 
         return withContext(slotName(slot), "zero point: " + zeroCode.error());
       params.zeroCode = *zeroCode;
       params.zero = scheme.zeroFormat->decode(*zeroCode);
+      // A coarse float zero (bf16) rounded to nearest can miss by most of a
+      // step, putting the slot's low end below the lowest code, and raising
+      // the scale cannot repair that: the zero follows the low end. Rounded
+      // up it cannot; the high end's extra fraction of a step is what the
+      // scale bumps absorb.
+      if (!element.encode(elementTarget(scheme.zeroMode, range.lo, params.scale, params.zero))) {
+        zeroCode = scheme.zeroFormat->encode(zero, Rounding::TowardPositive);
+        if (!zeroCode)
+          return withContext(slotName(slot), "zero point: " + zeroCode.error());
+        params.zeroCode = *zeroCode;
+        params.zero = scheme.zeroFormat->decode(*zeroCode);
+      }
     }
     bool fits = true;
     for (double w : {range.lo, range.hi})

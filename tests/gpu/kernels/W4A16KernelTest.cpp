@@ -135,6 +135,8 @@ void ReferenceCheckedKernels::checkEveryKernel(const std::vector<int64_t> &rowCo
     const auto started = std::chrono::steady_clock::now();
     ProblemData data;
     prepareProblem(*api, p, data, rng);
+    if (HasFatalFailure())
+      return;
     for (const kernels::KernelEntry *entry : group)
       packFor(*api, entry->weightLayout, data);
     if (HasFatalFailure())

@@ -61,6 +61,21 @@ TEST(Quantize, ZeroPointsWithinHalfStep) {
   expectRoundTripWithinHalfStep(floatZero, w, 8, 256);
 }
 
+// The GPU tests' bf16.uint8.g16.sub_value slot: a bf16 zero rounded to
+// nearest fell most of a step short of the low end, so the low end encoded
+// below code 0 at every scale the fit tried.
+TEST(Quantize, CoarseFloatZerosFitTheSlotsLowEnd) {
+  QuantScheme s = *makeGroupScheme(DataFormat::unsignedInt(8), 16, DataFormat::bf16());
+  s.zeroMode = ZeroMode::SubtractScaled;
+  s.zeroFormat = DataFormat::bf16();
+  std::vector<double> w(16);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = -0.063225 + (0.023647 + 0.063225) * double(i) / double(w.size() - 1);
+  expectRoundTripWithinHalfStep(s, w, 1, 16);
+  auto gaussian = gaussianMatrix(8, 256, 4);
+  expectRoundTripWithinHalfStep(s, gaussian, 8, 256);
+}
+
 TEST(Quantize, MinifloatAndLookupElementsWithinHalfStep) {
   auto w = gaussianMatrix(4, 256, 4);
   for (const char *name : {"nf4-g64", "fp4lut-g32", "fp6-e3m2-g32"})
