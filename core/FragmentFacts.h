@@ -79,6 +79,26 @@ constexpr int pairedSlotOfK(int k) {
   return 16 * j + 8 * r + 2 * t + h;
 }
 
+// A run of block scales (lb.load_scale_run): `runBytes` consecutive bytes of
+// a row of `rowBytes`, in a 16-byte aligned buffer. Loaded in pieces of the
+// widest power of two up to 16 that both are multiples of, so that every
+// row's run is aligned to it; 0 when that is under 4 bytes (then the scales
+// are loaded one by one) or the run is more than one 16-byte load, which
+// would hold too many registers across a chunk.
+constexpr int64_t kMaxScaleRunBytes = 16;
+constexpr int64_t scaleRunLoadBytes(int64_t runBytes, int64_t rowBytes) {
+  if (runBytes <= 0 || runBytes > kMaxScaleRunBytes)
+    return 0;
+  int64_t width = kMaxScaleRunBytes;
+  while (width >= 4 && (runBytes % width || rowBytes % width))
+    width /= 2;
+  return width >= 4 ? width : 0;
+}
+static_assert(scaleRunLoadBytes(8, 256) == 8 && scaleRunLoadBytes(16, 512) == 16 &&
+                  scaleRunLoadBytes(16, 200) == 8 && scaleRunLoadBytes(4, 6) == 0 &&
+                  scaleRunLoadBytes(32, 512) == 0,
+              "runs load at the alignment every row's start has");
+
 // The fragment of a code type the compiler can decode in registers: integer
 // codes of 1, 2, 4 or 8 bits (unsigned, two's complement, ternary, or with an
 // offset), minifloats of 2, 4 or 8 bits and 4-bit lookup tables (whether

@@ -368,6 +368,8 @@ int64_t scaleBytes(const Problem &p) {
 }
 
 int scaleAlignment(const Problem &p) {
+  if (p.scheme.granularity == formats::Granularity::PerGroup)
+    return kGroupScaleAlignment;
   return p.scheme.tensorScale ? std::max(4, scaleElementBytes(p)) : scaleElementBytes(p);
 }
 

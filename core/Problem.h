@@ -138,8 +138,10 @@ int scaleElementBytes(const Problem &problem);
 // then, with a tensor scale, its f32 at tensorScaleOffset, the next multiple
 // of 4 bytes after the scales (so it is aligned without padding every scale).
 // scaleBytes is the whole buffer and scaleAlignment the alignment its start
-// needs: a scale's size, at least 4 with a tensor scale. tensorScaleOffset is
-// -1 without one.
+// needs: 16 bytes for group scales (split-K kernels load a row's scales of a
+// K chunk as one vector, lb.load_scale_run), else a scale's size.
+// tensorScaleOffset is -1 without one.
+constexpr int kGroupScaleAlignment = 16;
 int64_t scaleBytes(const Problem &problem);
 int scaleAlignment(const Problem &problem);
 int64_t tensorScaleOffset(const Problem &problem);

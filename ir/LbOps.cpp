@@ -188,6 +188,26 @@ LogicalResult LoadCodesOp::verify() {
   return success();
 }
 
+LogicalResult LoadScaleRunOp::verify() {
+  auto type = cast<MemRefType>(getScales().getType());
+  if (type.getRank() != 2)
+    return emitOpError("scales must be a rank-2 memref [N, K / group], got rank ")
+           << type.getRank();
+  int64_t count = getCount();
+  // A run is held in registers: more than 32 scales a column is no longer
+  // the few loads of one chunk.
+  if (count < 1 || count > 32)
+    return emitOpError("count must be 1..32, got ") << count;
+  if (!type.isDynamicDim(1) && count > type.getDimSize(1))
+    return emitOpError("a run of ") << count << " scales is longer than a row of "
+                                    << type.getDimSize(1);
+  int64_t length = cast<VectorType>(getResult().getType()).getNumElements();
+  if (length != count)
+    return emitOpError("a run of ") << count << " scales is a vector of " << count
+                                    << ", not " << length;
+  return success();
+}
+
 LogicalResult DecodeOp::verify() {
   // 32 values are 16 registers of pairs, shared evenly by the zeros.
   size_t zeros = getZeros().size(), registers = 16;

@@ -210,6 +210,37 @@ def Lb_LoadScalarOp : Lb_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
   let assemblyFormat = "$source `[` $indices `]` attr-dict `:` type($source)";
 }
 
+def Lb_LoadScaleRunOp : Lb_Op<"load_scale_run", [MemoryEffects<[MemRead]>]> {
+  let summary = "`count` consecutive block scales of one row, widened to f32";
+  let description = [{
+    Loads scales[`row`, `first` .. `first` + `count`) of a [N, K / group]
+    scale tensor with as few loads as their alignment allows: 16 bytes when
+    the run and the row's length in bytes are multiples of 16, else the
+    widest power of two both are multiples of. A split-K warp meets a
+    chunk's groups in order, so with groups shorter than the chunk it loads
+    each column's run once per chunk instead of one scalar per group (group
+    32 with one byte per scale had 8 such loads per lane per 32-wide block,
+    each touching its own L1 line). lb.scale_in_run picks one out.
+  }];
+  let arguments = (ins AnyMemRef:$scales, Index:$row, Index:$first, I64Attr:$count);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat =
+      "$scales `[` $row `,` $first `]` attr-dict `:` type($scales) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Lb_ScaleInRunOp : Lb_Op<"scale_in_run", [Pure]> {
+  let summary = "element `position` of an lb.load_scale_run";
+  let description = [{
+    `position` need not be a constant in the IR: the split-K period loops are
+    fully unrolled by nvcc, which makes it one and keeps the run in
+    registers.
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$run, Index:$position);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$run `[` $position `]` attr-dict `:` type($run)";
+}
+
 def Lb_LoadTensorScaleOp : Lb_Op<"load_tensor_scale", [MemoryEffects<[MemRead]>]> {
   let summary = "the f32 tensor scale stored after the block scales of `scales`";
   let description = [{

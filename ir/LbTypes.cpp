@@ -159,6 +159,16 @@ unsigned lowbit::lb::getCodeBits(Type type) {
   return 0;
 }
 
+int64_t lowbit::lb::getScaleBytes(Type type) {
+  if (type.isF16() || type.isBF16())
+    return 2;
+  if (type.isF32())
+    return 4;
+  if (isa<Float8E4M3FNType, MiniFloatType>(type))
+    return 1;
+  return 0;
+}
+
 void LbDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST

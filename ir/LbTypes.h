@@ -13,4 +13,8 @@ namespace lowbit::lb {
 /// `!lb.float`, `!lb.lut`. Returns 0 for anything that is not a code type.
 unsigned getCodeBits(mlir::Type type);
 
+/// Bytes of one stored block scale: 2 for f16 and bf16, 4 for f32, 1 for
+/// e4m3fn and `!lb.float` (e8m0). Returns 0 for anything else.
+int64_t getScaleBytes(mlir::Type type);
+
 } // namespace lowbit::lb

@@ -47,7 +47,8 @@ SplitKShape splitKShape(const KernelProblem &p) {
 
 SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShape &shape,
                                     Value warp, ValueRange init, QuantLoader loadQuant,
-                                    StepBuilder step, PeriodFinisher finishPeriod) {
+                                    StepBuilder step, PeriodFinisher finishPeriod,
+                                    ChunkStarter startChunk) {
   SmallVector<Value> fixedQuant;
   if (!shape.scalesAlongK)
     fixedQuant = loadQuant(index(b, loc, 0));
@@ -58,6 +59,8 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
     chunks->setAttr("lb.unroll", b.getI64IntegerAttr(shape.chunksInFlight));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(chunks.getBody());
+  if (startChunk)
+    startChunk(chunks.getInductionVar());
   SmallVector<Value> next = unrolledLoop(
       b, loc, chunks.getInductionVar(), shape.chunk, shape.period, chunks.getRegionIterArgs(),
       [&](Value period0, ValueRange carried) {

@@ -47,15 +47,20 @@ using StepBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
 // `quant`); returns the new accumulators.
 using PeriodFinisher = llvm::function_ref<llvm::SmallVector<mlir::Value>(
     llvm::ArrayRef<mlir::Value> quant, mlir::ValueRange acc, mlir::ValueRange periodSums)>;
+// Runs at the start of each chunk, with the chunk's K offset, before its
+// periods (ScaleRuns::load).
+using ChunkStarter = llvm::function_ref<void(mlir::Value chunk0)>;
 // The whole nest with the accumulators `init` carried through: `loadQuant`
 // runs once per period (or once before the loops when scales do not change
 // along K), `step` once per 32-wide block. With `finishPeriod`, each period's
 // steps start again from `init` and finishPeriod folds their sums into the
-// carried accumulators. Returns the final accumulators.
+// carried accumulators. `startChunk`, when given, runs once per chunk.
+// Returns the final accumulators.
 llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Location loc,
                                                 const SplitKShape &shape, mlir::Value warp,
                                                 mlir::ValueRange init, QuantLoader loadQuant,
                                                 StepBuilder step,
-                                                PeriodFinisher finishPeriod = nullptr);
+                                                PeriodFinisher finishPeriod = nullptr,
+                                                ChunkStarter startChunk = nullptr);
 
 } // namespace lowbit::passes

@@ -64,8 +64,36 @@ llvm::SmallVector<mlir::Value> quantIndex(mlir::OpBuilder &b, mlir::Location loc
 struct ColumnQuant {
   mlir::Value scale, zero, bias;
 };
+// `scale`, when given, is column n's block scale at k already loaded (an
+// lb.scale_in_run of ScaleRuns): the tensor scale and zeros still apply.
 ColumnQuant loadColumnQuant(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
-                            mlir::Value n, mlir::Value k);
+                            mlir::Value n, mlir::Value k, mlir::Value scale = {});
+
+// The block scales a split-K warp meets in a chunk of K, loaded per column
+// as one run (lb.load_scale_run) when the chunk holds several groups and
+// the run is one aligned load (core::scaleRunLoadBytes): one load per
+// column and chunk instead of one per column and group. The runs of all
+// `columns` a lane owns stay live across the chunk, so they are used only
+// when they fit in kMaxRunWords registers (with 16 columns of 8-byte runs,
+// a 16 x 128 x 256 split-K NVFP4 kernel spilled 56 bytes); a chunk of 0:
+// never.
+class ScaleRuns {
+public:
+  static constexpr int64_t kMaxRunWords = 16;
+  ScaleRuns(const KernelProblem &problem, int64_t chunk, int64_t columns);
+  bool active() const { return count_ > 1; }
+  // At the start of the chunk at `chunk0`: the runs of `columns`.
+  void load(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange columns, mlir::Value chunk0);
+  // Column `column`'s (its place in load's `columns`) scale at K offset k
+  // of the loaded chunk.
+  mlir::Value scaleAt(mlir::OpBuilder &b, mlir::Location loc, size_t column, mlir::Value k);
+
+private:
+  const KernelProblem &problem_;
+  int64_t count_ = 0;
+  mlir::Value chunk0_;
+  llvm::SmallVector<mlir::Value> runs_;
+};
 
 // The type of one lb.load_codes: a unit's words.
 mlir::VectorType unitWordsType(mlir::OpBuilder &b, const KernelProblem &problem);

@@ -48,10 +48,17 @@ struct GemvTiledBuilder : TileBuilderBase {
     // The lane's scales of its 8 subtiles at K offset k, then their sub_value
     // biases, then their zeros that the decode subtracts (each null where the
     // zero mode has none).
+    // Block scales shorter than a chunk come from the chunk's runs, for up
+    // to 2 rows: with 4, MXFP4's 8 runs of 4 scales spilled 32 bytes
+    // (t4x64x128, split_k 8, sm_90a).
+    SplitKShape shape = splitKShape(p);
+    ScaleRuns runs(p, rowsM <= 2 ? shape.chunk : 0, kSubtiles);
+    auto column = [&](int64_t s) { return add(n0, add(index(8 * s), group)); };
     auto loadQuant = [&](Value k) {
       SmallVector<Value> scales, biases, zeros;
       for (int64_t s = 0; s < kSubtiles; ++s) {
-        ColumnQuant q = loadColumnQuant(b, loc, p, add(n0, add(index(8 * s), group)), k);
+        Value loaded = runs.active() ? runs.scaleAt(b, loc, size_t(s), k) : Value();
+        ColumnQuant q = loadColumnQuant(b, loc, p, column(s), k, loaded);
         scales.push_back(q.scale);
         biases.push_back(q.bias);
         zeros.push_back(q.zero);
@@ -112,8 +119,15 @@ struct GemvTiledBuilder : TileBuilderBase {
     };
 
     SmallVector<Value> init(slots, f32(0.0));
+    auto startChunk = [&](Value chunk0) {
+      SmallVector<Value> columns;
+      for (int64_t s = 0; s < kSubtiles; ++s)
+        columns.push_back(column(s));
+      runs.load(b, loc, columns, chunk0);
+    };
     SmallVector<Value> sums =
-        buildSplitKLoops(b, loc, splitKShape(p), warp, init, loadQuant, step);
+        buildSplitKLoops(b, loc, shape, warp, init, loadQuant, step, PeriodFinisher(),
+                         runs.active() ? ChunkStarter(startChunk) : ChunkStarter());
 
     // Lanes of a group hold the same rows: add them, then add the warps.
     for (int64_t slot = 0; slot < slots; ++slot) {

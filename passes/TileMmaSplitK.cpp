@@ -88,11 +88,12 @@ struct MmaSplitKBuilder : TileBuilderBase {
   // decode subtracts (each null where the zero mode has none).
   // Raw decodes are the values x 2^-e: their scales carry 2^e
   // (rawScaleExponent; e = 24 - p for integer codes at bit p).
-  SmallVector<Value> loadQuant(Value n0, Value group, Value k) {
+  // With `runs` active the block scales come from the chunk's runs.
+  SmallVector<Value> loadQuant(Value n0, Value group, Value k, ScaleRuns *runs = nullptr) {
     SmallVector<Value> scales, biases, zeros;
     for (int64_t s = 0; s < subtiles(); ++s) {
-      ColumnQuant q =
-          loadColumnQuant(b, loc, p, add(n0, add(index(kSubtileColumns * s), group)), k);
+      Value loaded = runs && runs->active() ? runs->scaleAt(b, loc, size_t(s), k) : Value();
+      ColumnQuant q = loadColumnQuant(b, loc, p, column(n0, group, s), k, loaded);
       if (rawCodes) {
         int shift = rawScaleExponent(p, static_cast<int>(s % kSubtilesPerLoad));
         Value factor = b.create<arith::ConstantOp>(
@@ -106,6 +107,11 @@ struct MmaSplitKBuilder : TileBuilderBase {
     scales.append(biases.begin(), biases.end());
     scales.append(zeros.begin(), zeros.end());
     return scales;
+  }
+
+  // The lane's column of subtile s (8 s + groupID).
+  Value column(Value n0, Value group, int64_t s) {
+    return add(n0, add(index(kSubtileColumns * s), group));
   }
 
   int64_t loadsN() const { return p.schedule.getTile()[1] / kColumnsPerLoad; }
@@ -331,9 +337,17 @@ struct MmaSplitKBuilder : TileBuilderBase {
     SplitKShape shape = splitKShape(p);
     if (slotsPerWarp)
       shape.chunksInFlight = 1;
+    ScaleRuns runs(p, shape.chunk, this->subtiles());
+    auto startChunk = [&](Value chunk0) {
+      SmallVector<Value> columns;
+      for (int64_t s = 0; s < this->subtiles(); ++s)
+        columns.push_back(column(n0, group, s));
+      runs.load(b, loc, columns, chunk0);
+    };
     SmallVector<Value> sums = buildSplitKLoops(
-        b, loc, shape, warp, init, [&](Value k) { return loadQuant(n0, group, k); },
-        step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher());
+        b, loc, shape, warp, init, [&](Value k) { return loadQuant(n0, group, k, &runs); },
+        step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher(),
+        runs.active() ? ChunkStarter(startChunk) : ChunkStarter());
 
     SmallVector<Value> channelQuant;
     if (scaleAtEnd)

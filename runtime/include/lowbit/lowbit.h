@@ -292,13 +292,15 @@ typedef struct lowbit_weights {
 
 /* y[M, N] = x[M, K] · dequant(w)ᵀ, launched on `stream` (asynchronous).
  *  x, y:    device, row-major, the activation dtype, 16-byte aligned.
- *  scales:  device, the scale dtype, laid out as lowbit_granularity says,
+ *  scales:  device, the scale dtype, laid out as lowbit_granularity says.
+ *           GROUP scales are 16-byte aligned (kernels load a row's scales
+ *           of a K chunk as one vector); CHANNEL and TENSOR scales are
  *           aligned to the scale dtype's size. With a tensor scale, the
  *           block scales (count = N · K / group_size bytes) are followed by
  *           zero padding to the next multiple of 4 bytes and then the f32
- *           tensor scale (lowbit_plan_packed_sizes' scale_bytes in all), and
- *           the buffer must be 4-byte aligned. The kernels multiply each
- *           block scale by it; it is never folded into the scales.
+ *           tensor scale (lowbit_plan_packed_sizes' scale_bytes in all).
+ *           The kernels multiply each block scale by it; it is never folded
+ *           into the scales.
  *  zeros:   device, like scales (zero codes: as lowbit_pack_zeros packed
  *           them, any alignment); required when the problem has a zero mode,
  *           NULL otherwise.

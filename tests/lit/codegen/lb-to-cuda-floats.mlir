@@ -7,7 +7,7 @@
 // CHECK-DAG: const u32 [[NEGZERO:v[0-9]+]] = 2147516416u;
 // CHECK-DAG: const u32 [[MAGNITUDE:v[0-9]+]] = 234884608u;
 // CHECK-DAG: const float [[TWO14:v[0-9]+]] = __uint_as_float(1182793728u);
-// CHECK: = f16_to_f32(arg2[
+// CHECK: = f16_to_f32((u16)(
 // CHECK-NEXT: = {{v[0-9]+}} * [[TWO14]];
 // CHECK: const u32 [[X:v[0-9]+]] = {{v[0-9]+}} << {{v[0-9]+}};
 // CHECK-NEXT: const u32 [[Y:v[0-9]+]] = [[X]] >> {{v[0-9]+}};

@@ -304,3 +304,27 @@ func.func @wgmma_software_swizzle(%acc: vector<16xf32>, %a: vector<8xf16>, %i: i
   %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
   return
 }
+
+// -----
+
+func.func @scale_run_length(%s: memref<64x32xf16>, %i: index) {
+  // expected-error @+1 {{a run of 4 scales is a vector of 4, not 8}}
+  %r = lb.load_scale_run %s[%i, %i] {count = 4 : i64} : memref<64x32xf16> -> vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @scale_run_longer_than_row(%s: memref<64x2xf16>, %i: index) {
+  // expected-error @+1 {{a run of 4 scales is longer than a row of 2}}
+  %r = lb.load_scale_run %s[%i, %i] {count = 4 : i64} : memref<64x2xf16> -> vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @scale_run_rank(%s: memref<64xf16>, %i: index) {
+  // expected-error @+1 {{scales must be a rank-2 memref [N, K / group], got rank 1}}
+  %r = lb.load_scale_run %s[%i, %i] {count = 2 : i64} : memref<64xf16> -> vector<2xf32>
+  return
+}

@@ -143,15 +143,19 @@ func.func @tiled_partials_too_big(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui
 // -----
 
 // gemv_tiled: warps take 128-wide K chunks; with group 32 a chunk holds four
-// scale periods, each loading its scales once, then one 32-wide block: two
-// code loads (k16 steps) and one 16-byte activation load per row, whose
-// halves pair with the two steps. stages = 2 unrolls the chunk loop twice,
-// so two chunks' loads can be in flight.
+// scale periods. Each column's four f16 scales of a chunk are one 8-byte
+// run, loaded at the chunk's start; each period picks its own from the
+// runs, then builds one 32-wide block: two code loads (k16 steps) and one
+// 16-byte activation load per row, whose halves pair with the two steps.
+// stages = 2 unrolls the chunk loop twice, so two chunks' loads can be in
+// flight.
 // CHECK-LABEL: func.func @tiled_chunks__gemv_tiled_t1x64x128_w1x1_s2_k4(
 // CHECK-SAME: lb.block_threads = 128
 // CHECK: scf.for {{.*}} -> (f32
+// CHECK-COUNT-8: lb.load_scale_run {{.*}} {count = 4 : i64} : memref<256x32xf16> -> vector<4xf32>
 // CHECK: scf.for {{.*}} -> (f32
-// CHECK-COUNT-8: lb.load_scalar
+// CHECK-COUNT-8: lb.scale_in_run
+// CHECK-NOT: lb.load_scalar
 // CHECK: scf.for {{.*}} -> (f32
 // CHECK: lb.load_codes {{.*}} mma_b_paired
 // CHECK: lb.load_codes {{.*}} mma_b_paired
@@ -192,8 +196,9 @@ func.func @tiled_chunk_vs_group(%x: tensor<?x768xf16>, %w: tensor<256x768xui4>, 
 // CHECK-SAME: lb.grid_tile = array<i64: 64, 16, 1>
 // CHECK: lb.shared_buffer 4 x 8 x 128 : memref<4x8x128xf32, 3>
 // CHECK: scf.for {{.*}} -> (vector<4xf32>
+// CHECK-COUNT-8: lb.load_scale_run {{.*}} {count = 2 : i64}
 // CHECK: scf.for {{.*}} -> (vector<4xf32>
-// CHECK-COUNT-8: lb.load_scalar
+// CHECK-COUNT-8: lb.scale_in_run
 // CHECK: scf.for {{.*}} -> (vector<4xf32>
 // CHECK: lb.load_codes {{.*}} mma_b_paired
 // CHECK: lb.load_codes {{.*}} mma_b_paired

@@ -131,12 +131,12 @@ TEST(BlockScales, ScalesBufferBytes) {
   Problem mx = mxUint4();
   EXPECT_EQ(scaleElementBytes(mx), 1);
   EXPECT_EQ(scaleBytes(mx), 4096 * 128);
-  EXPECT_EQ(scaleAlignment(mx), 1);
+  EXPECT_EQ(scaleAlignment(mx), 16); // group scales: a chunk's run is one vector
   EXPECT_EQ(tensorScaleOffset(mx), -1);
   Problem nv = nvInt4();
   EXPECT_EQ(tensorScaleOffset(nv), 4096 * 256);
   EXPECT_EQ(scaleBytes(nv), 4096 * 256 + 4);
-  EXPECT_EQ(scaleAlignment(nv), 4);
+  EXPECT_EQ(scaleAlignment(nv), 16);
   // 3 x 16 block scales: 48 bytes, then the f32 at 48; 3 x 1 + padding to 4.
   nv.n = 3, nv.k = 256;
   EXPECT_EQ(tensorScaleOffset(nv), 48);

@@ -140,8 +140,12 @@ TEST_F(DispatchTest, RejectsMisalignedPointers) {
   a = args;
   a.scales = fakeDevicePointer(0x30001);
   expectMisaligned(a, "scales");
+  // Group scales: a 2-byte aligned f16 buffer is not enough, since split-K
+  // kernels load a row's scales of a chunk as one vector (lb.load_scale_run).
   a = args;
-  a.scales = fakeDevicePointer(0x30002); // f16 scales: 2-byte alignment is enough
+  a.scales = fakeDevicePointer(0x30002);
+  expectMisaligned(a, "scales");
+  a.scales = fakeDevicePointer(0x30010);
   EXPECT_EQ(check(a), LOWBIT_STATUS_SUCCESS);
 }
 

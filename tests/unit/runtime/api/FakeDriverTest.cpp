@@ -247,8 +247,8 @@ TEST_F(FakeDriverTest, PassesZerosInTheKernelAbiOrder) {
 
 // NVFP4-style scales through the C API: scale_bytes counts the e4m3 block
 // scales, the padding to 4 bytes and the f32 tensor scale; the scales buffer
-// must be 4-byte aligned for the f32; the kernel gets the one buffer in the
-// scales' place (the argument list is unchanged).
+// must be 16-byte aligned, as group scales are; the kernel gets the one
+// buffer in the scales' place (the argument list is unchanged).
 TEST_F(FakeDriverTest, TensorScaleRidesInTheScalesBuffer) {
   lowbit_problem problem = w4a16Abi(512, 4096);
   problem.weight = LOWBIT_WEIGHT_INT4;
@@ -267,15 +267,15 @@ TEST_F(FakeDriverTest, TensorScaleRidesInTheScalesBuffer) {
   EXPECT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30002), nullptr, at(0x40000), nullptr, 0,
                           nullptr),
             LOWBIT_STATUS_MISALIGNED);
-  EXPECT_NE(std::string(lowbit_last_error()).find("scales = 0x30002 is not 4-byte aligned"),
+  EXPECT_NE(std::string(lowbit_last_error()).find("scales = 0x30002 is not 16-byte aligned"),
             std::string::npos)
       << lowbit_last_error();
-  ASSERT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30004), nullptr, at(0x40000), nullptr, 0,
+  ASSERT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30010), nullptr, at(0x40000), nullptr, 0,
                           nullptr),
             LOWBIT_STATUS_SUCCESS)
       << lowbit_last_error();
   EXPECT_STREQ(state->function, "fake_tensor_scaled");
-  EXPECT_EQ(state->pointers[2], 0x30004u); // x, w, scales, y
+  EXPECT_EQ(state->pointers[2], 0x30010u); // x, w, scales, y
   lowbit_plan_destroy(p);
 }
 

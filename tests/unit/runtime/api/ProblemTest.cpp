@@ -101,7 +101,7 @@ TEST(ProblemTest, BlockScalesAndTheTensorScale) {
             "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=int4;scale=e4m3fn;"
             "granularity=group;group=16;zero=none;tensor_scale=f32");
   EXPECT_EQ(core::scaleBytes(*desc), 4096 * 256 + 4);
-  EXPECT_EQ(core::scaleAlignment(*desc), 4);
+  EXPECT_EQ(core::scaleAlignment(*desc), 16);
 }
 
 TEST(ProblemTest, RejectsEveryBadField) {
