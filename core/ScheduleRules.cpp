@@ -142,8 +142,10 @@ Status checkStagedMma(const Problem &p, const Schedule &s) {
 
 // What both split-K families need of the problem: whole 64-column layout
 // tiles, whole chunks of whole 32-wide blocks, and chunks and groups that
-// divide one another (a period's scales are loaded once).
-Status checkSplitKProblem(const Problem &p, const Schedule &s) {
+// divide one another (a period's scales are loaded once). With
+// `halfBlockGroups` a group may also be one k16 step (NVFP4's 16): each
+// step of a 32-wide block then gets its own scales.
+Status checkSplitKProblem(const Problem &p, const Schedule &s, bool halfBlockGroups) {
   if (Status c = checkCode(p, s); !c)
     return c;
   if (s.splitK > kMaxSplitK)
@@ -159,8 +161,13 @@ Status checkSplitKProblem(const Problem &p, const Schedule &s) {
     return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
   if (isGrouped(p)) {
     int64_t g = p.scheme.groupSize;
+    if (halfBlockGroups && g == kUnitK)
+      return checkQuantTail(p, s);
     if (g % kBlockK)
-      return reject(s, "group size " + str(g) + " is not a multiple of " + str(kBlockK));
+      return reject(s, halfBlockGroups ? "group size " + str(g) + " is neither " + str(kUnitK) +
+                                             " nor a multiple of " + str(kBlockK)
+                                       : "group size " + str(g) + " is not a multiple of " +
+                                             str(kBlockK));
     if (s.tileK % g && g % s.tileK)
       return reject(s, "tile K = " + str(s.tileK) + " and group size " + str(g) +
                            " must divide one another (scales are loaded once per group)");
@@ -187,7 +194,7 @@ Status checkGemvTiled(const Problem &p, const Schedule &s) {
   if (p.scheme.hasZeros() && s.splitK >= 16 && s.stages > 1)
     return reject(s, "zero points with split_k >= 16 and more than one chunk in flight need more "
                      "than the 128 registers a thread of 16 warps gets");
-  return checkSplitKProblem(p, s);
+  return checkSplitKProblem(p, s, /*halfBlockGroups=*/false);
 }
 
 Status checkMmaSplitK(const Problem &p, const Schedule &s) {
@@ -202,8 +209,14 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
     return reject(s, "warps must be [1, 1]: the block's warps are its split_k warps along K");
   if (Status c = checkPartialSums(s, mmaSplitKPartialBytes(s)); !c)
     return c;
-  if (Status c = checkSplitKProblem(p, s); !c)
+  if (Status c = checkSplitKProblem(p, s, /*halfBlockGroups=*/true); !c)
     return c;
+  // 16 warps leave a thread 128 registers; groups of 16 keep both k16
+  // steps' scales of 8 columns and the chunk's scale runs live, and spilled
+  // there (40 bytes, NVFP4 8 x 64 x 128 on sm_90a).
+  if (isGrouped(p) && p.scheme.groupSize == kUnitK && s.splitK >= 16)
+    return reject(s, "groups of " + str(kUnitK) + " with split_k >= 16 need more than the 128 "
+                     "registers a thread of 16 warps gets");
   int64_t slots = mmaSplitKRingSlots(s);
   if (s.stages > 1 && slots > kMaxRingSlots)
     return reject(s, "stages x tile K / " + str(kBlockK) + " = " + str(slots) +

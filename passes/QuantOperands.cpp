@@ -48,7 +48,7 @@ ScaleRuns::ScaleRuns(const KernelProblem &problem, int64_t chunk, int64_t column
     return;
   int64_t runBytes = chunk / group * bytes;
   if (core::scaleRunLoadBytes(runBytes, type.getDimSize(1) * bytes) &&
-      columns * runBytes / 4 <= kMaxRunWords)
+      columns <= kMaxRunColumns && columns * runBytes / 4 <= kMaxRunWords)
     count_ = chunk / group;
 }
 

@@ -40,6 +40,10 @@ SplitKShape splitKShape(const KernelProblem &p) {
   shape.scalesAlongK = p.quant.getGranularity() == lb::ScaleGranularity::group;
   shape.period =
       shape.scalesAlongK ? std::min<int64_t>(p.quant.getGroupSize(), shape.chunk) : shape.chunk;
+  if (shape.period < kStepK) {
+    shape.quantPerStep = true;
+    shape.period = kStepK;
+  }
   shape.warps = p.schedule.getSplitK();
   shape.chunksInFlight = p.schedule.getStages();
   return shape;
@@ -65,6 +69,9 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
       b, loc, chunks.getInductionVar(), shape.chunk, shape.period, chunks.getRegionIterArgs(),
       [&](Value period0, ValueRange carried) {
         SmallVector<Value> quant = shape.scalesAlongK ? loadQuant(period0) : fixedQuant;
+        if (shape.quantPerStep)
+          quant.append(loadQuant(b.create<arith::AddIOp>(loc, period0,
+                                                         index(b, loc, core::kUnitK))));
         SmallVector<Value> sums =
             unrolledLoop(b, loc, period0, shape.period, kStepK, finishPeriod ? init : carried,
                          [&](Value k0, ValueRange acc) {

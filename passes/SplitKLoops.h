@@ -28,6 +28,9 @@ struct SplitKShape {
   // Whether scales change along K (group granularity); if not, they are
   // loaded once, before the loops.
   bool scalesAlongK = false;
+  // Groups of one k16 step (16): a period is one 32-wide block, and its
+  // quant is the first step's loaded quant followed by the second's.
+  bool quantPerStep = false;
 };
 
 // The nest's shape from a split-K schedule: K, tile K as the chunk, the scale

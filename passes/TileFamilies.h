@@ -74,12 +74,13 @@ ColumnQuant loadColumnQuant(mlir::OpBuilder &b, mlir::Location loc, const Kernel
 // the run is one aligned load (core::scaleRunLoadBytes): one load per
 // column and chunk instead of one per column and group. The runs of all
 // `columns` a lane owns stay live across the chunk, so they are used only
-// when they fit in kMaxRunWords registers (with 16 columns of 8-byte runs,
-// a 16 x 128 x 256 split-K NVFP4 kernel spilled 56 bytes); a chunk of 0:
-// never.
+// for at most kMaxRunColumns columns holding at most kMaxRunWords registers
+// (16 columns spilled: 8-byte runs in a 16 x 128 x 256 split-K NVFP4
+// kernel, 56 bytes; 4-byte runs with zero points in a 32 x 128 x 128 uint2
+// one, 16 bytes); a chunk of 0: never.
 class ScaleRuns {
 public:
-  static constexpr int64_t kMaxRunWords = 16;
+  static constexpr int64_t kMaxRunWords = 16, kMaxRunColumns = 8;
   ScaleRuns(const KernelProblem &problem, int64_t chunk, int64_t columns);
   bool active() const { return count_ > 1; }
   // At the start of the chunk at `chunk0`: the runs of `columns`.

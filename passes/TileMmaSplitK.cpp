@@ -135,7 +135,9 @@ struct MmaSplitKBuilder : TileBuilderBase {
     // Streaming through the ring frees the registers that held a period's
     // loads, so 16 x 64 tiles (8 accumulators) can keep a period's sums too.
     int64_t sumsUpTo = streamsThroughRing(p) ? 8 : 4;
+    // Groups of 16 scale each k16 step's registers (quantPerStep).
     bool scalePeriodSums = p.quant.getZero() == lb::ZeroMode::none &&
+                           !splitKShape(p).quantPerStep &&
                            accumulators(p) <= sumsUpTo &&
                            (splitKShape(p).period >= 128 || warps <= 8);
     // Per-channel scales without zero points factor out of the whole sum:
@@ -240,9 +242,8 @@ struct MmaSplitKBuilder : TileBuilderBase {
       return add(first, b.create<arith::DivUIOp>(loc, b.create<arith::SubIOp>(loc, k0, chunk0),
                                                  index(kStepK)));
     };
-    auto step = [&](Value k0, Value chunk0, ArrayRef<Value> quant, ValueRange carried) {
-      ArrayRef<Value> scales = quant.take_front(subtiles), biases = quant.slice(subtiles, subtiles),
-                      zeros = quant.slice(2 * subtiles, subtiles);
+    const bool quantPerStep = splitKShape(p).quantPerStep;
+    auto step = [&](Value k0, Value chunk0, ArrayRef<Value> blockQuant, ValueRange carried) {
       SmallVector<Value> acc(carried.begin(), carried.end());
       SmallVector<PairedCodeLoader::Codes> words;
       SmallVector<Value> runs;
@@ -277,6 +278,12 @@ struct MmaSplitKBuilder : TileBuilderBase {
               add(k0, mul(inGroup, index(8))), p.rows));
       }
       for (int64_t half = 0; half < kStepsPerBlock; ++half) {
+        // With groups of 16 each step has its own [scales, biases, zeros].
+        ArrayRef<Value> quant =
+            quantPerStep ? blockQuant.slice(half * 3 * subtiles, 3 * subtiles) : blockQuant;
+        ArrayRef<Value> scales = quant.take_front(subtiles),
+                        biases = quant.slice(subtiles, subtiles),
+                        zeros = quant.slice(2 * subtiles, subtiles);
         SmallVector<Value> xT;
         for (int64_t c = 0; c < tokenTiles; ++c)
           xT.push_back(b.create<lb::SlicePairsOp>(loc, pairsType, runs[c],

@@ -7,6 +7,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libsqlite3-dev libfmt-dev libgtest-dev cmake ninja-build ccache lld
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev python3 g++
+  clang libclang-rt-14-dev # the libFuzzer targets (scripts/fuzz.sh)
 )
 
 missing=()

@@ -1,6 +1,7 @@
 // The emitter's state, shared by the files that emit each op family
 // (CudaEmitter.cpp: control flow, arith and the gemv ops; EmitMma.cpp: the
-// mma family's staging, fragment and accumulator ops).
+// mma family's staging, fragment and accumulator ops; EmitScales.cpp: scale
+// and zero loads).
 #pragma once
 
 #include "ir/LbOps.h"
@@ -64,6 +65,8 @@ private:
   mlir::LogicalResult emitMmaOp(mlir::Operation &op, bool &handled);
   // The wgmma family's ops (EmitWgmma.cpp).
   mlir::LogicalResult emitWgmmaOp(mlir::Operation &op, bool &handled);
+  // Scale and zero loads (EmitScales.cpp).
+  mlir::LogicalResult emitScaleOp(mlir::Operation &op, bool &handled);
   // From uint4 `lo` and `hi` (8 K-consecutive activations of rows g and
   // g + 8), the A registers of both k16 steps in the mma_b_paired K order.
   void emitPairedFragment(const std::string &var);

@@ -129,13 +129,20 @@ size_t utf8Length(const std::string &text, size_t i) {
 // bytes outside strings (upstream issues #190 and #295; a fuzzer found 234
 // such inputs in 5 minutes). So outside comments and quoted strings a spec
 // is printable ASCII; inside them, well-formed UTF-8. Control characters
-// other than tab and line breaks are errors anywhere.
+// other than tab and line breaks are errors anywhere. A quote opens a string
+// only where toml++ would read one: at a line's start or after `=`, `[`,
+// `,`, `{` or `.` (tests/fuzz found `x = +"...×..."`, where toml++ scans the
+// quote and what follows as a bad number and meets the non-ASCII byte).
 Status checkSpecText(const std::string &text, const std::string &sourceName) {
   if (text.size() > kMaxSpecBytes)
     return makeError(sourceName + ": a spec has at most " + std::to_string(kMaxSpecBytes) +
                      " bytes, got " + std::to_string(text.size()));
   enum class In { Code, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Code;
   int64_t line = 1;
+  // The last character of code that was not a space or tab ('\n' at a
+  // line's start), and whether a string may open after it.
+  unsigned char last = '\n';
+  auto opensString = [&] { return std::strchr("\n=[,{.", last) != nullptr; };
   auto bad = [&](unsigned char c, const char *why) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", c);
@@ -148,6 +155,8 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
       ++line;
       if (in == In::Comment || in == In::Basic || in == In::Literal)
         in = In::Code; // an unterminated one-line string is toml++'s error to report
+      if (in == In::Code)
+        last = '\n';
       continue;
     }
     if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7F)
@@ -165,14 +174,16 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
     case In::Code:
       if (c == '#')
         in = In::Comment;
-      else if (at(i, "\"\"\""))
-        in = In::MultiBasic, i += 2;
-      else if (at(i, "\'\'\'"))
-        in = In::MultiLiteral, i += 2;
-      else if (c == '"')
-        in = In::Basic;
-      else if (c == '\'')
-        in = In::Literal;
+      else if ((c == '"' || c == '\'') && opensString()) {
+        if (at(i, "\"\"\""))
+          in = In::MultiBasic, i += 2;
+        else if (at(i, "\'\'\'"))
+          in = In::MultiLiteral, i += 2;
+        else
+          in = c == '"' ? In::Basic : In::Literal;
+        last = c;
+      } else if (c != ' ' && c != '\t' && c != '\r')
+        last = c;
       break;
     case In::Basic:
       if (c == '\\')

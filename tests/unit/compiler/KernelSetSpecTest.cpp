@@ -169,6 +169,11 @@ TEST(KernelSetSpec, MistakesAreErrorsNotDefaults) {
       {"archs = [\"sm_80\"]\n\xC3[[problem]]\nname='a'\nn=64\nk=256\n",
        "<t>:2: byte 0xC3 is not ASCII outside a comment or a string"},
       {"archs = [\"sm_80\"] # \xFF\n", "<t>:1: byte 0xFF is not well-formed UTF-8"},
+      // tests/fuzz's spec target: a quote after '+' opens no string for
+      // toml++, which scanned on into U+FEDF and reached TOML_UNREACHABLE.
+      {"g1 =+\"f1xxxxxxxxxxxxxxxxx\xEF\xBB\x9Fxxxxxhxxxx'f15(\"\n`h",
+       "<t>:1: byte 0xEF is not ASCII outside a comment or a string"},
+      {"archs = [\"sm_80\"]\nx = 1'\xC3\x97'\n", "<t>:2: byte 0xC3 is not ASCII outside"},
       {"archs = [\"sm_80\"]\n\x01\n", "<t>:2: byte 0x01 is a control character"},
       {std::string(kMaxSpecBytes + 1, ' '), "a spec has at most 4194304 bytes"},
   };

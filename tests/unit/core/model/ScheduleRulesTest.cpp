@@ -214,9 +214,11 @@ TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
 }
 
 // Groups of 16: gemv splits a lane's unit into two halves of 16 values, each
-// with its own scale, for every code width; the mma_b_paired families keep
-// whole 32-wide blocks (split-K, gemv_tiled) or K tiles (staged) per scale.
-TEST(ScheduleRules, GroupsOf16AreGemvsAlone) {
+// with its own scale, for every code width, and the split-K mma scales each
+// k16 step of a 32-wide block by its own (up to 8 warps: with 16 a thread's
+// 128 registers spilled); gemv_tiled keeps whole blocks and the staged
+// families whole K tiles per scale.
+TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKMmas) {
   for (int bits : {1, 2, 4, 8})
     for (int64_t group : {16, 48, 32}) {
       Problem p = problem(formats::DataFormat::unsignedInt(bits), 4096, 48 * 64);
@@ -232,8 +234,18 @@ TEST(ScheduleRules, GroupsOf16AreGemvsAlone) {
   g16.scheme.groupSize = 16;
   EXPECT_EQ(checkSchedule(g16, kGemvTiled).error(),
             "gemv_tiled schedule: group size 16 is not a multiple of 32");
-  EXPECT_EQ(checkSchedule(g16, kMmaSplitK).error(),
-            "mma schedule with split_k > 1: group size 16 is not a multiple of 32");
+  Status splitK = checkSchedule(g16, kMmaSplitK);
+  EXPECT_TRUE(splitK.ok()) << splitK.error();
+  Schedule sixteenWarps = kMmaSplitK;
+  sixteenWarps.tileM = 8; // 16 warps' partial sums of a 16-row tile do not fit
+  sixteenWarps.splitK = 16;
+  EXPECT_EQ(checkSchedule(g16, sixteenWarps).error(),
+            "mma schedule with split_k > 1: groups of 16 with split_k >= 16 need more than the "
+            "128 registers a thread of 16 warps gets");
+  Problem g48 = g16;
+  g48.scheme.groupSize = 48;
+  EXPECT_EQ(checkSchedule(g48, kMmaSplitK).error(),
+            "mma schedule with split_k > 1: group size 48 is neither 16 nor a multiple of 32");
   EXPECT_EQ(checkSchedule(g16, kMma).error(),
             "mma schedule: group size 16 is not a multiple of tile K = 128 (scales are applied "
             "once per K tile)");

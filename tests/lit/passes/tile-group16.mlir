@@ -1,0 +1,35 @@
+// RUN: lowbit-opt %s --lb-tile --split-input-file --verify-diagnostics | FileCheck %s
+
+// NVFP4 (groups of 16) in the split-K mma: a scale period is one 32-wide
+// block, and its two k16 steps each get their own scales: the 8 columns'
+// e4m3fn scales at the block's K and at K + 16, picked from the chunk's
+// 8-byte runs (128 / 16 scales of one byte), each times the tensor scale;
+// the first step's registers are scaled by the first set, the second's by
+// the second.
+// CHECK-LABEL: func.func @nv__mma_t8x64x128_w1x1_s1_k4(
+// CHECK: %[[T:.*]] = lb.load_tensor_scale
+// CHECK: scf.for
+// CHECK-COUNT-8: lb.load_scale_run {{.*}} {count = 8 : i64} : memref<128x64xf8E4M3FN> -> vector<8xf32>
+// CHECK: scf.for
+// CHECK-COUNT-8: lb.scale_in_run
+// CHECK: arith.addi %{{.*}}, %c16
+// CHECK-COUNT-8: lb.scale_in_run
+// CHECK-NOT: lb.load_scalar
+// CHECK: lb.scale_fragment %{{.*}}, %[[S0:[0-9]+]]
+// CHECK: } {lb.unroll = 4 : i64}
+func.func @nv(%x: tensor<?x1024xf16>, %w: tensor<128x1024x!lb.float<e2m1, finite>>, %s: tensor<128x64xf8E4M3FN>) -> tensor<?x128xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>
+      schedule <family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<128x1024x!lb.float<e2m1, finite>>, tensor<128x64xf8E4M3FN>) -> tensor<?x128xf16>
+  return %y : tensor<?x128xf16>
+}
+
+// -----
+
+func.func @nv_sixteen_warps(%x: tensor<?x4096xf16>, %w: tensor<128x4096x!lb.float<e2m1, finite>>, %s: tensor<128x256xf8E4M3FN>) -> tensor<?x128xf16> {
+  // expected-error @+1 {{groups of 16 with split_k >= 16 need more than the 128 registers}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>
+      schedule <family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 16>
+      : (tensor<?x4096xf16>, tensor<128x4096x!lb.float<e2m1, finite>>, tensor<128x256xf8E4M3FN>) -> tensor<?x128xf16>
+  return %y : tensor<?x128xf16>
+}
