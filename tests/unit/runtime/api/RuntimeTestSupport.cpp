@@ -37,7 +37,9 @@ kernels::ProblemDesc w4a16Problem(int64_t n, int64_t k) {
 }
 
 std::vector<char> fakeCubin(const std::string &tag) {
-  std::vector<char> image(64 + tag.size(), 0);
+  // The tag ends in a NUL: the fake driver reads it as text (strstr), and
+  // without one it read past the image (AddressSanitizer).
+  std::vector<char> image(64 + tag.size() + 1, 0);
   image[0] = 0x7f;
   image[1] = 'E';
   image[2] = 'L';
