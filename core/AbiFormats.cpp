@@ -7,12 +7,12 @@ namespace {
 
 // Looks `value` up in `table`; the error lists what the table holds.
 template <typename Enum, typename Value, size_t N>
-Expected<Value> lookUp(const char *field, Enum value,
+Expected<Value> lookUp(const char *field, int value,
                        const std::pair<Enum, const char *> (&table)[N],
                        Expected<Value> (*parse)(const std::string &)) {
   std::string allowed;
   for (const auto &[abi, spelling] : table) {
-    if (abi == value) {
+    if (static_cast<int>(abi) == value) {
       Expected<Value> parsed = parse(spelling);
       if (!parsed)
         return makeError(std::string(field) + " " + spelling + ": " + parsed.error());
@@ -20,7 +20,7 @@ Expected<Value> lookUp(const char *field, Enum value,
     }
     allowed += (allowed.empty() ? "" : ", ") + std::string(spelling);
   }
-  return makeError(std::string(field) + " " + std::to_string(static_cast<int>(value)) +
+  return makeError(std::string(field) + " " + std::to_string(value) +
                    " is not a lowbit.h value here (allowed: " + allowed + ")");
 }
 
@@ -86,20 +86,20 @@ Expected<AbiZeroPoints> parseZeroPoints(const std::string &text) {
 
 } // namespace
 
-Expected<Activation> activationFromAbi(lowbit_dtype activation) {
+Expected<Activation> activationFromAbi(int activation) {
   return lookUp("activation", activation, kActivations, parseActivation);
 }
 
-Expected<formats::DataFormat> weightFormatFromAbi(lowbit_weight_format weight) {
+Expected<formats::DataFormat> weightFormatFromAbi(int weight) {
   return lookUp("weight", weight, kWeights, formats::parseFormat);
 }
 
-Expected<formats::DataFormat> scaleFormatFromAbi(lowbit_dtype scale) {
+Expected<formats::DataFormat> scaleFormatFromAbi(int scale) {
   return lookUp("scale", scale, kScales, formats::parseFormat);
 }
 
-Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(lowbit_dtype tensorScale) {
-  if (static_cast<int>(tensorScale) == 0)
+Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(int tensorScale) {
+  if (tensorScale == 0)
     return std::optional<formats::DataFormat>();
   Expected<formats::DataFormat> format =
       lookUp("tensor_scale", tensorScale, kTensorScales, formats::parseFormat);
@@ -108,11 +108,11 @@ Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(lowbit_dtype ten
   return std::optional<formats::DataFormat>(*format);
 }
 
-Expected<formats::Granularity> granularityFromAbi(lowbit_granularity granularity) {
+Expected<formats::Granularity> granularityFromAbi(int granularity) {
   return lookUp("granularity", granularity, kGranularities, parseGranularity);
 }
 
-Expected<AbiZeroPoints> zeroPointsFromAbi(lowbit_zero_mode zero) {
+Expected<AbiZeroPoints> zeroPointsFromAbi(int zero) {
   return lookUp("zero", zero, kZeros, parseZeroPoints);
 }
 

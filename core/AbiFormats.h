@@ -7,15 +7,21 @@
 #include "core/Problem.h"
 #include "lowbit/lowbit.h"
 
+#include <cstring>
+
 namespace lowbit::core {
 
-// Errors name the field, the value given and the values allowed.
-Expected<Activation> activationFromAbi(lowbit_dtype activation);
-Expected<formats::DataFormat> weightFormatFromAbi(lowbit_weight_format weight);
-Expected<formats::DataFormat> scaleFormatFromAbi(lowbit_dtype scale);
+// Errors name the field, the value given and the values allowed. Each takes
+// the field's stored integer, not the enum: a caller's C struct may hold any
+// int there, and in C++ loading or casting to an enum a value outside its
+// range is undefined (UndefinedBehaviorSanitizer caught lowbit_dtype 77).
+// abiField reads one without such a load.
+Expected<Activation> activationFromAbi(int activation);
+Expected<formats::DataFormat> weightFormatFromAbi(int weight);
+Expected<formats::DataFormat> scaleFormatFromAbi(int scale);
 // lowbit_problem.tensor_scale: 0 is none, LOWBIT_DTYPE_F32 the f32 one.
-Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(lowbit_dtype tensorScale);
-Expected<formats::Granularity> granularityFromAbi(lowbit_granularity granularity);
+Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(int tensorScale);
+Expected<formats::Granularity> granularityFromAbi(int granularity);
 // The zero mode and, for LOWBIT_ZERO_UINT4_CODES / UINT8_CODES (the typed
 // model's "quantized"), the zero codes' format. LOWBIT_ZERO_SUB_CODE and
 // SUB_VALUE take zeros in the scale dtype.
@@ -23,6 +29,14 @@ struct AbiZeroPoints {
   formats::ZeroMode mode = formats::ZeroMode::None;
   std::optional<formats::DataFormat> codes;
 };
-Expected<AbiZeroPoints> zeroPointsFromAbi(lowbit_zero_mode zero);
+Expected<AbiZeroPoints> zeroPointsFromAbi(int zero);
+
+// The integer stored in a C enum field of a lowbit.h struct.
+template <typename Enum> int abiField(const Enum &field) {
+  static_assert(sizeof(Enum) == sizeof(int), "lowbit.h's enums are int-sized");
+  int value;
+  std::memcpy(&value, &field, sizeof value);
+  return value;
+}
 
 } // namespace lowbit::core

@@ -28,24 +28,28 @@ Result<core::Problem> problemFromApi(const lowbit_problem &problem) {
   core::Problem p;
   p.n = problem.n;
   p.k = problem.k;
-  Expected<core::Activation> activation = core::activationFromAbi(problem.activation);
+  Expected<core::Activation> activation =
+      core::activationFromAbi(core::abiField(problem.activation));
   if (!activation)
     return invalid(activation.error());
   p.activation = *activation;
-  Expected<formats::DataFormat> weight = core::weightFormatFromAbi(problem.weight);
+  Expected<formats::DataFormat> weight =
+      core::weightFormatFromAbi(core::abiField(problem.weight));
   if (!weight)
     return invalid(weight.error());
   p.code = *weight;
-  Expected<formats::DataFormat> scale = core::scaleFormatFromAbi(problem.scale);
+  Expected<formats::DataFormat> scale =
+      core::scaleFormatFromAbi(core::abiField(problem.scale));
   if (!scale)
     return invalid(scale.error());
   p.scheme.scale = *scale;
   Expected<std::optional<formats::DataFormat>> tensorScale =
-      core::tensorScaleFromAbi(problem.tensor_scale);
+      core::tensorScaleFromAbi(core::abiField(problem.tensor_scale));
   if (!tensorScale)
     return invalid(tensorScale.error());
   p.scheme.tensorScale = *tensorScale;
-  Expected<formats::Granularity> granularity = core::granularityFromAbi(problem.granularity);
+  Expected<formats::Granularity> granularity =
+      core::granularityFromAbi(core::abiField(problem.granularity));
   if (!granularity)
     return invalid(granularity.error());
   p.scheme.granularity = *granularity;
@@ -60,7 +64,8 @@ Result<core::Problem> problemFromApi(const lowbit_problem &problem) {
                    "; set it to 0");
   }
   p.scheme.groupSize = problem.group_size;
-  Expected<core::AbiZeroPoints> zero = core::zeroPointsFromAbi(problem.zero);
+  Expected<core::AbiZeroPoints> zero =
+      core::zeroPointsFromAbi(core::abiField(problem.zero));
   if (!zero)
     return invalid(zero.error());
   p.scheme.zero = zero->mode;
