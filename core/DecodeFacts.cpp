@@ -120,6 +120,11 @@ int rawScaleExponent(const formats::DataFormat &code, int subtile) {
   return 24 - rawSubtileBitOffset(CodeFragment{code.bits()}, subtile);
 }
 
+bool needsWideDot(const formats::DataFormat &code, Activation activation) {
+  return activation == Activation::F16 &&
+         std::max(std::fabs(code.maxFinite()), std::fabs(code.minFinite())) > kPackedDotCodeLimit;
+}
+
 Status checkDecodable(const formats::DataFormat &code, Activation activation) {
   if (Expected<CodeFragment> fragment = codeFragment(code); !fragment)
     return makeError(fragment.error());

@@ -57,6 +57,14 @@ Expected<std::vector<uint16_t>> lookupTableBits(const formats::DataFormat &code,
 bool decodesRaw(const formats::DataFormat &code, Activation activation);
 int rawScaleExponent(const formats::DataFormat &code, int subtile);
 
+// lb.dot sums up to four pair products in packed halves before it widens
+// to f32. In f16 that overflows once 4 |q| |x| passes 65504: with codes up to
+// kPackedDotCodeLimit (e4m3fn's 448, uint8's 255) that needs activations
+// past 36, but e5m2's 57344 overflows at |x| = 0.3. Such codes need the
+// wide dot (products and sums in f32). bf16 has f32's range.
+constexpr double kPackedDotCodeLimit = 448;
+bool needsWideDot(const formats::DataFormat &code, Activation activation);
+
 // Whether the compiler can decode `code` to `activation` in registers; the
 // reason when it cannot.
 Status checkDecodable(const formats::DataFormat &code, Activation activation);

@@ -78,6 +78,22 @@ constexpr int pairedSlotOfK(int k) {
   int h = k & 1, r = (k >> 1) & 1, j = (k >> 2) & 1, t = (k >> 3) & 3;
   return 16 * j + 8 * r + 2 * t + h;
 }
+constexpr int pairedKOf(int t, int j, int r, int h) { return 8 * t + 4 * j + 2 * r + h; }
+// So with groups of 16 (NVFP4), every value lane t holds in a block, both
+// k16 steps', is in the block's (t / kPairedLanesPerUnitK)-th group: a
+// lane's scale is the same for both steps, and the four lanes of a quad,
+// which feed one mma, need two different ones.
+constexpr int kPairedLanesPerUnitK = kUnitK / 8;
+constexpr bool pairedLanesKeepTheirGroupOf16() {
+  for (int t = 0; t < 4; ++t)
+    for (int j = 0; j < 2; ++j)
+      for (int r = 0; r < 2; ++r)
+        for (int h = 0; h < 2; ++h)
+          if (pairedKOf(t, j, r, h) / kUnitK != t / kPairedLanesPerUnitK)
+            return false;
+  return true;
+}
+static_assert(pairedLanesKeepTheirGroupOf16(), "a lane's 8 K values of a block share a group of 16");
 
 // A run of block scales (lb.load_scale_run): `runBytes` consecutive bytes of
 // a row of `rowBytes`, in a 16-byte aligned buffer. Loaded in pieces of the

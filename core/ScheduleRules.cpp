@@ -143,8 +143,8 @@ Status checkStagedMma(const Problem &p, const Schedule &s) {
 // What both split-K families need of the problem: whole 64-column layout
 // tiles, whole chunks of whole 32-wide blocks, and chunks and groups that
 // divide one another (a period's scales are loaded once). With
-// `halfBlockGroups` a group may also be one k16 step (NVFP4's 16): each
-// step of a 32-wide block then gets its own scales.
+// `halfBlockGroups` a group may also be half a 32-wide block (NVFP4's 16):
+// each lane's values of a block are in one of its two groups.
 Status checkSplitKProblem(const Problem &p, const Schedule &s, bool halfBlockGroups) {
   if (Status c = checkCode(p, s); !c)
     return c;
@@ -211,9 +211,10 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
     return c;
   if (Status c = checkSplitKProblem(p, s, /*halfBlockGroups=*/true); !c)
     return c;
-  // 16 warps leave a thread 128 registers; groups of 16 keep both k16
-  // steps' scales of 8 columns and the chunk's scale runs live, and spilled
-  // there (40 bytes, NVFP4 8 x 64 x 128 on sm_90a).
+  // 16 warps leave a thread 128 registers; groups of 16 keep two picks per
+  // column and the chunk's scale runs live, and spilled there (40 bytes,
+  // NVFP4 8 x 64 x 128 on sm_90a, measured when each k16 step had its own
+  // scales; not measured since a lane has one).
   if (isGrouped(p) && p.scheme.groupSize == kUnitK && s.splitK >= 16)
     return reject(s, "groups of " + str(kUnitK) + " with split_k >= 16 need more than the 128 "
                      "registers a thread of 16 warps gets");

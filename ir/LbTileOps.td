@@ -170,10 +170,15 @@ def Lb_LoadActivationsOp : Lb_Op<"load_activations", [MemoryEffects<[MemRead]>]>
 
 def Lb_DotOp : Lb_Op<"dot", [Pure, AllTypesMatch<["a", "b"]>]> {
   let summary = "acc + Σ a_i b_i, in f32 with pairwise f16x2/bf16x2 products";
+  let description = [{
+    Up to four pair products are summed in packed halves, then widened to
+    f32. With `wide`, every product and sum is f32: for f16 codes whose
+    values overflow a packed sum (core::needsWideDot: e5m2).
+  }];
   let arguments = (ins VectorOfRankAndType<[1], [F16, BF16]>:$a,
-                       VectorOfRankAndType<[1], [F16, BF16]>:$b, F32:$acc);
+                       VectorOfRankAndType<[1], [F16, BF16]>:$b, F32:$acc, UnitAttr:$wide);
   let results = (outs F32:$result);
-  let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` type($a)";
+  let assemblyFormat = "$a `,` $b `,` $acc (`wide` $wide^)? attr-dict `:` type($a)";
 }
 
 def Lb_SumOp : Lb_Op<"sum", [Pure]> {

@@ -1,5 +1,8 @@
 #include "passes/SplitKLoops.h"
 
+#include "core/FragmentFacts.h"
+#include "ir/LbTypes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
@@ -41,7 +44,7 @@ SplitKShape splitKShape(const KernelProblem &p) {
   shape.period =
       shape.scalesAlongK ? std::min<int64_t>(p.quant.getGroupSize(), shape.chunk) : shape.chunk;
   if (shape.period < kStepK) {
-    shape.quantPerStep = true;
+    shape.halfBlockGroups = true;
     shape.period = kStepK;
   }
   shape.warps = p.schedule.getSplitK();
@@ -69,9 +72,6 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
       b, loc, chunks.getInductionVar(), shape.chunk, shape.period, chunks.getRegionIterArgs(),
       [&](Value period0, ValueRange carried) {
         SmallVector<Value> quant = shape.scalesAlongK ? loadQuant(period0) : fixedQuant;
-        if (shape.quantPerStep)
-          quant.append(loadQuant(b.create<arith::AddIOp>(loc, period0,
-                                                         index(b, loc, core::kUnitK))));
         SmallVector<Value> sums =
             unrolledLoop(b, loc, period0, shape.period, kStepK, finishPeriod ? init : carried,
                          [&](Value k0, ValueRange acc) {
@@ -81,6 +81,43 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
       });
   b.create<scf::YieldOp>(loc, next);
   return SmallVector<Value>(chunks.getResults().begin(), chunks.getResults().end());
+}
+
+ScaleRuns::ScaleRuns(OpBuilder &b, Location loc, const KernelProblem &problem, int64_t chunk,
+                     SmallVector<Value> columns, bool registersAllow)
+    : b_(b), loc_(loc), problem_(problem), columns_(std::move(columns)) {
+  if (!registersAllow || problem.quant.getGranularity() != lb::ScaleGranularity::group)
+    return;
+  int64_t group = problem.quant.getGroupSize();
+  auto type = cast<MemRefType>(problem.scales.getType());
+  int64_t bytes = lb::getScaleBytes(type.getElementType());
+  if (chunk % group || chunk / group < 2 || !bytes || type.isDynamicDim(1))
+    return;
+  int64_t runBytes = chunk / group * bytes;
+  int64_t count = static_cast<int64_t>(columns_.size());
+  if (!core::scaleRunLoadBytes(runBytes, type.getDimSize(1) * bytes) || count > kMaxRunColumns ||
+      count * runBytes / 4 > kMaxRunWords)
+    return;
+  count_ = chunk / group;
+  load_ = [this](Value chunk0) {
+    chunk0_ = chunk0;
+    runs_.clear();
+    Value first = b_.create<arith::DivUIOp>(
+        loc_, chunk0, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
+    auto runType = VectorType::get({count_}, b_.getF32Type());
+    for (Value n : columns_)
+      runs_.push_back(b_.create<lb::LoadScaleRunOp>(loc_, runType, problem_.scales, n, first,
+                                                    b_.getI64IntegerAttr(count_)));
+  };
+}
+
+Value ScaleRuns::scaleAt(size_t column, Value k) {
+  if (!active())
+    return Value();
+  Value offset = b_.create<arith::SubIOp>(loc_, k, chunk0_);
+  Value position = b_.create<arith::DivUIOp>(
+      loc_, offset, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
+  return b_.create<lb::ScaleInRunOp>(loc_, b_.getF32Type(), runs_[column], position);
 }
 
 } // namespace lowbit::passes

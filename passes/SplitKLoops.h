@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <functional>
+
 namespace lowbit::passes {
 
 struct SplitKShape {
@@ -28,9 +30,13 @@ struct SplitKShape {
   // Whether scales change along K (group granularity); if not, they are
   // loaded once, before the loops.
   bool scalesAlongK = false;
-  // Groups of one k16 step (16): a period is one 32-wide block, and its
-  // quant is the first step's loaded quant followed by the second's.
-  bool quantPerStep = false;
+  // Groups of 16, half a 32-wide block: a period is one block. A lane's 8 K
+  // values of a block, k0 + 8 t .. + 8 (t its index in its quad: both k16
+  // steps' registers, core::kBlockK), lie in one group, the block's
+  // (t / 2)-th, so the family loads each lane's quant at k0 + 16 (t / 2).
+  // The lanes of one mma then have different scales: they scale registers
+  // before the mma, never its sums.
+  bool halfBlockGroups = false;
 };
 
 // The nest's shape from a split-K schedule: K, tile K as the chunk, the scale
@@ -65,5 +71,42 @@ llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Locati
                                                 StepBuilder step,
                                                 PeriodFinisher finishPeriod = nullptr,
                                                 ChunkStarter startChunk = nullptr);
+
+// The block scales a split-K warp meets in a chunk of K, loaded per column
+// as one run (lb.load_scale_run) when the chunk holds several groups and
+// the run is one aligned load (core::scaleRunLoadBytes): one load per
+// column and chunk instead of one per column and group. The runs of all
+// `columns` a lane owns stay live across the chunk, so they are used only
+// for at most kMaxRunColumns columns holding at most kMaxRunWords registers
+// (16 columns spilled: 8-byte runs in a 16 x 128 x 256 split-K NVFP4
+// kernel, 56 bytes; 4-byte runs with zero points in a 32 x 128 x 128 uint2
+// one, 16 bytes).
+class ScaleRuns {
+public:
+  static constexpr int64_t kMaxRunWords = 16, kMaxRunColumns = 8;
+  // `columns`: the lane's columns, defined before the split-K loops.
+  // `registersAllow`: whether the family can keep the runs live at all.
+  ScaleRuns(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem, int64_t chunk,
+            llvm::SmallVector<mlir::Value> columns, bool registersAllow = true);
+  // The chunk starter refers to the object.
+  ScaleRuns(const ScaleRuns &) = delete;
+  ScaleRuns &operator=(const ScaleRuns &) = delete;
+  bool active() const { return count_ > 1; }
+  // buildSplitKLoops' chunk starter, which loads the chunk's runs; empty
+  // when inactive.
+  ChunkStarter starter() const { return active() ? ChunkStarter(load_) : ChunkStarter(); }
+  // Column `column`'s (its place in `columns`) scale at K offset k of the
+  // loaded chunk; null when inactive (the caller loads the scale itself).
+  mlir::Value scaleAt(size_t column, mlir::Value k);
+
+private:
+  mlir::OpBuilder &b_;
+  mlir::Location loc_;
+  const KernelProblem &problem_;
+  int64_t count_ = 0;
+  llvm::SmallVector<mlir::Value> columns_, runs_;
+  mlir::Value chunk0_;
+  std::function<void(mlir::Value chunk0)> load_;
+};
 
 } // namespace lowbit::passes

@@ -168,6 +168,13 @@ bool decodesRaw(const KernelProblem &problem) {
                                                               : core::Activation::BF16);
 }
 
+bool needsWideDot(const KernelProblem &problem) {
+  Expected<formats::DataFormat> format = lb::dataFormat(problem.code);
+  return format.ok() &&
+         core::needsWideDot(*format, problem.activation.isF16() ? core::Activation::F16
+                                                                : core::Activation::BF16);
+}
+
 int rawScaleExponent(const KernelProblem &problem, int subtile) {
   return core::rawScaleExponent(*lb::dataFormat(problem.code), subtile);
 }

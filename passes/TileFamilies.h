@@ -69,32 +69,6 @@ struct ColumnQuant {
 ColumnQuant loadColumnQuant(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
                             mlir::Value n, mlir::Value k, mlir::Value scale = {});
 
-// The block scales a split-K warp meets in a chunk of K, loaded per column
-// as one run (lb.load_scale_run) when the chunk holds several groups and
-// the run is one aligned load (core::scaleRunLoadBytes): one load per
-// column and chunk instead of one per column and group. The runs of all
-// `columns` a lane owns stay live across the chunk, so they are used only
-// for at most kMaxRunColumns columns holding at most kMaxRunWords registers
-// (16 columns spilled: 8-byte runs in a 16 x 128 x 256 split-K NVFP4
-// kernel, 56 bytes; 4-byte runs with zero points in a 32 x 128 x 128 uint2
-// one, 16 bytes); a chunk of 0: never.
-class ScaleRuns {
-public:
-  static constexpr int64_t kMaxRunWords = 16, kMaxRunColumns = 8;
-  ScaleRuns(const KernelProblem &problem, int64_t chunk, int64_t columns);
-  bool active() const { return count_ > 1; }
-  // At the start of the chunk at `chunk0`: the runs of `columns`.
-  void load(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange columns, mlir::Value chunk0);
-  // Column `column`'s (its place in load's `columns`) scale at K offset k
-  // of the loaded chunk.
-  mlir::Value scaleAt(mlir::OpBuilder &b, mlir::Location loc, size_t column, mlir::Value k);
-
-private:
-  const KernelProblem &problem_;
-  int64_t count_ = 0;
-  mlir::Value chunk0_;
-  llvm::SmallVector<mlir::Value> runs_;
-};
 
 // The type of one lb.load_codes: a unit's words.
 mlir::VectorType unitWordsType(mlir::OpBuilder &b, const KernelProblem &problem);
@@ -141,6 +115,8 @@ mlir::Value decodeUnit(mlir::OpBuilder &b, mlir::Location loc, const KernelProbl
 // the factor subtile s's scale carries for it (core::rawScaleExponent).
 bool decodesRaw(const KernelProblem &problem);
 int rawScaleExponent(const KernelProblem &problem, int subtile);
+// Whether the gemv families' lb.dot must be wide (core::needsWideDot).
+bool needsWideDot(const KernelProblem &problem);
 
 // Fill the kernel's entry block (which has only its arguments).
 void buildGemvBody(mlir::OpBuilder &builder, const KernelProblem &problem);

@@ -63,6 +63,7 @@ struct GemvBuilder : TileBuilderBase {
     if (!p.zeros)
       quant = loadQuant();
     bool dequantized = static_cast<bool>(quant.front().bias);
+    const bool wideDot = needsWideDot(p);
     auto partType = VectorType::get({partValues}, p.activation);
     auto partOf = [&](Value vector, int64_t part) -> Value {
       if (parts == 1)
@@ -85,7 +86,8 @@ struct GemvBuilder : TileBuilderBase {
       Value sum = acc[i];
       for (int64_t part = 0; part < parts; ++part) {
         Value dot =
-            b.create<lb::DotOp>(loc, b.getF32Type(), weights[part], partOf(x, part), f32(0.0));
+            b.create<lb::DotOp>(loc, b.getF32Type(), weights[part], partOf(x, part), f32(0.0),
+                                wideDot);
         // s·Σ (q - z)·x, s·Σ q·x, or Σ (q·s - z)·x.
         Value contribution =
             dequantized ? dot : b.create<arith::MulFOp>(loc, dot, quant[part].scale).getResult();

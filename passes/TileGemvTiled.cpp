@@ -52,13 +52,14 @@ struct GemvTiledBuilder : TileBuilderBase {
     // to 2 rows: with 4, MXFP4's 8 runs of 4 scales spilled 32 bytes
     // (t4x64x128, split_k 8, sm_90a).
     SplitKShape shape = splitKShape(p);
-    ScaleRuns runs(p, rowsM <= 2 ? shape.chunk : 0, kSubtiles);
-    auto column = [&](int64_t s) { return add(n0, add(index(8 * s), group)); };
+    SmallVector<Value> columns;
+    for (int64_t s = 0; s < kSubtiles; ++s)
+      columns.push_back(add(n0, add(index(8 * s), group)));
+    ScaleRuns runs(b, loc, p, shape.chunk, columns, /*registersAllow=*/rowsM <= 2);
     auto loadQuant = [&](Value k) {
       SmallVector<Value> scales, biases, zeros;
       for (int64_t s = 0; s < kSubtiles; ++s) {
-        Value loaded = runs.active() ? runs.scaleAt(b, loc, size_t(s), k) : Value();
-        ColumnQuant q = loadColumnQuant(b, loc, p, column(s), k, loaded);
+        ColumnQuant q = loadColumnQuant(b, loc, p, columns[s], k, runs.scaleAt(size_t(s), k));
         scales.push_back(q.scale);
         biases.push_back(q.bias);
         zeros.push_back(q.zero);
@@ -81,6 +82,7 @@ struct GemvTiledBuilder : TileBuilderBase {
                       biases = quant.slice(kSubtiles, kSubtiles),
                       zeros = quant.slice(2 * kSubtiles, kSubtiles);
       bool dequantized = static_cast<bool>(biases.front());
+      const bool wideDot = needsWideDot(p);
       auto pairType = VectorType::get({4}, p.activation);
       SmallVector<SmallVector<Value>> fragments(kStepsPerBlock);
       PairedCodeLoader codes(b, loc, p, p.weights, /*stage=*/Value());
@@ -107,7 +109,8 @@ struct GemvTiledBuilder : TileBuilderBase {
         for (int64_t s = 0; s < kSubtiles; ++s) {
           Value dot = f32(0.0);
           for (int64_t half = 0; half < kStepsPerBlock; ++half)
-            dot = b.create<lb::DotOp>(loc, b.getF32Type(), fragments[half][s], x[half], dot);
+            dot = b.create<lb::DotOp>(loc, b.getF32Type(), fragments[half][s], x[half], dot,
+                                      wideDot);
           // s·Σ (q - z)·x, s·Σ q·x, or Σ (q·s - z)·x.
           Value contribution =
               dequantized ? dot : b.create<arith::MulFOp>(loc, dot, scales[s]).getResult();
@@ -119,15 +122,8 @@ struct GemvTiledBuilder : TileBuilderBase {
     };
 
     SmallVector<Value> init(slots, f32(0.0));
-    auto startChunk = [&](Value chunk0) {
-      SmallVector<Value> columns;
-      for (int64_t s = 0; s < kSubtiles; ++s)
-        columns.push_back(column(s));
-      runs.load(b, loc, columns, chunk0);
-    };
-    SmallVector<Value> sums =
-        buildSplitKLoops(b, loc, shape, warp, init, loadQuant, step, PeriodFinisher(),
-                         runs.active() ? ChunkStarter(startChunk) : ChunkStarter());
+    SmallVector<Value> sums = buildSplitKLoops(b, loc, shape, warp, init, loadQuant, step,
+                                               PeriodFinisher(), runs.starter());
 
     // Lanes of a group hold the same rows: add them, then add the warps.
     for (int64_t slot = 0; slot < slots; ++slot) {

@@ -89,11 +89,24 @@ struct MmaSplitKBuilder : TileBuilderBase {
   // Raw decodes are the values x 2^-e: their scales carry 2^e
   // (rawScaleExponent; e = 24 - p for integer codes at bit p).
   // With `runs` active the block scales come from the chunk's runs.
-  SmallVector<Value> loadQuant(Value n0, Value group, Value k, ScaleRuns *runs = nullptr) {
+  // `upperHalf` (groups of 16, SplitKShape::halfBlockGroups): whether the
+  // lane's K values are the block's second 16, whose group is k's next.
+  // Its scale is picked from the run at both constant positions and
+  // selected: a run indexed by a lane-dependent position would live in
+  // local memory.
+  SmallVector<Value> loadQuant(Value n0, Value group, Value k, ScaleRuns *runs = nullptr,
+                               Value upperHalf = Value()) {
+    Value laneK = k, nextK;
+    if (upperHalf) {
+      nextK = add(k, index(core::kUnitK));
+      laneK = b.create<arith::SelectOp>(loc, upperHalf, nextK, k);
+    }
     SmallVector<Value> scales, biases, zeros;
     for (int64_t s = 0; s < subtiles(); ++s) {
-      Value loaded = runs && runs->active() ? runs->scaleAt(b, loc, size_t(s), k) : Value();
-      ColumnQuant q = loadColumnQuant(b, loc, p, column(n0, group, s), k, loaded);
+      Value loaded = runs ? runs->scaleAt(size_t(s), k) : Value();
+      if (loaded && upperHalf)
+        loaded = b.create<arith::SelectOp>(loc, upperHalf, runs->scaleAt(size_t(s), nextK), loaded);
+      ColumnQuant q = loadColumnQuant(b, loc, p, column(n0, group, s), laneK, loaded);
       if (rawCodes) {
         int shift = rawScaleExponent(p, static_cast<int>(s % kSubtilesPerLoad));
         Value factor = b.create<arith::ConstantOp>(
@@ -135,9 +148,9 @@ struct MmaSplitKBuilder : TileBuilderBase {
     // Streaming through the ring frees the registers that held a period's
     // loads, so 16 x 64 tiles (8 accumulators) can keep a period's sums too.
     int64_t sumsUpTo = streamsThroughRing(p) ? 8 : 4;
-    // Groups of 16 scale each k16 step's registers (quantPerStep).
+    // Groups of 16 differ between the lanes of one mma (halfBlockGroups).
     bool scalePeriodSums = p.quant.getZero() == lb::ZeroMode::none &&
-                           !splitKShape(p).quantPerStep &&
+                           !splitKShape(p).halfBlockGroups &&
                            accumulators(p) <= sumsUpTo &&
                            (splitKShape(p).period >= 128 || warps <= 8);
     // Per-channel scales without zero points factor out of the whole sum:
@@ -242,8 +255,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
       return add(first, b.create<arith::DivUIOp>(loc, b.create<arith::SubIOp>(loc, k0, chunk0),
                                                  index(kStepK)));
     };
-    const bool quantPerStep = splitKShape(p).quantPerStep;
-    auto step = [&](Value k0, Value chunk0, ArrayRef<Value> blockQuant, ValueRange carried) {
+    auto step = [&](Value k0, Value chunk0, ArrayRef<Value> quant, ValueRange carried) {
       SmallVector<Value> acc(carried.begin(), carried.end());
       SmallVector<PairedCodeLoader::Codes> words;
       SmallVector<Value> runs;
@@ -277,13 +289,10 @@ struct MmaSplitKBuilder : TileBuilderBase {
               loc, runType, p.x, add(m0, add(index(kTokens * c), group)),
               add(k0, mul(inGroup, index(8))), p.rows));
       }
+      ArrayRef<Value> scales = quant.take_front(subtiles),
+                      biases = quant.slice(subtiles, subtiles),
+                      zeros = quant.slice(2 * subtiles, subtiles);
       for (int64_t half = 0; half < kStepsPerBlock; ++half) {
-        // With groups of 16 each step has its own [scales, biases, zeros].
-        ArrayRef<Value> quant =
-            quantPerStep ? blockQuant.slice(half * 3 * subtiles, 3 * subtiles) : blockQuant;
-        ArrayRef<Value> scales = quant.take_front(subtiles),
-                        biases = quant.slice(subtiles, subtiles),
-                        zeros = quant.slice(2 * subtiles, subtiles);
         SmallVector<Value> xT;
         for (int64_t c = 0; c < tokenTiles; ++c)
           xT.push_back(b.create<lb::SlicePairsOp>(loc, pairsType, runs[c],
@@ -344,17 +353,21 @@ struct MmaSplitKBuilder : TileBuilderBase {
     SplitKShape shape = splitKShape(p);
     if (slotsPerWarp)
       shape.chunksInFlight = 1;
-    ScaleRuns runs(p, shape.chunk, this->subtiles());
-    auto startChunk = [&](Value chunk0) {
-      SmallVector<Value> columns;
-      for (int64_t s = 0; s < this->subtiles(); ++s)
-        columns.push_back(column(n0, group, s));
-      runs.load(b, loc, columns, chunk0);
-    };
+    SmallVector<Value> columns;
+    for (int64_t s = 0; s < this->subtiles(); ++s)
+      columns.push_back(column(n0, group, s));
+    ScaleRuns runs(b, loc, p, shape.chunk, columns);
+    // A lane's quant is its own 8 K values' group: with groups of 16 the
+    // block's (inGroup / 2)-th (core::pairedKOf, SplitKShape::halfBlockGroups).
+    Value upperHalf;
+    if (shape.halfBlockGroups)
+      upperHalf = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, inGroup,
+                                          index(core::kPairedLanesPerUnitK));
+    auto periodQuant = [&](Value k) { return loadQuant(n0, group, k, &runs, upperHalf); };
     SmallVector<Value> sums = buildSplitKLoops(
-        b, loc, shape, warp, init, [&](Value k) { return loadQuant(n0, group, k, &runs); },
+        b, loc, shape, warp, init, periodQuant,
         step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher(),
-        runs.active() ? ChunkStarter(startChunk) : ChunkStarter());
+        runs.starter());
 
     SmallVector<Value> channelQuant;
     if (scaleAtEnd)

@@ -11,6 +11,9 @@ export LD_LIBRARY_PATH=$root/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH
 if [[ -f $root/.device/kernels.tar.xz && ! -d $root/.device/kernels ]]; then
   (cd "$root/.device" && tar xJf kernels.tar.xz)
 fi
+for db in "$root"/.device/tune/tuned.db.xz "$root"/.device/sweep/sweep.db.xz; do
+  [[ -f $db && ! -f ${db%.xz} ]] && xz -dk "$db"
+done
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/device.txt"
 

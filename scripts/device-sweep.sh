@@ -23,6 +23,8 @@ export LD_LIBRARY_PATH=$root/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH
 
 lowbit=$root/.device/bin/lowbit
 source_db=${LOWBIT_SWEEP_STAGED_DB:-$root/.device/sweep/sweep.db}
+# device-stage.sh stages it compressed.
+[[ -f $source_db.xz && ! -f $source_db ]] && xz -dk "$source_db.xz"
 budget_8b=${LOWBIT_SWEEP_BUDGET_8B:-100}   # seconds of measuring for Llama-3-8B
 budget_70b=${LOWBIT_SWEEP_BUDGET_70B:-150} # and for Llama-3-70B
 bench_budget=${LOWBIT_BENCH_BUDGET:-100}

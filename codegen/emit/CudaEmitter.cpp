@@ -401,6 +401,14 @@ LogicalResult Emitter::emitOp(Operation &op) {
         // Up to four pair products accumulate in packed halves (one rounding
         // per step on small sums), then widen: f32 carries the long sum.
         line() << "float " << var << " = " << name(dot.getAcc()) << ";\n";
+        if (dot.getWide()) {
+          for (int64_t q = 0; q < pairs; ++q)
+            line() << "{ float a0, a1, b0, b1; " << suffix << "_to_f32x2("
+                   << registerOf(dot.getA(), q) << ", a0, a1); " << suffix << "_to_f32x2("
+                   << registerOf(dot.getB(), q) << ", b0, b1); " << var << " = fmaf(a0, b0, "
+                   << var << "); " << var << " = fmaf(a1, b1, " << var << "); }\n";
+          return success();
+        }
         for (int64_t q = 0; q < pairs; q += 4) {
           line() << "{\n";
           line() << "  u32 h = mul_" << suffix << "(" << registerOf(dot.getA(), q) << ", "

@@ -1,21 +1,25 @@
 // RUN: lowbit-opt %s --lb-tile --split-input-file --verify-diagnostics | FileCheck %s
 
 // NVFP4 (groups of 16) in the split-K mma: a scale period is one 32-wide
-// block, and its two k16 steps each get their own scales: the 8 columns'
-// e4m3fn scales at the block's K and at K + 16, picked from the chunk's
-// 8-byte runs (128 / 16 scales of one byte), each times the tensor scale;
-// the first step's registers are scaled by the first set, the second's by
-// the second.
+// block. Lane t of a quad holds K values 8 t .. 8 t + 8 of it in both k16
+// steps (core::pairedKOf), so its group is the block's (t / 2)-th: each
+// column's e4m3fn scale is picked from the chunk's 8-byte run (128 / 16
+// scales of one byte) at the block's group and the next, and selected by
+// t >= 2 (a lane-dependent position would put the run in local memory),
+// then multiplied by the tensor scale; both steps' registers are scaled by
+// it before the mma.
 // CHECK-LABEL: func.func @nv__mma_t8x64x128_w1x1_s1_k4(
 // CHECK: %[[T:.*]] = lb.load_tensor_scale
+// CHECK: %[[UPPER:.*]] = arith.cmpi uge, %{{.*}}, %c2
 // CHECK: scf.for
 // CHECK-COUNT-8: lb.load_scale_run {{.*}} {count = 8 : i64} : memref<128x64xf8E4M3FN> -> vector<8xf32>
 // CHECK: scf.for
-// CHECK-COUNT-8: lb.scale_in_run
-// CHECK: arith.addi %{{.*}}, %c16
-// CHECK-COUNT-8: lb.scale_in_run
+// CHECK: %[[LO:.*]] = lb.scale_in_run %[[SCALES:[0-9]+]]
+// CHECK: %[[HI:.*]] = lb.scale_in_run %[[SCALES]]
+// CHECK: %[[S:.*]] = arith.select %[[UPPER]], %[[HI]], %[[LO]] : f32
+// CHECK: arith.mulf %[[S]], %[[T]]
 // CHECK-NOT: lb.load_scalar
-// CHECK: lb.scale_fragment %{{.*}}, %[[S0:[0-9]+]]
+// CHECK: lb.scale_fragment
 // CHECK: } {lb.unroll = 4 : i64}
 func.func @nv(%x: tensor<?x1024xf16>, %w: tensor<128x1024x!lb.float<e2m1, finite>>, %s: tensor<128x64xf8E4M3FN>) -> tensor<?x128xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>
