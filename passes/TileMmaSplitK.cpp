@@ -356,7 +356,9 @@ struct MmaSplitKBuilder : TileBuilderBase {
     SmallVector<Value> columns;
     for (int64_t s = 0; s < this->subtiles(); ++s)
       columns.push_back(column(n0, group, s));
-    ScaleRuns runs(b, loc, p, shape.chunk, columns);
+    // 16 warps leave a thread 128 registers, and runs spilled there (16
+    // bytes: MXFP4 f16, 8 x 64 x 256, two words a column).
+    ScaleRuns runs(b, loc, p, shape.chunk, columns, /*registersAllow=*/warps < 16);
     // A lane's quant is its own 8 K values' group: with groups of 16 the
     // block's (inGroup / 2)-th (core::pairedKOf, SplitKShape::halfBlockGroups).
     Value upperHalf;

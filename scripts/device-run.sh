@@ -20,7 +20,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 status=0
 # Which parts run (a device call is limited to 10 minutes, so a full run may
 # take two calls): bench (the kernel sets' benchmarks), tests (every GPU
-# test binary and the host app), tune (lowbit tune --measure-only on the
+# test binary and the host app), sanitize (compute-sanitizer memcheck and
+# racecheck, asked for by name only), tune (lowbit tune --measure-only on the
 # staged tuning database, then lowbit bench --db on what it dispatches).
 parts=" ${LOWBIT_DEVICE_PARTS:-bench tests tune} "
 summary=()
@@ -63,6 +64,28 @@ if [[ $parts == *" tests "* && -x $root/.device/bin/lowbit_host_app && -f $root/
   ((rc != 0)) && status=1
   summary+=("$(printf '%-40s %6s %6s %7s %4s' lowbit_host_app "$((rc == 0))" "$((rc != 0))" 0 "$rc")")
   cat "$out/host_app.log"
+fi
+
+# compute-sanitizer's memcheck and racecheck over the W4A16 test on the small
+# kernel set that reaches every family (tests/gpu/kernels), and over the
+# runtime's GPU tests. A tool's report that is not clean fails the run.
+if [[ $parts == *" sanitize "* && -d $root/.device/kernels/sanitizer ]]; then
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    for binary in lowbit_w4a16_gpu_tests lowbit_runtime_gpu_tests; do
+      filter=$([[ $binary == lowbit_w4a16_gpu_tests ]] && echo 'W4A16Kernels.*' || echo '*')
+      log="$out/sanitize-$tool-$binary.log"
+      LOWBIT_GPU_TEST_KERNELS=$root/.device/kernels/sanitizer \
+        timeout "${LOWBIT_SANITIZE_TIMEOUT:-240}" "$sanitizer" --tool "$tool" --error-exitcode 3 \
+        "$root/.device/bin/$binary" --gtest_filter="$filter" >"$log" 2>&1
+      rc=$?
+      ((rc != 0)) && status=1
+      errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard' "$log" | tail -1)
+      summary+=("$(printf '%-40s %6s %6s %7s %4s  %s' "$tool $binary" \
+        "$(grep -c '^\[       OK \]' "$log")" "$(grep -c '^\[  FAILED  \] [A-Za-z].*(' "$log")" 0 "$rc" "$errors")")
+      ((rc != 0)) && tail -5 "$log"
+    done
+  done
 fi
 
 # What a user gets: tune the staged database's candidates on this GPU, then
