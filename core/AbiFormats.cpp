@@ -90,8 +90,23 @@ Expected<Activation> activationFromAbi(int activation) {
   return lookUp("activation", activation, kActivations, parseActivation);
 }
 
-Expected<formats::DataFormat> weightFormatFromAbi(int weight) {
-  return lookUp("weight", weight, kWeights, formats::parseFormat);
+Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *table) {
+  if (weight == LOWBIT_WEIGHT_LUT4) {
+    if (!table)
+      return makeError("weight LOWBIT_WEIGHT_LUT4 needs table: the 16 values of its codes");
+    Expected<formats::DataFormat> format =
+        formats::DataFormat::tableOfValues(4, std::vector<double>(table, table + 16));
+    if (!format)
+      return makeError("weight LOWBIT_WEIGHT_LUT4: " + format.error());
+    return format;
+  }
+  if (table)
+    return makeError("table is set, but it is LOWBIT_WEIGHT_LUT4's only; weight is " +
+                     std::to_string(weight));
+  Expected<formats::DataFormat> format = lookUp("weight", weight, kWeights, formats::parseFormat);
+  if (!format)
+    return makeError(format.error() + ", or LOWBIT_WEIGHT_LUT4 with a table");
+  return format;
 }
 
 Expected<formats::DataFormat> scaleFormatFromAbi(int scale) {

@@ -17,7 +17,9 @@ namespace lowbit::core {
 // range is undefined (UndefinedBehaviorSanitizer caught lowbit_dtype 77).
 // abiField reads one without such a load.
 Expected<Activation> activationFromAbi(int activation);
-Expected<formats::DataFormat> weightFormatFromAbi(int weight);
+// `table`: lowbit_problem.table, LOWBIT_WEIGHT_LUT4's 16 values (NULL for
+// every other weight format).
+Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *table = nullptr);
 Expected<formats::DataFormat> scaleFormatFromAbi(int scale);
 // lowbit_problem.tensor_scale: 0 is none, LOWBIT_DTYPE_F32 the f32 one.
 Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(int tensorScale);

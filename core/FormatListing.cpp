@@ -125,6 +125,18 @@ std::string formatListing() {
         << pad(format.spelling(), 34) << pad(valueRange(format), 28) << pad(targetList(format), 22)
         << describe(elementKernels(format)) << "\n";
   }
+  // A user's codebook: any 16 values, here evenly spaced ones, as a spec
+  // (weight = "lut<4,[...]>") or the C ABI (LOWBIT_WEIGHT_LUT4 and
+  // lowbit_problem.table) gives them.
+  std::vector<double> evenlySpaced(16);
+  for (int i = 0; i < 16; ++i)
+    evenlySpaced[i] = (i - 8) / 8.0;
+  Expected<DataFormat> userTable = DataFormat::lut(4, evenlySpaced, "");
+  out << "  " << pad("yours", 10) << pad("4", 6) << pad("lut<4,[v0, ..., v15]>", 34)
+      << pad("16 values", 28) << pad("f16 bf16 f32", 22)
+      << describe(userTable ? elementKernels(*userTable) : none(userTable.error())) << "\n";
+  out << "  (a spec's weight = \"lut<4,[v0, ..., v15]>\", or LOWBIT_WEIGHT_LUT4 with "
+         "lowbit_problem.table: kernels are compiled for their table)\n";
   out << "\nScale formats: f16, bf16, f32 (any scheme); block scales, per group without zero "
          "points: e8m0 (MX, groups of 32), e4m3fn (with or without NVFP4's f32 tensor scale)\n";
   out << "\nSchemes (bits per weight include scales, zeros and super-scales; "

@@ -142,10 +142,10 @@ Status checkStagedMma(const Problem &p, const Schedule &s) {
 
 // What both split-K families need of the problem: whole 64-column layout
 // tiles, whole chunks of whole 32-wide blocks, and chunks and groups that
-// divide one another (a period's scales are loaded once). With
-// `halfBlockGroups` a group may also be half a 32-wide block (NVFP4's 16):
-// each lane's values of a block are in one of its two groups.
-Status checkSplitKProblem(const Problem &p, const Schedule &s, bool halfBlockGroups) {
+// divide one another (a period's scales are loaded once). A group may also
+// be half a 32-wide block (NVFP4's 16): each lane's values of a block lie in
+// one of its two groups (core::pairedKOf).
+Status checkSplitKProblem(const Problem &p, const Schedule &s) {
   if (Status c = checkCode(p, s); !c)
     return c;
   if (s.splitK > kMaxSplitK)
@@ -161,13 +161,11 @@ Status checkSplitKProblem(const Problem &p, const Schedule &s, bool halfBlockGro
     return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
   if (isGrouped(p)) {
     int64_t g = p.scheme.groupSize;
-    if (halfBlockGroups && g == kUnitK)
+    if (g == kUnitK)
       return checkQuantTail(p, s);
     if (g % kBlockK)
-      return reject(s, halfBlockGroups ? "group size " + str(g) + " is neither " + str(kUnitK) +
-                                             " nor a multiple of " + str(kBlockK)
-                                       : "group size " + str(g) + " is not a multiple of " +
-                                             str(kBlockK));
+      return reject(s, "group size " + str(g) + " is neither " + str(kUnitK) +
+                           " nor a multiple of " + str(kBlockK));
     if (s.tileK % g && g % s.tileK)
       return reject(s, "tile K = " + str(s.tileK) + " and group size " + str(g) +
                            " must divide one another (scales are loaded once per group)");
@@ -194,7 +192,13 @@ Status checkGemvTiled(const Problem &p, const Schedule &s) {
   if (p.scheme.hasZeros() && s.splitK >= 16 && s.stages > 1)
     return reject(s, "zero points with split_k >= 16 and more than one chunk in flight need more "
                      "than the 128 registers a thread of 16 warps gets");
-  return checkSplitKProblem(p, s, /*halfBlockGroups=*/false);
+  // Groups of 16 take two scale picks and a select per column and block;
+  // with 4 rows' dots that spilled at 128 registers (64 to 128 bytes, NVFP4
+  // 4 x 64 x 128, split_k 8, sm_90a).
+  if (isGrouped(p) && p.scheme.groupSize == kUnitK && s.tileM > 2)
+    return reject(s, "groups of " + str(kUnitK) + " with tile M > 2 need more than the 128 "
+                     "registers a thread gets, got tile M " + str(s.tileM));
+  return checkSplitKProblem(p, s);
 }
 
 Status checkMmaSplitK(const Problem &p, const Schedule &s) {
@@ -209,7 +213,7 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
     return reject(s, "warps must be [1, 1]: the block's warps are its split_k warps along K");
   if (Status c = checkPartialSums(s, mmaSplitKPartialBytes(s)); !c)
     return c;
-  if (Status c = checkSplitKProblem(p, s, /*halfBlockGroups=*/true); !c)
+  if (Status c = checkSplitKProblem(p, s); !c)
     return c;
   // 16 warps leave a thread 128 registers; groups of 16 keep two picks per
   // column and the chunk's scale runs live, and spilled there (40 bytes,

@@ -111,13 +111,34 @@ ScaleRuns::ScaleRuns(OpBuilder &b, Location loc, const KernelProblem &problem, i
   };
 }
 
-Value ScaleRuns::scaleAt(size_t column, Value k) {
+Value ScaleRuns::scaleAt(size_t column, Value k, Value upperHalf) {
   if (!active())
     return Value();
-  Value offset = b_.create<arith::SubIOp>(loc_, k, chunk0_);
-  Value position = b_.create<arith::DivUIOp>(
-      loc_, offset, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
-  return b_.create<lb::ScaleInRunOp>(loc_, b_.getF32Type(), runs_[column], position);
+  auto pick = [&](Value at) -> Value {
+    Value offset = b_.create<arith::SubIOp>(loc_, at, chunk0_);
+    Value position = b_.create<arith::DivUIOp>(
+        loc_, offset, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
+    return b_.create<lb::ScaleInRunOp>(loc_, b_.getF32Type(), runs_[column], position);
+  };
+  Value scale = pick(k);
+  if (!upperHalf)
+    return scale;
+  Value next = pick(b_.create<arith::AddIOp>(loc_, k, index(b_, loc_, core::kUnitK)));
+  return b_.create<arith::SelectOp>(loc_, upperHalf, next, scale);
+}
+
+HalfBlockLane::HalfBlockLane(OpBuilder &b, Location loc, const SplitKShape &shape,
+                             Value inGroup) {
+  if (shape.halfBlockGroups)
+    upperHalf = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, inGroup,
+                                        index(b, loc, core::kPairedLanesPerUnitK));
+}
+
+Value HalfBlockLane::quantK(OpBuilder &b, Location loc, Value k0) const {
+  if (!upperHalf)
+    return k0;
+  Value next = b.create<arith::AddIOp>(loc, k0, index(b, loc, core::kUnitK));
+  return b.create<arith::SelectOp>(loc, upperHalf, next, k0);
 }
 
 } // namespace lowbit::passes

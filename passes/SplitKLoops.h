@@ -72,6 +72,18 @@ llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Locati
                                                 PeriodFinisher finishPeriod = nullptr,
                                                 ChunkStarter startChunk = nullptr);
 
+// Groups of 16 (SplitKShape::halfBlockGroups): a lane's quant in a block is
+// its own 8 K values' group (core::pairedKOf), the block's second where
+// `upperHalf` (its index in its quad, `inGroup`, is 2 or 3); otherwise
+// upperHalf is null and the quant of a block is at its k0.
+struct HalfBlockLane {
+  HalfBlockLane(mlir::OpBuilder &b, mlir::Location loc, const SplitKShape &shape,
+                mlir::Value inGroup);
+  // The K whose group the lane's quant of the block at k0 is.
+  mlir::Value quantK(mlir::OpBuilder &b, mlir::Location loc, mlir::Value k0) const;
+  mlir::Value upperHalf;
+};
+
 // The block scales a split-K warp meets in a chunk of K, loaded per column
 // as one run (lb.load_scale_run) when the chunk holds several groups and
 // the run is one aligned load (core::scaleRunLoadBytes): one load per
@@ -97,7 +109,10 @@ public:
   ChunkStarter starter() const { return active() ? ChunkStarter(load_) : ChunkStarter(); }
   // Column `column`'s (its place in `columns`) scale at K offset k of the
   // loaded chunk; null when inactive (the caller loads the scale itself).
-  mlir::Value scaleAt(size_t column, mlir::Value k);
+  // With `upperHalf` (HalfBlockLane): the scale at k or, where it is true,
+  // at k + 16, both picked at constant positions and selected, since a run
+  // indexed by a lane-dependent position would live in local memory.
+  mlir::Value scaleAt(size_t column, mlir::Value k, mlir::Value upperHalf = mlir::Value());
 
 private:
   mlir::OpBuilder &b_;

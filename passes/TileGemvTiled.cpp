@@ -56,10 +56,15 @@ struct GemvTiledBuilder : TileBuilderBase {
     for (int64_t s = 0; s < kSubtiles; ++s)
       columns.push_back(add(n0, add(index(8 * s), group)));
     ScaleRuns runs(b, loc, p, shape.chunk, columns, /*registersAllow=*/rowsM <= 2);
+    // Groups of 16: each lane's dots are its own 8 K values', so each lane
+    // scales them by its own half block's scale.
+    HalfBlockLane halfBlock(b, loc, shape, inGroup);
     auto loadQuant = [&](Value k) {
       SmallVector<Value> scales, biases, zeros;
+      Value laneK = halfBlock.quantK(b, loc, k);
       for (int64_t s = 0; s < kSubtiles; ++s) {
-        ColumnQuant q = loadColumnQuant(b, loc, p, columns[s], k, runs.scaleAt(size_t(s), k));
+        ColumnQuant q = loadColumnQuant(b, loc, p, columns[s], laneK,
+                                        runs.scaleAt(size_t(s), k, halfBlock.upperHalf));
         scales.push_back(q.scale);
         biases.push_back(q.bias);
         zeros.push_back(q.zero);

@@ -88,24 +88,15 @@ struct MmaSplitKBuilder : TileBuilderBase {
   // decode subtracts (each null where the zero mode has none).
   // Raw decodes are the values x 2^-e: their scales carry 2^e
   // (rawScaleExponent; e = 24 - p for integer codes at bit p).
-  // With `runs` active the block scales come from the chunk's runs.
-  // `upperHalf` (groups of 16, SplitKShape::halfBlockGroups): whether the
-  // lane's K values are the block's second 16, whose group is k's next.
-  // Its scale is picked from the run at both constant positions and
-  // selected: a run indexed by a lane-dependent position would live in
-  // local memory.
+  // With `runs` active the block scales come from the chunk's runs. With
+  // `lane` (groups of 16) each lane's are its own half block's.
   SmallVector<Value> loadQuant(Value n0, Value group, Value k, ScaleRuns *runs = nullptr,
-                               Value upperHalf = Value()) {
-    Value laneK = k, nextK;
-    if (upperHalf) {
-      nextK = add(k, index(core::kUnitK));
-      laneK = b.create<arith::SelectOp>(loc, upperHalf, nextK, k);
-    }
+                               const HalfBlockLane *lane = nullptr) {
+    Value upperHalf = lane ? lane->upperHalf : Value();
+    Value laneK = lane ? lane->quantK(b, loc, k) : k;
     SmallVector<Value> scales, biases, zeros;
     for (int64_t s = 0; s < subtiles(); ++s) {
-      Value loaded = runs ? runs->scaleAt(size_t(s), k) : Value();
-      if (loaded && upperHalf)
-        loaded = b.create<arith::SelectOp>(loc, upperHalf, runs->scaleAt(size_t(s), nextK), loaded);
+      Value loaded = runs ? runs->scaleAt(size_t(s), k, upperHalf) : Value();
       ColumnQuant q = loadColumnQuant(b, loc, p, column(n0, group, s), laneK, loaded);
       if (rawCodes) {
         int shift = rawScaleExponent(p, static_cast<int>(s % kSubtilesPerLoad));
@@ -359,13 +350,8 @@ struct MmaSplitKBuilder : TileBuilderBase {
     // 16 warps leave a thread 128 registers, and runs spilled there (16
     // bytes: MXFP4 f16, 8 x 64 x 256, two words a column).
     ScaleRuns runs(b, loc, p, shape.chunk, columns, /*registersAllow=*/warps < 16);
-    // A lane's quant is its own 8 K values' group: with groups of 16 the
-    // block's (inGroup / 2)-th (core::pairedKOf, SplitKShape::halfBlockGroups).
-    Value upperHalf;
-    if (shape.halfBlockGroups)
-      upperHalf = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, inGroup,
-                                          index(core::kPairedLanesPerUnitK));
-    auto periodQuant = [&](Value k) { return loadQuant(n0, group, k, &runs, upperHalf); };
+    HalfBlockLane halfBlock(b, loc, shape, inGroup);
+    auto periodQuant = [&](Value k) { return loadQuant(n0, group, k, &runs, &halfBlock); };
     SmallVector<Value> sums = buildSplitKLoops(
         b, loc, shape, warp, init, periodQuant,
         step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher(),

@@ -69,6 +69,14 @@ Expected<DataFormat> DataFormat::lut(int bits, std::vector<double> table, std::s
   return DataFormat(std::shared_ptr<const LutFormat>(std::move(format)));
 }
 
+Expected<DataFormat> DataFormat::tableOfValues(int bits, std::vector<double> table) {
+  if (bits == 4 && table == nf4Table())
+    return nf4();
+  if (bits == 4 && table == fp4Table())
+    return fp4Lut();
+  return lut(bits, std::move(table), "");
+}
+
 DataFormat DataFormat::signedInt(int bits) { return builtin(IntFormat{bits, true, 0, false}); }
 
 DataFormat DataFormat::unsignedInt(int bits, int offset) {
@@ -307,12 +315,7 @@ Expected<DataFormat> parseTableFormat(const std::string &text) {
       return makeError("table entry '" + entry + "' is not a number in " + context);
     table.push_back(value);
   }
-  // A table equal to a built-in one is that format, under its name.
-  if (*bits == 4 && table == nf4Table())
-    return DataFormat::nf4();
-  if (*bits == 4 && table == fp4Table())
-    return DataFormat::fp4Lut();
-  return DataFormat::lut(*bits, std::move(table), "");
+  return DataFormat::tableOfValues(*bits, std::move(table));
 }
 
 } // namespace

@@ -42,6 +42,10 @@ public:
   // An empty name names the table by its values (lut<bits,[v0,...]>), the
   // spelling parseFormat reads back.
   static Expected<DataFormat> lut(int bits, std::vector<double> table, std::string name);
+  // A table given by its values (a spec's lut<bits,[...]>, the C ABI's
+  // LOWBIT_WEIGHT_LUT4): the built-in format under its name when the values
+  // are exactly one (nf4, fp4), so both spell one problem one way.
+  static Expected<DataFormat> tableOfValues(int bits, std::vector<double> table);
   static Expected<DataFormat> fromInt(const IntFormat &format);
   static Expected<DataFormat> fromFloat(const FloatFormat &format);
 

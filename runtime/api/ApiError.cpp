@@ -38,12 +38,14 @@ const char *lastFailureText() noexcept {
 }
 
 ApiStatus checkInputStructSize(const void *object, size_t givenSize, size_t knownSize,
-                               const char *typeName) {
+                               const char *typeName, size_t oldestSize) {
   std::string name = typeName;
-  if (givenSize < knownSize)
+  if (givenSize < knownSize && (oldestSize == 0 || givenSize != oldestSize))
     return apiError(LOWBIT_STATUS_INVALID_ARGUMENT,
                     name + ".struct_size is " + std::to_string(givenSize) + ", less than sizeof(" +
                         name + ") = " + std::to_string(knownSize) +
+                        (oldestSize ? " and not an older header's " + std::to_string(oldestSize)
+                                    : std::string()) +
                         ": set struct_size = sizeof(" + name + ")");
   if (givenSize > kLargestPlausibleStruct)
     return apiError(LOWBIT_STATUS_INVALID_ARGUMENT,

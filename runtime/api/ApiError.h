@@ -76,11 +76,13 @@ lowbit_status guardEntryPoint(const char *entryPoint, Body &&body) noexcept {
 }
 
 // Checks a caller's struct_size against the size this library was built
-// with: smaller is an error (an uninitialized or truncated struct); larger
-// (a newer header) is fine when the fields we do not know are all zero.
-// `object` points at the caller's struct, which is `givenSize` bytes long.
+// with: smaller is an error (an uninitialized or truncated struct) unless it
+// is at least `oldestSize`, the struct of an older header, whose missing
+// fields the caller reads as zero; larger (a newer header) is fine when the
+// fields we do not know are all zero. `object` points at the caller's
+// struct, which is `givenSize` bytes long.
 ApiStatus checkInputStructSize(const void *object, size_t givenSize, size_t knownSize,
-                               const char *typeName);
+                               const char *typeName, size_t oldestSize = 0);
 // For structs the library writes: at least knownSize; the bytes past it are
 // left alone.
 ApiStatus checkOutputStructSize(size_t givenSize, size_t knownSize, const char *typeName);

@@ -3,9 +3,16 @@
 #include "runtime/api/LoadedPlan.h"
 #include "runtime/api/Problem.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 using namespace lowbit::api;
+
+namespace {
+// lowbit_problem up to tensor_scale, before the table.
+constexpr size_t kOldestProblemSize = offsetof(lowbit_problem, table);
+} // namespace
 
 extern "C" {
 
@@ -20,10 +27,13 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
     if (!problem)
       return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_plan_create: problem is NULL");
     if (ApiStatus s = checkInputStructSize(problem, problem->struct_size, sizeof(lowbit_problem),
-                                           "lowbit_problem");
+                                           "lowbit_problem", kOldestProblemSize);
         !s)
       return recordFailure(s.error());
-    Result<lowbit::core::Problem> desc = problemFromApi(*problem);
+    // An older header's struct lacks the later fields: they read as zero.
+    lowbit_problem known{};
+    std::memcpy(&known, problem, std::min(problem->struct_size, sizeof known));
+    Result<lowbit::core::Problem> desc = problemFromApi(known);
     if (!desc)
       return recordFailure(desc.error());
 

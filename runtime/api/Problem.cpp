@@ -34,7 +34,7 @@ Result<core::Problem> problemFromApi(const lowbit_problem &problem) {
     return invalid(activation.error());
   p.activation = *activation;
   Expected<formats::DataFormat> weight =
-      core::weightFormatFromAbi(core::abiField(problem.weight));
+      core::weightFormatFromAbi(core::abiField(problem.weight), problem.table);
   if (!weight)
     return invalid(weight.error());
   p.code = *weight;

@@ -130,7 +130,8 @@ typedef enum lowbit_weight_format {
   LOWBIT_WEIGHT_E2M1 = 48,    /* OCP FP4: ±{0, 0.5, 1, 1.5, 2, 3, 4, 6} */
   LOWBIT_WEIGHT_E4M3 = 49,    /* OCP FP8 e4m3fn (0x7F and 0xFF are NaN) */
   LOWBIT_WEIGHT_E5M2 = 50,    /* OCP FP8 e5m2 (IEEE-style Inf and NaN) */
-  LOWBIT_WEIGHT_NF4 = 64      /* 4-bit codes of the NormalFloat table */
+  LOWBIT_WEIGHT_NF4 = 64,     /* 4-bit codes of the NormalFloat table */
+  LOWBIT_WEIGHT_LUT4 = 65     /* 4-bit codes of the table in lowbit_problem.table */
 } lowbit_weight_format;
 
 typedef enum lowbit_granularity {
@@ -165,6 +166,13 @@ typedef struct lowbit_problem {
    * round_up(scale count, 4), as lowbit_matmul describes. (This field took
    * what was padding in earlier headers: zero-initialize the struct.) */
   lowbit_dtype tensor_scale;
+  /* LOWBIT_WEIGHT_LUT4 only, NULL otherwise: the 16 values codes 0..15
+   * decode to, the table of the kernel set's spec (weight =
+   * "lut<4,[v0, ..., v15]>"). Kernels are compiled for their table and
+   * found by its values, compared exactly: pass the spec's numbers as
+   * doubles. (Added after tensor_scale: a struct_size that ends at
+   * tensor_scale, from an older header, is accepted and means no table.) */
+  const double *table;
 } lowbit_problem;
 
 /* ---- context ---------------------------------------------------------- */

@@ -37,3 +37,23 @@ func.func @nv_sixteen_warps(%x: tensor<?x4096xf16>, %w: tensor<128x4096x!lb.floa
       : (tensor<?x4096xf16>, tensor<128x4096x!lb.float<e2m1, finite>>, tensor<128x256xf8E4M3FN>) -> tensor<?x128xf16>
   return %y : tensor<?x128xf16>
 }
+
+// -----
+
+// gemv_tiled: the same fact; each lane's dot is its own 8 K values', scaled
+// by its own group's scale (picked at the block's group and the next, and
+// selected by t >= 2) after the dot.
+// CHECK-LABEL: func.func @nv_tiled__gemv_tiled_t1x64x128_w1x1_s1_k4(
+// CHECK: %[[UPPER:.*]] = arith.cmpi uge, %{{.*}}, %c2
+// CHECK-COUNT-8: lb.load_scale_run {{.*}} {count = 8 : i64}
+// CHECK: %[[LO:.*]] = lb.scale_in_run %[[SCALES:[0-9]+]]
+// CHECK: %[[HI:.*]] = lb.scale_in_run %[[SCALES]]
+// CHECK: arith.select %[[UPPER]], %[[HI]], %[[LO]] : f32
+// CHECK: lb.dot
+// CHECK: arith.mulf
+func.func @nv_tiled(%x: tensor<?x1024xf16>, %w: tensor<128x1024x!lb.float<e2m1, finite>>, %s: tensor<128x64xf8E4M3FN>) -> tensor<?x128xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>
+      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf16>, tensor<128x1024x!lb.float<e2m1, finite>>, tensor<128x64xf8E4M3FN>) -> tensor<?x128xf16>
+  return %y : tensor<?x128xf16>
+}

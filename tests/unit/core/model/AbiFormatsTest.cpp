@@ -46,6 +46,21 @@ TEST(AbiFormats, MinifloatAndTableWeightsAreTheFormatsLibrarys) {
   }
 }
 
+TEST(AbiFormats, Lut4TakesItsTableAndOnlyItTakesOne) {
+  std::vector<double> table(16);
+  for (int i = 0; i < 16; ++i)
+    table[i] = (i - 8) * 0.25;
+  Expected<formats::DataFormat> code = weightFormatFromAbi(LOWBIT_WEIGHT_LUT4, table.data());
+  ASSERT_TRUE(code.ok()) << code.error();
+  EXPECT_EQ(*code, *formats::DataFormat::lut(4, table, ""));
+  Expected<formats::DataFormat> missing = weightFormatFromAbi(LOWBIT_WEIGHT_LUT4, nullptr);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("needs table"), std::string::npos) << missing.error();
+  Expected<formats::DataFormat> extra = weightFormatFromAbi(LOWBIT_WEIGHT_NF4, table.data());
+  ASSERT_FALSE(extra.ok());
+  EXPECT_NE(extra.error().find("LUT4's only"), std::string::npos) << extra.error();
+}
+
 TEST(AbiFormats, TernaryIsTheFormatsLibrarysTernary) {
   Expected<formats::DataFormat> ternary = weightFormatFromAbi(LOWBIT_WEIGHT_TERNARY);
   ASSERT_TRUE(ternary.ok()) << ternary.error();

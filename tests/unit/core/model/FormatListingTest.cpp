@@ -53,6 +53,12 @@ TEST(FormatListing, ListsEveryFormatAndScheme) {
   EXPECT_TRUE(contains(lineWith(listing, "  nf4 "), "f16~"));
   EXPECT_TRUE(contains(lineWith(listing, "  int4 "), "f16 bf16 f32 s8 e4m3"));
   EXPECT_TRUE(contains(lineWith(listing, "  e8m0 "), "float<8,0,127,fn|unsigned|nosub>"));
+  // A user's table, with the kernels every arch has for one.
+  std::string yours = lineWith(listing, "  yours ");
+  EXPECT_TRUE(contains(yours, "lut<4,[v0, ..., v15]>")) << yours;
+  for (const std::string &arch : allArchs())
+    EXPECT_TRUE(contains(yours, arch)) << yours;
+  EXPECT_TRUE(contains(listing, "LOWBIT_WEIGHT_LUT4"));
 }
 
 // Every integer width the fragment facts decode has kernels on every arch

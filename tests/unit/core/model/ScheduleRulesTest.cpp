@@ -218,7 +218,7 @@ TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
 // k16 step of a 32-wide block by its own (up to 8 warps: with 16 a thread's
 // 128 registers spilled); gemv_tiled keeps whole blocks and the staged
 // families whole K tiles per scale.
-TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKMmas) {
+TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKFamilies) {
   for (int bits : {1, 2, 4, 8})
     for (int64_t group : {16, 48, 32}) {
       Problem p = problem(formats::DataFormat::unsignedInt(bits), 4096, 48 * 64);
@@ -232,8 +232,14 @@ TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKMmas) {
             "gemv schedule: group size 8 is not a multiple of 16 (half a lane's 32 codes)");
   Problem g16 = problem(formats::DataFormat::unsignedInt(4));
   g16.scheme.groupSize = 16;
-  EXPECT_EQ(checkSchedule(g16, kGemvTiled).error(),
-            "gemv_tiled schedule: group size 16 is not a multiple of 32");
+  // Both split-K families: a lane's 8 K values of a block share a group.
+  Status tiled = checkSchedule(g16, kGemvTiled);
+  EXPECT_TRUE(tiled.ok()) << tiled.error();
+  Schedule fourRows = kGemvTiled;
+  fourRows.tileM = 4;
+  EXPECT_EQ(checkSchedule(g16, fourRows).error(),
+            "gemv_tiled schedule: groups of 16 with tile M > 2 need more than the 128 registers "
+            "a thread gets, got tile M 4");
   Status splitK = checkSchedule(g16, kMmaSplitK);
   EXPECT_TRUE(splitK.ok()) << splitK.error();
   Schedule sixteenWarps = kMmaSplitK;
@@ -246,6 +252,8 @@ TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKMmas) {
   g48.scheme.groupSize = 48;
   EXPECT_EQ(checkSchedule(g48, kMmaSplitK).error(),
             "mma schedule with split_k > 1: group size 48 is neither 16 nor a multiple of 32");
+  EXPECT_EQ(checkSchedule(g48, kGemvTiled).error(),
+            "gemv_tiled schedule: group size 48 is neither 16 nor a multiple of 32");
   EXPECT_EQ(checkSchedule(g16, kMma).error(),
             "mma schedule: group size 16 is not a multiple of tile K = 128 (scales are applied "
             "once per K tile)");

@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <thread>
 
@@ -76,6 +77,9 @@ protected:
     nvfp4Style.scheme.scale = formats::DataFormat::e4m3fn();
     nvfp4Style.scheme.tensorScale = formats::DataFormat::f32();
     addKernel(database, nvfp4Style, {"tensor_scaled", "sm_90a", "gemv"});
+    kernels::ProblemDesc userTable = w4a16Problem(256, 4096);
+    userTable.code = *formats::DataFormat::lut(4, userTableValues(), "");
+    addKernel(database, userTable, {"user_table", "sm_90a", "gemv"});
     addKernel(database, w4a16Problem(2048, 2048), {"ampere_only", "sm_80", "gemv"});
     FakeKernel ring{"ring", "sm_90a", "mma", kLayoutA, 16};
     ring.dynamicSharedBytes = kRingBytes;
@@ -95,6 +99,13 @@ protected:
         << lowbit_last_error();
   }
   void TearDown() override { lowbit_context_destroy(context); }
+
+  static std::vector<double> userTableValues() {
+    std::vector<double> table(16);
+    for (int i = 0; i < 16; ++i)
+      table[i] = (i - 7) * 0.125;
+    return table;
+  }
 
   // W4A16 g128 f16 scales, as the database's kernels were added for.
   static lowbit_problem w4a16Abi(int64_t n, int64_t k, lowbit_zero_mode zero = LOWBIT_ZERO_NONE) {
@@ -139,6 +150,41 @@ protected:
 
 // Fake device pointers: never dereferenced by a launch, only recorded.
 void *at(uintptr_t address) { return reinterpret_cast<void *>(address); }
+
+// A user's codebook through the C ABI finds the kernel compiled for exactly
+// that table; another table is another problem, with no kernel.
+TEST_F(FakeDriverTest, UserTablesFindTheirTablesKernel) {
+  std::vector<double> table = userTableValues();
+  lowbit_problem problem = w4a16Abi(256, 4096);
+  problem.weight = LOWBIT_WEIGHT_LUT4;
+  problem.table = table.data();
+  lowbit_plan *p = plan(problem);
+  ASSERT_NE(p, nullptr);
+  EXPECT_STREQ(explain(p, 1).kernel_name, "fake_user_table");
+  lowbit_plan_destroy(p);
+
+  table[3] += 1.0 / 1024;
+  lowbit_plan *other = nullptr;
+  EXPECT_EQ(lowbit_plan_create(context, &problem, &other), LOWBIT_STATUS_UNKNOWN_PROBLEM);
+  EXPECT_EQ(other, nullptr);
+}
+
+// An application built against the header before lowbit_problem had its
+// table passes the shorter struct; the library reads no byte past it.
+TEST_F(FakeDriverTest, AnOlderHeadersProblemStillPlans) {
+  const size_t older = offsetof(lowbit_problem, table);
+  lowbit_problem full = w4a16Abi(4096, 4096);
+  std::vector<unsigned char> bytes(older);
+  std::memcpy(bytes.data(), &full, older);
+  reinterpret_cast<lowbit_problem *>(bytes.data())->struct_size = older;
+  // Read through a buffer of exactly `older` bytes: ASan would catch a read
+  // of the table's place.
+  lowbit_plan *p = nullptr;
+  EXPECT_EQ(lowbit_plan_create(context, reinterpret_cast<const lowbit_problem *>(bytes.data()), &p),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  lowbit_plan_destroy(p);
+}
 
 TEST_F(FakeDriverTest, LaunchesTheRangesKernelWithItsGridAndRestoresTheContext) {
   lowbit_plan *p = plan(4096, 4096);

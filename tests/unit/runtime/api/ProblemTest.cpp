@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <thread>
 
@@ -48,6 +50,53 @@ TEST(ProblemTest, TranslatesToTheCompilersSignature) {
   EXPECT_EQ(core::signature(*desc),
             "lowbit.qmatmul.v1;n=4096;k=4096;act=bf16;weight=int2;scale=f32;"
             "granularity=channel;group=0;zero=sub_value");
+}
+
+// A user's codebook: LOWBIT_WEIGHT_LUT4 with its 16 values is the problem a
+// spec's lut<4,[...]> of the same numbers compiled (one signature), and the
+// NF4 values are nf4 whichever way they come.
+TEST(ProblemTest, UserTablesThroughLut4) {
+  const double table[16] = {-1.5, -1, -0.75, -0.5, -0.375, -0.25, -0.125, -0.0625,
+                            0,    0.0625, 0.125, 0.25, 0.5, 0.75, 1, 1.5};
+  lowbit_problem p = w4a16();
+  p.weight = LOWBIT_WEIGHT_LUT4;
+  p.table = table;
+  Result<core::Problem> desc = problemFromApi(p);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  ASSERT_NE(desc->code.asLut(), nullptr);
+  EXPECT_EQ(desc->code.asLut()->table, std::vector<double>(table, table + 16));
+  Expected<formats::DataFormat> spelled = formats::parseFormat(
+      "lut<4,[-1.5, -1, -0.75, -0.5, -0.375, -0.25, -0.125, -0.0625, 0, 0.0625, 0.125, 0.25, "
+      "0.5, 0.75, 1, 1.5]>");
+  ASSERT_TRUE(spelled.ok()) << spelled.error();
+  core::Problem fromSpec = *desc;
+  fromSpec.code = *spelled;
+  EXPECT_EQ(core::signature(*desc), core::signature(fromSpec));
+
+  const std::vector<double> &nf4 = formats::nf4Table();
+  p.table = nf4.data();
+  desc = problemFromApi(p);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(desc->code, formats::DataFormat::nf4());
+  EXPECT_NE(core::signature(*desc).find("weight=nf4;"), std::string::npos);
+
+  p.table = nullptr;
+  desc = problemFromApi(p);
+  ASSERT_FALSE(desc.ok());
+  EXPECT_EQ(desc.error().status, LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(desc.error().message.find("needs table"), std::string::npos) << desc.error().message;
+
+  const double withNan[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, std::nan("")};
+  p.table = withNan;
+  EXPECT_FALSE(problemFromApi(p).ok());
+
+  // A table with another weight format is a contradiction, not a hint.
+  p = w4a16();
+  p.table = table;
+  desc = problemFromApi(p);
+  ASSERT_FALSE(desc.ok());
+  EXPECT_NE(desc.error().message.find("LOWBIT_WEIGHT_LUT4's only"), std::string::npos)
+      << desc.error().message;
 }
 
 // GPTQ / AWQ zeros: (q - z)·s with uint4 or uint8 codes, packed densely.
@@ -162,6 +211,14 @@ TEST(StructSizeTest, OlderOrGarbageSizesAreRejectedNewerOnesNeedZeroTails) {
   EXPECT_NE(small.error().message.find("sizeof(lowbit_problem)"), std::string::npos);
   EXPECT_EQ(checkInputStructSize(&p, 1u << 20, sizeof(p), "lowbit_problem").status(),
             LOWBIT_STATUS_INVALID_ARGUMENT);
+  // The struct of an older header (lowbit_problem before its table) is
+  // accepted where the entry point names it, and no other smaller size.
+  const size_t older = offsetof(lowbit_problem, table);
+  EXPECT_TRUE(checkInputStructSize(&p, older, sizeof(p), "lowbit_problem", older).ok());
+  ApiStatus between = checkInputStructSize(&p, older + 4, sizeof(p), "lowbit_problem", older);
+  EXPECT_EQ(between.status(), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(between.error().message.find("older header's"), std::string::npos)
+      << between.error().message;
 
   struct Newer {
     lowbit_problem base;
