@@ -1,4 +1,5 @@
 // lowbit.h: lowbit_pack_weights and lowbit_pack_zeros.
+#include "core/AbiFormats.h"
 #include "lowbit/lowbit.h"
 #include "runtime/api/Dispatch.h"
 #include "runtime/api/LoadedPlan.h"
@@ -13,9 +14,11 @@ namespace {
 
 // Packs `what` on the host with `packHost` (into `packed_out` itself for
 // HOST, or into a staging buffer of `bytes` copied to the device on `stream`
-// for DEVICE), with the checks both entry points share.
+// for DEVICE), with the checks both entry points share. `where` is the
+// caller's lowbit_memory as its stored int (core::abiField): a bogus value
+// loaded as the enum would be undefined.
 lowbit_status deliver(const char *entry, const char *what, const lowbit_plan *plan, int64_t bytes,
-                      void *packed_out, size_t packed_bytes, lowbit_memory where, void *stream,
+                      void *packed_out, size_t packed_bytes, int where, void *stream,
                       const std::function<ApiStatus(uint8_t *, size_t)> &packHost) {
   if (where == LOWBIT_MEMORY_HOST) {
     ApiStatus s = packHost(static_cast<uint8_t *>(packed_out), packed_bytes);
@@ -25,7 +28,7 @@ lowbit_status deliver(const char *entry, const char *what, const lowbit_plan *pl
     return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
                          std::string(entry) +
                              ": where must be LOWBIT_MEMORY_HOST or LOWBIT_MEMORY_DEVICE, got " +
-                             std::to_string(static_cast<int>(where)));
+                             std::to_string(where));
   if (reinterpret_cast<uintptr_t>(packed_out) % 16 != 0)
     return recordFailure(LOWBIT_STATUS_MISALIGNED,
                          std::string(entry) + ": packed_out is not 16-byte aligned");
@@ -70,7 +73,7 @@ lowbit_status lowbit_pack_weights(const lowbit_plan *plan, const uint8_t *codes,
                                                                " is NULL");
     const PlanSpec &spec = plan->spec;
     return deliver("lowbit_pack_weights", "weights", plan, spec.weightBytes, packed_out,
-                   packed_bytes, where, stream,
+                   packed_bytes, lowbit::core::abiField(where), stream,
                    [&](uint8_t *out, size_t bytes) { return packOnHost(spec, codes, out, bytes); });
   });
 }
@@ -90,7 +93,8 @@ lowbit_status lowbit_pack_zeros(const lowbit_plan *plan, const uint8_t *zero_cod
     if (!spec.problem.scheme.zeroCodes)
       return recordFailure(packZerosOnHost(spec, zero_codes, count, nullptr, 0).error());
     return deliver("lowbit_pack_zeros", "zero codes", plan, spec.zeroBytes, packed_out,
-                   packed_bytes, where, stream, [&](uint8_t *out, size_t bytes) {
+                   packed_bytes, lowbit::core::abiField(where), stream,
+                   [&](uint8_t *out, size_t bytes) {
                      return packZerosOnHost(spec, zero_codes, count, out, bytes);
                    });
   });
