@@ -4,6 +4,7 @@
 #include "tuning_db/Schema.h"
 
 #include <algorithm>
+#include <sys/statvfs.h>
 #include <chrono>
 #include <thread>
 
@@ -57,6 +58,29 @@ Status switchToWal(sqlite3 *db, int busyTimeoutMs) {
   }
 }
 
+// A WAL database on a read-only filesystem cannot be read even by a
+// read-only connection: SQLite must create its -shm file beside it. Nothing
+// can write a file there either, so it is safe to open immutable.
+bool onReadOnlyFilesystem(const std::string &path) {
+  struct statvfs info {};
+  return ::statvfs(path.c_str(), &info) == 0 && (info.f_flag & ST_RDONLY);
+}
+
+std::string immutableUri(const std::string &path) {
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (c == '?' || c == '#' || c == '%' || c < 0x20 || c >= 0x7f) {
+      const char *hex = "0123456789ABCDEF";
+      uri += '%';
+      uri += hex[c >> 4];
+      uri += hex[c & 15];
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 std::string badFileReport(const std::string &path, const std::string &reason,
                           const std::string &movedTo) {
   return "kernel database `" + path + "` is not usable (" + reason + "); it was moved to `" +
@@ -108,8 +132,18 @@ Expected<Database> Database::openOnce(const std::string &path, const OpenOptions
     return std::move(connection).takeError();
 
   Health health = checkHealth(connection->get());
+  if (readOnly && health.kind == Health::Kind::Error && onReadOnlyFilesystem(path)) {
+    connection = openConnection(immutableUri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                options.busyTimeoutMs);
+    if (!connection)
+      return std::move(connection).takeError();
+    health = checkHealth(connection->get());
+  }
   if (health.kind == Health::Kind::Error)
-    return makeError("cannot check kernel database `" + path + "`: " + health.detail);
+    return makeError("cannot check kernel database `" + path + "`: " + health.detail +
+                     (readOnly ? " (a database to read where it cannot be written is best "
+                                 "shipped as `lowbit db export` writes it)"
+                               : ""));
   if (health.kind == Health::Kind::Corrupt || health.kind == Health::Kind::Foreign) {
     if (readOnly)
       return makeError("refusing kernel database `" + path + "`: " + health.detail +

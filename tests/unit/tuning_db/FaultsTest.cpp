@@ -1,13 +1,21 @@
-// A disk that fills up while a database is written: the write gets an error
-// (never a crash), and what was committed before is all still there. The
-// child process writes under RLIMIT_FSIZE, which makes every write past the
-// limit fail with EFBIG, as a full disk fails with ENOSPC.
+// Databases on a disk that fills up, and on a read-only filesystem. A full
+// disk: the write gets an error (never a crash), and what was committed
+// before is all still there; the child process writes under RLIMIT_FSIZE,
+// which makes every write past the limit fail with EFBIG, as a full disk
+// fails with ENOSPC. A read-only filesystem (a read-only bind mount in a
+// child's own mount namespace): the database opens read-only and answers,
+// opening it to write is a clear error, and the file is untouched.
 #include "tests/unit/tuning_db/TestSupport.h"
 #include "tuning_db/Commands.h"
 
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -83,6 +91,67 @@ TEST(Faults, AFullDiskRefusesTheWriteAndLosesNothing) {
       ASSERT_TRUE(kernels.ok()) << kernels.error();
       EXPECT_TRUE(kernels->empty()) << "half a kernel was committed";
     }
+}
+
+std::string contents(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+constexpr int kReadOnlyWorks = 0, kCannotMount = 10, kReadOnlyOpenFailed = 11,
+              kLookupFailed = 12, kWritableOpenSucceeded = 13, kUnclearError = 14;
+
+TEST(Faults, AReadOnlyFilesystemStillServesAndRefusesWritesClearly) {
+  TempDir dir;
+  const std::string path = dir.file("kernels.db");
+  std::string keptId;
+  {
+    Database database = openOrDie(path);
+    Expected<std::string> problem = database.putProblem("sig-kept");
+    ASSERT_TRUE(problem.ok()) << problem.error();
+    Expected<std::string> kept = database.putKernel(makeKernel(*problem, "kept", "sm_90a", "gemv"));
+    ASSERT_TRUE(kept.ok()) << kept.error();
+    keptId = *kept;
+  }
+  const std::string before = contents(path);
+
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // A private mount namespace, so the read-only mount is the child's alone.
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount(dir.path().c_str(), dir.path().c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+        ::mount(nullptr, dir.path().c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY,
+                nullptr) != 0)
+      ::_exit(kCannotMount);
+    Expected<Database> readOnly = Database::open(path, OpenOptions{OpenMode::ReadOnly});
+    if (!readOnly.ok()) {
+      std::fprintf(stderr, "read-only open: %s\n", readOnly.error().c_str());
+      ::_exit(kReadOnlyOpenFailed);
+    }
+    Expected<std::optional<KernelRecord>> kept = readOnly->findKernel(keptId);
+    if (!kept.ok() || !kept->has_value())
+      ::_exit(kLookupFailed);
+    Expected<Database> writable = Database::open(path);
+    if (writable.ok()) {
+      // Opening may succeed where SQLite defers the write; the first write
+      // must then fail.
+      Expected<std::string> added = writable->putProblem("sig-new");
+      if (added.ok())
+        ::_exit(kWritableOpenSucceeded);
+      ::_exit(added.error().find("read") == std::string::npos ? kUnclearError : kReadOnlyWorks);
+    }
+    ::_exit(writable.error().find("read") == std::string::npos ? kUnclearError : kReadOnlyWorks);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(child, &wstatus, 0), child);
+  ASSERT_TRUE(WIFEXITED(wstatus)) << "the child died of signal " << WTERMSIG(wstatus);
+  if (WEXITSTATUS(wstatus) == kCannotMount)
+    GTEST_SKIP() << "no private mount namespace here (needs CAP_SYS_ADMIN)";
+  EXPECT_EQ(WEXITSTATUS(wstatus), kReadOnlyWorks);
+  EXPECT_EQ(contents(path), before) << "the read-only database's file changed";
+  EXPECT_TRUE(doctor(path).healthy);
 }
 
 } // namespace
