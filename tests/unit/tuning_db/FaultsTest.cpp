@@ -32,18 +32,22 @@ int64_t fileBytes(const std::string &path) {
   return ::stat(path.c_str(), &info) == 0 ? static_cast<int64_t>(info.st_size) : -1;
 }
 
+// A database (closed again, so in WAL mode with no -wal or -shm beside it)
+// holding one committed kernel, whose id is `keptId`.
+void writeOneKernel(const std::string &path, std::string &keptId) {
+  Database database = openOrDie(path);
+  Expected<std::string> problem = database.putProblem("sig-kept");
+  ASSERT_TRUE(problem.ok()) << problem.error();
+  Expected<std::string> kept = database.putKernel(makeKernel(*problem, "kept", "sm_90a", "gemv"));
+  ASSERT_TRUE(kept.ok()) << kept.error();
+  keptId = *kept;
+}
+
 TEST(Faults, AFullDiskRefusesTheWriteAndLosesNothing) {
   TempDir dir;
   const std::string path = dir.file("kernels.db");
   std::string keptId;
-  {
-    Database database = openOrDie(path);
-    Expected<std::string> problem = database.putProblem("sig-kept");
-    ASSERT_TRUE(problem.ok()) << problem.error();
-    Expected<std::string> kept = database.putKernel(makeKernel(*problem, "kept", "sm_90a", "gemv"));
-    ASSERT_TRUE(kept.ok()) << kept.error();
-    keptId = *kept;
-  }
+  ASSERT_NO_FATAL_FAILURE(writeOneKernel(path, keptId));
   const int64_t before = fileBytes(path);
   ASSERT_GT(before, 0);
 
@@ -105,14 +109,7 @@ TEST(Faults, AReadOnlyFilesystemStillServesAndRefusesWritesClearly) {
   TempDir dir;
   const std::string path = dir.file("kernels.db");
   std::string keptId;
-  {
-    Database database = openOrDie(path);
-    Expected<std::string> problem = database.putProblem("sig-kept");
-    ASSERT_TRUE(problem.ok()) << problem.error();
-    Expected<std::string> kept = database.putKernel(makeKernel(*problem, "kept", "sm_90a", "gemv"));
-    ASSERT_TRUE(kept.ok()) << kept.error();
-    keptId = *kept;
-  }
+  ASSERT_NO_FATAL_FAILURE(writeOneKernel(path, keptId));
   const std::string before = contents(path);
 
   pid_t child = ::fork();
