@@ -132,7 +132,10 @@ size_t utf8Length(const std::string &text, size_t i) {
 // other than tab and line breaks are errors anywhere. A quote opens a string
 // only where toml++ would read one: at a line's start or after `=`, `[`,
 // `,`, `{` or `.` (tests/fuzz found `x = +"...×..."`, where toml++ scans the
-// quote and what follows as a bad number and meets the non-ASCII byte).
+// quote and what follows as a bad number and meets the non-ASCII byte), and
+// never inside a bare token: toml++ scans a value that does not start with a
+// quote up to whitespace, `,`, `]`, `}` or `#`, quotes and `=` included
+// (`g- =+"f1+="...ȅ` reached it again), and a key up to `=` or `.` too.
 Status checkSpecText(const std::string &text, const std::string &sourceName) {
   if (text.size() > kMaxSpecBytes)
     return makeError(sourceName + ": a spec has at most " + std::to_string(kMaxSpecBytes) +
@@ -143,6 +146,8 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
   // line's start), and whether a string may open after it.
   unsigned char last = '\n';
   auto opensString = [&] { return std::strchr("\n=[,{.", last) != nullptr; };
+  // Inside a bare token (a key when it began a line or followed `{`).
+  bool inBare = false, bareIsKey = false;
   auto bad = [&](unsigned char c, const char *why) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", c);
@@ -157,6 +162,7 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
         in = In::Code; // an unterminated one-line string is toml++'s error to report
       if (in == In::Code)
         last = '\n';
+      inBare = false;
       continue;
     }
     if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7F)
@@ -172,6 +178,14 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
     }
     switch (in) {
     case In::Code:
+      if (inBare) {
+        bool ends = std::strchr(" \t\r,]}#", c) != nullptr || (bareIsKey && (c == '=' || c == '.'));
+        if (!ends) {
+          last = c;
+          break;
+        }
+        inBare = false;
+      }
       if (c == '#')
         in = In::Comment;
       else if ((c == '"' || c == '\'') && opensString()) {
@@ -182,8 +196,13 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
         else
           in = c == '"' ? In::Basic : In::Literal;
         last = c;
-      } else if (c != ' ' && c != '\t' && c != '\r')
+      } else if (c != ' ' && c != '\t' && c != '\r') {
+        if (!std::strchr("=[]{},.\"'", c)) {
+          inBare = true;
+          bareIsKey = last == '\n' || last == '{';
+        }
         last = c;
+      }
       break;
     case In::Basic:
       if (c == '\\')

@@ -174,6 +174,10 @@ TEST(KernelSetSpec, MistakesAreErrorsNotDefaults) {
       {"g1 =+\"f1xxxxxxxxxxxxxxxxx\xEF\xBB\x9Fxxxxxhxxxx'f15(\"\n`h",
        "<t>:1: byte 0xEF is not ASCII outside a comment or a string"},
       {"archs = [\"sm_80\"]\nx = 1'\xC3\x97'\n", "<t>:2: byte 0xC3 is not ASCII outside"},
+      // A quote after a `=` inside a bare value opens nothing: toml++ scans
+      // the whole token (tests/fuzz/corpus/spec/quote-after-equals-in-value).
+      {"g- =+\"f1xg0w+=\"f1xxnami'un\xC8\x85activation]]\n",
+       "<t>:1: byte 0xC8 is not ASCII outside a comment or a string"},
       {"archs = [\"sm_80\"]\n\x01\n", "<t>:2: byte 0x01 is a control character"},
       {std::string(kMaxSpecBytes + 1, ' '), "a spec has at most 4194304 bytes"},
   };
