@@ -211,10 +211,24 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
         in = In::Code;
       break;
     case In::MultiBasic:
-      if (c == '\\')
+      if (c == '\\') {
+        // toml++ asks whether the character after a backslash, and after a
+        // line-ending backslash the first one past the whitespace it
+        // trims, is whitespace: for some non-ASCII ones its table reaches
+        // TOML_UNREACHABLE (tests/fuzz: """u\<newline>...U+FEF6).
+        size_t j = i + 1;
+        while (j < text.size() && std::strchr(" \t\r\n", text[j]))
+          ++j;
+        unsigned char next = j < text.size() ? static_cast<unsigned char>(text[j]) : 0;
+        if (next >= 0x80 && (j == i + 1 || std::strchr(" \t\r\n", text[i + 1])))
+          return bad(next, "follows a backslash (and the whitespace it trims) in a multi-line "
+                           "string; escape it as \\uXXXX");
         ++i;
-      else if (at(i, "\"\"\""))
+        if (i < text.size() && text[i] == '\n')
+          ++line;
+      } else if (at(i, "\"\"\"")) {
         in = In::Code, i += 2;
+      }
       break;
     case In::Literal:
       if (c == '\'')

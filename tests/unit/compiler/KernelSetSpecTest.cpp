@@ -178,6 +178,12 @@ TEST(KernelSetSpec, MistakesAreErrorsNotDefaults) {
       // the whole token (tests/fuzz/corpus/spec/quote-after-equals-in-value).
       {"g- =+\"f1xg0w+=\"f1xxnami'un\xC8\x85activation]]\n",
        "<t>:1: byte 0xC8 is not ASCII outside a comment or a string"},
+      // What toml++ trims after a line-ending backslash in a multi-line
+      // string, and what follows a backslash there, must be ASCII
+      // (tests/fuzz/corpus/spec/non-ascii-after-line-ending-backslash).
+      {"archs = [\"sm_80\"]\nx = \"\"\"a\\\n\n  \xEF\xBB\xB6\"\"\"\n",
+       "<t>:2: byte 0xEF follows a backslash"},
+      {"archs = [\"sm_80\"]\nx = \"\"\"a\\\xC8\x85\"\"\"\n", "<t>:2: byte 0xC8 follows a backslash"},
       {"archs = [\"sm_80\"]\n\x01\n", "<t>:2: byte 0x01 is a control character"},
       {std::string(kMaxSpecBytes + 1, ' '), "a spec has at most 4194304 bytes"},
   };
