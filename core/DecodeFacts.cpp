@@ -2,6 +2,7 @@
 
 #include "core/FragmentFacts.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
