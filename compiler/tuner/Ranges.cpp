@@ -185,10 +185,13 @@ std::vector<RangeCheck> checkRanges(const std::vector<db::DispatchRange> &ranges
     for (const auto &[kernel, us] : row)
       if (us < best)
         best = us, c.best = kernel;
+    c.bestUs = best;
     for (const db::DispatchRange &r : ranges)
       if (r.contains(m))
         c.chosen = r.kernelId;
     auto it = row.find(c.chosen);
+    if (it != row.end())
+      c.chosenUs = it->second;
     c.ratio = it == row.end() ? std::numeric_limits<double>::infinity() : it->second / best;
     checks.push_back(c);
   }

@@ -57,6 +57,7 @@ Expected<std::vector<db::DispatchRange>> deriveRanges(const std::vector<TimedPoi
 struct RangeCheck {
   int64_t m = 0;
   std::string chosen, best;
+  double chosenUs = 0, bestUs = 0; // 0 chosenUs: the chosen kernel has no result at m
   double ratio = 0; // chosen / best median; 1 when chosen is best
 };
 std::vector<RangeCheck> checkRanges(const std::vector<db::DispatchRange> &ranges,

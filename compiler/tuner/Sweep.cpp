@@ -470,7 +470,7 @@ std::string chooseWeightLayout(const std::vector<TimedPoint> &points,
   return chosen;
 }
 
-Expected<std::vector<db::DispatchRange>> commitDispatch(db::Database &database,
+Expected<CommittedDispatch> commitDispatch(db::Database &database,
                                                         const SweepProblem &problem,
                                                         const std::string &deviceId,
                                                         const std::string &runId,
@@ -496,7 +496,7 @@ Expected<std::vector<db::DispatchRange>> commitDispatch(db::Database &database,
     return makeError("problem " + problem.problemId.substr(0, 12) + ": " + ranges.error());
   if (Status s = database.setDispatch(problem.problemId, deviceId, *ranges); !s)
     return makeError("problem " + problem.problemId.substr(0, 12) + ": " + s.error());
-  return ranges;
+  return CommittedDispatch{*ranges, checkRanges(*ranges, points)};
 }
 
 } // namespace lowbit::tuner

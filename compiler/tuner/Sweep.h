@@ -149,6 +149,11 @@ struct BestPoint {
   std::string kernelId, schedule;
   double medianUs = 0;
   std::optional<double> referenceUs;
+  // What the committed dispatch table serves at m (commitDispatch's
+  // served), which a plan gets: its kernel may differ from the best one when
+  // the best is of a weight layout the table could not use. Empty until set.
+  std::string servedKernelId;
+  double servedUs = 0;
 };
 
 // Different candidates whose measurements err one after another before the
@@ -209,7 +214,14 @@ Expected<SweepSummary> runSweep(db::Database &database, const std::vector<SweepP
 std::string chooseWeightLayout(const std::vector<TimedPoint> &points,
                                const std::map<std::string, std::string> &layoutOf);
 
-Expected<std::vector<db::DispatchRange>> commitDispatch(db::Database &database,
+// What commitDispatch stored, and what that serves at each measured M: the
+// dispatched kernel against the best one of any weight layout (checkRanges),
+// so that `lowbit tune` reports what a plan gets, not a kernel it cannot use.
+struct CommittedDispatch {
+  std::vector<db::DispatchRange> ranges;
+  std::vector<RangeCheck> served;
+};
+Expected<CommittedDispatch> commitDispatch(db::Database &database,
                                                         const SweepProblem &problem,
                                                         const std::string &deviceId,
                                                         const std::string &runId,

@@ -151,19 +151,31 @@ Status writeReports(const std::string &dir, const tuner::SweepSummary &summary, 
   return {};
 }
 
+// Per (problem, M): what the dispatch table serves, which is what a plan
+// gets. Where the fastest kernel measured is another one (of another weight
+// layout, since a plan packs its weights once, or one within the ranges'
+// tolerance), that kernel follows, so what sharing costs is in plain sight.
 void printBest(const tuner::SweepSummary &summary, std::ostream &out) {
   out << std::left << std::setw(28) << "problem" << std::right << std::setw(6) << "M"
-      << std::setw(11) << "median us" << std::setw(11) << "cuBLAS us" << std::setw(9)
+      << std::setw(11) << "served us" << std::setw(11) << "cuBLAS us" << std::setw(9)
       << "speedup" << "  kernel\n";
   for (const tuner::BestPoint &b : summary.best) {
+    bool served = !b.servedKernelId.empty();
+    double us = served ? b.servedUs : b.medianUs;
     out << std::left << std::setw(28) << b.problem.name << std::right << std::setw(6) << b.m
-        << std::fixed << std::setprecision(1) << std::setw(11) << b.medianUs;
+        << std::fixed << std::setprecision(1) << std::setw(11) << us;
     if (b.referenceUs)
       out << std::setw(11) << *b.referenceUs << std::setprecision(2) << std::setw(9)
-          << *b.referenceUs / b.medianUs;
+          << *b.referenceUs / us;
     else
       out << std::setw(11) << "-" << std::setw(9) << "-";
-    out << "  " << b.kernelId.substr(0, 12) << "\n";
+    out << "  " << (served ? b.servedKernelId : b.kernelId).substr(0, 12);
+    if (!served)
+      out << "  (best measured; no dispatch table)";
+    else if (b.servedKernelId != b.kernelId)
+      out << "  (fastest measured: " << std::setprecision(1) << b.medianUs << " us, "
+          << b.kernelId.substr(0, 12) << "; the table keeps one weight layout and few ranges)";
+    out << "\n";
   }
 }
 
@@ -248,12 +260,20 @@ int measureBatch(std::vector<tuner::SweepProblem> &sweep, const TuneArgs &args, 
   // Dispatch from every passing result of this run stored so far, also after
   // a budget stop or Ctrl-C: what was measured is real.
   for (const tuner::SweepProblem &p : sweep) {
-    Expected<std::vector<db::DispatchRange>> ranges =
+    Expected<tuner::CommittedDispatch> committed =
         tuner::commitDispatch(database, p, options.deviceId, options.runId);
-    if (ranges.ok())
-      std::cerr << me << p.problem.name << ": " << ranges->size() << " dispatch range(s)\n";
-    else
-      std::cerr << me << "no dispatch for " << p.problem.name << ": " << ranges.error() << "\n";
+    if (!committed.ok()) {
+      std::cerr << me << "no dispatch for " << p.problem.name << ": " << committed.error() << "\n";
+      continue;
+    }
+    std::cerr << me << p.problem.name << ": " << committed->ranges.size()
+              << " dispatch range(s)\n";
+    for (tuner::BestPoint &b : summary->best)
+      for (const tuner::RangeCheck &c : committed->served)
+        if (b.problemId == p.problemId && b.m == c.m && c.chosenUs > 0) {
+          b.servedKernelId = c.chosen;
+          b.servedUs = c.chosenUs;
+        }
   }
   tuner::mergeSummary(total, *summary);
   return 0;

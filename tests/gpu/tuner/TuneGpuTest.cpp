@@ -113,9 +113,10 @@ TEST_F(TuneGpu, SweepsOneProblemEndToEnd) {
   EXPECT_EQ(resumed->measured, 0);
   EXPECT_EQ(resumed->skipped, int64_t(candidates * options.mPoints.size()));
 
-  Expected<std::vector<db::DispatchRange>> ranges =
+  Expected<tuner::CommittedDispatch> committed =
       tuner::commitDispatch(*database, problems->front(), options.deviceId, options.runId);
-  ASSERT_TRUE(ranges.ok()) << ranges.error();
+  ASSERT_TRUE(committed.ok()) << committed.error();
+  const std::vector<db::DispatchRange> *ranges = &committed->ranges;
   ASSERT_FALSE(ranges->empty());
   EXPECT_EQ(ranges->front().mLo, 1);
 

@@ -176,7 +176,8 @@ TEST(KernelSetSpec, MistakesAreErrorsNotDefaults) {
       {"archs = [\"sm_80\"]\nx = 1'\xC3\x97'\n", "<t>:2: byte 0xC3 is not ASCII outside"},
       // A quote after a `=` inside a bare value opens nothing: toml++ scans
       // the whole token (tests/fuzz/corpus/spec/quote-after-equals-in-value).
-      {"g- =+\"f1xg0w+=\"f1xxnami'un\xC8\x85activation]]\n",
+      {"g- =+\"f1xg0w+=\"f1xxnami'un\xC8\x85"
+       "activation]]\n",
        "<t>:1: byte 0xC8 is not ASCII outside a comment or a string"},
       // What toml++ trims after a line-ending backslash in a multi-line
       // string, and what follows a backslash there, must be ASCII

@@ -19,6 +19,7 @@
 #include "tests/unit/passes/PairInterpreter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -60,8 +61,10 @@ TEST_P(DecodeStrategy, EveryCodeInEveryFieldDecodesExactly) {
   context.loadDialect<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect>();
   mlir::OpBuilder b(&context);
   mlir::Location loc = b.getUnknownLoc();
-  auto module = mlir::ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module.getBody());
+  // Owned, so that every return (an ASSERT's too) erases the module: a bare
+  // ModuleOp leaked its operations (LeakSanitizer, scripts/sanitize.sh).
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<mlir::func::FuncOp>(loc, "decode",
                                            b.getFunctionType({b.getI32Type()}, {}));
   mlir::Block *entry = func.addEntryBlock();

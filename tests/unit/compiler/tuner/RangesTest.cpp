@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 namespace lowbit::tuner {
@@ -35,6 +36,32 @@ TEST(Ranges, DefaultMPoints) {
   EXPECT_FALSE(parseMPoints("0").ok());
   EXPECT_FALSE(parseMPoints("4,x").ok());
   EXPECT_FALSE(parseMPoints("64-16").ok());
+}
+
+// What `lowbit tune` prints per M: the served kernel's own time beside the
+// best one's, also where the table could not use the best kernel (here it
+// only has "mma", as when the faster gemv is of another weight layout).
+TEST(Ranges, ChecksReportTheServedAndTheBestTimes) {
+  std::vector<TimedPoint> points = {{"gemv", 1, 20.0, true}, {"mma", 1, 32.0, true},
+                                    {"mma", 16, 40.0, true}, {"gemv", 16, 90.0, true}};
+  std::vector<db::DispatchRange> onlyMma = {{1, std::nullopt, "mma"}};
+  std::vector<RangeCheck> checks = checkRanges(onlyMma, points);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].m, 1);
+  EXPECT_EQ(checks[0].chosen, "mma");
+  EXPECT_EQ(checks[0].best, "gemv");
+  EXPECT_DOUBLE_EQ(checks[0].chosenUs, 32.0);
+  EXPECT_DOUBLE_EQ(checks[0].bestUs, 20.0);
+  EXPECT_DOUBLE_EQ(checks[0].ratio, 1.6);
+  EXPECT_EQ(checks[1].chosen, checks[1].best);
+  EXPECT_DOUBLE_EQ(checks[1].chosenUs, 40.0);
+  EXPECT_DOUBLE_EQ(checks[1].ratio, 1.0);
+  // A range whose kernel has no result at M: nothing served is claimed.
+  std::vector<db::DispatchRange> unmeasured = {{1, std::nullopt, "wgmma"}};
+  for (const RangeCheck &c : checkRanges(unmeasured, points)) {
+    EXPECT_EQ(c.chosenUs, 0.0);
+    EXPECT_TRUE(std::isinf(c.ratio));
+  }
 }
 
 TEST(Ranges, SingleKernelGivesOneOpenRange) {

@@ -395,11 +395,11 @@ TEST_F(SweepFixture, FailedChecksAreStoredButNeverWinAndDispatchIsCommitted) {
   EXPECT_GT(*last.geomeanSpeedup, 1.0);
 
   for (const SweepProblem &p : problems) {
-    auto ranges = commitDispatch(*database, p, deviceId, options.runId);
-    ASSERT_TRUE(ranges.ok()) << ranges.error();
+    auto committed = commitDispatch(*database, p, deviceId, options.runId);
+    ASSERT_TRUE(committed.ok()) << committed.error();
     auto stored = database->dispatchRanges(p.problemId, deviceId);
     ASSERT_TRUE(stored.ok());
-    ASSERT_EQ(stored->size(), ranges->size());
+    ASSERT_EQ(stored->size(), committed->ranges.size());
     EXPECT_TRUE(db::validateRanges(*stored).ok());
     for (const db::DispatchRange &r : *stored)
       EXPECT_NE(r.kernelId, wrong->kernelId);
@@ -413,6 +413,24 @@ TEST_F(SweepFixture, FailedChecksAreStoredButNeverWinAndDispatchIsCommitted) {
         if (c.kernelId == r.kernelId)
           layouts.insert(c.entry.weightLayout);
     EXPECT_EQ(layouts, std::set<std::string>{"layout-mma"});
+    // What it serves, at every measured M: the dispatched kernel's own
+    // median, against the best of either layout.
+    std::map<std::string, std::string> layoutOf;
+    for (const SweepCandidate &c : p.candidates)
+      layoutOf[c.kernelId] = c.entry.weightLayout;
+    ASSERT_EQ(committed->served.size(), options.mPoints.size());
+    for (const RangeCheck &c : committed->served) {
+      EXPECT_EQ(layoutOf[c.chosen], "layout-mma") << "M = " << c.m;
+      EXPECT_GT(c.bestUs, 0);
+      EXPECT_GE(c.chosenUs, c.bestUs) << "M = " << c.m;
+      EXPECT_DOUBLE_EQ(c.ratio, c.chosenUs / c.bestUs);
+      auto measured = database->results(c.chosen, deviceId);
+      ASSERT_TRUE(measured.ok());
+      bool found = false;
+      for (const db::ResultRecord &r : *measured)
+        found |= r.m == c.m && r.passed && r.medianUs == c.chosenUs;
+      EXPECT_TRUE(found) << "M = " << c.m << ": the served time is the chosen kernel's";
+    }
   }
 }
 
