@@ -33,6 +33,10 @@ std::vector<ReportRow> reportRows(const std::vector<BestPoint> &best, double cop
     r.cublasUs = b.referenceUs;
     if (b.referenceUs && b.medianUs > 0)
       r.speedup = *b.referenceUs / b.medianUs;
+    if (!b.servedKernelId.empty()) {
+      r.servedKernelId = b.servedKernelId;
+      r.servedUs = b.servedUs;
+    }
     rows.push_back(std::move(r));
   }
   return rows;
@@ -61,12 +65,13 @@ std::string optionalNumber(const std::optional<double> &v) { return v ? number(*
 
 void writeCsv(const std::vector<ReportRow> &rows, std::ostream &out) {
   out << "problem,problem_id,n,k,m,kernel,schedule,median_us,gbps,copy_pct,tflops,cublas_us,"
-         "speedup\n";
+         "speedup,served_kernel,served_us\n";
   for (const ReportRow &r : rows)
     out << csvField(r.problem) << ',' << r.problemId << ',' << r.n << ',' << r.k << ',' << r.m
         << ',' << r.kernelId << ',' << csvField(r.schedule) << ',' << number(r.medianUs) << ','
         << number(r.gbps) << ',' << number(r.copyFraction * 100) << ',' << number(r.tflops)
-        << ',' << optionalNumber(r.cublasUs) << ',' << optionalNumber(r.speedup) << '\n';
+        << ',' << optionalNumber(r.cublasUs) << ',' << optionalNumber(r.speedup) << ','
+        << r.servedKernelId << ',' << optionalNumber(r.servedUs) << '\n';
 }
 
 void writeJson(const std::vector<ReportRow> &rows, double copyGBs, std::ostream &out,
@@ -83,6 +88,9 @@ void writeJson(const std::vector<ReportRow> &rows, double copyGBs, std::ostream 
                         {"tflops", r.tflops},     {"intensity", r.intensity}};
     j["cublas_us"] = r.cublasUs ? nlohmann::json(*r.cublasUs) : nlohmann::json(nullptr);
     j["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
+    j["served_kernel"] =
+        r.servedKernelId.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.servedKernelId);
+    j["served_us"] = r.servedUs ? nlohmann::json(*r.servedUs) : nlohmann::json(nullptr);
     doc["rows"].push_back(std::move(j));
   }
   doc["failed_candidates"] = nlohmann::json::array();

@@ -25,6 +25,11 @@ struct ReportRow {
   double tflops = 0;
   double intensity = 0;    // flops per ideal byte, for the roofline
   std::optional<double> cublasUs, speedup;
+  // What the committed dispatch table serves at m (BestPoint::served*),
+  // when a table was committed; kernelId and medianUs are the fastest
+  // kernel measured, which the table may not have been able to use.
+  std::string servedKernelId;
+  std::optional<double> servedUs;
 };
 
 // Rows in the order given (runSweep sorts by problem, then M).

@@ -27,6 +27,12 @@ std::vector<BestPoint> sampleBest() {
       b.medianUs = 30.0 + double(m) * 0.5;
       if (m != 4096)
         b.referenceUs = 100.0 + double(m);
+      // At M = 1 the table serves another kernel (the fastest was of
+      // another weight layout); at 4096 no table was committed.
+      if (m != 4096) {
+        b.servedKernelId = m == 1 ? "served-1" : b.kernelId;
+        b.servedUs = m == 1 ? b.medianUs * 1.5 : b.medianUs;
+      }
       best.push_back(b);
     }
   return best;
@@ -76,14 +82,15 @@ TEST(Report, CsvParsesBack) {
   std::string line;
   std::getline(in, line);
   std::vector<std::string> header = splitCsvLine(line);
-  ASSERT_EQ(header.size(), 13u);
+  ASSERT_EQ(header.size(), 15u);
   EXPECT_EQ(header[0], "problem");
   EXPECT_EQ(header[12], "speedup");
+  EXPECT_EQ(header[14], "served_us");
   size_t index = 0;
   while (std::getline(in, line)) {
     ASSERT_LT(index, rows.size());
     std::vector<std::string> f = splitCsvLine(line);
-    ASSERT_EQ(f.size(), 13u) << line;
+    ASSERT_EQ(f.size(), 15u) << line;
     const ReportRow &r = rows[index++];
     EXPECT_EQ(f[0], r.problem);
     EXPECT_EQ(std::stoll(f[4]), r.m);
@@ -94,6 +101,11 @@ TEST(Report, CsvParsesBack) {
       EXPECT_NEAR(std::stod(f[12]), *r.speedup, *r.speedup * 1e-5);
     else
       EXPECT_EQ(f[12], "");
+    EXPECT_EQ(f[13], r.servedKernelId);
+    if (r.servedUs)
+      EXPECT_NEAR(std::stod(f[14]), *r.servedUs, *r.servedUs * 1e-5);
+    else
+      EXPECT_EQ(f[14], "");
   }
   EXPECT_EQ(index, rows.size());
 }
@@ -111,7 +123,15 @@ TEST(Report, JsonParsesBack) {
     EXPECT_EQ(j["m"].get<int64_t>(), rows[i].m);
     EXPECT_DOUBLE_EQ(j["median_us"].get<double>(), rows[i].medianUs);
     EXPECT_EQ(j["speedup"].is_null(), !rows[i].speedup.has_value());
+    EXPECT_EQ(j["served_us"].is_null(), !rows[i].servedUs.has_value());
+    if (rows[i].servedUs) {
+      EXPECT_EQ(j["served_kernel"], rows[i].servedKernelId);
+      EXPECT_DOUBLE_EQ(j["served_us"].get<double>(), *rows[i].servedUs);
+    }
   }
+  // The M = 1 rows keep the fastest kernel and carry what was served.
+  EXPECT_EQ(rows[0].kernelId, "kernel-1");
+  EXPECT_EQ(rows[0].servedKernelId, "served-1");
   EXPECT_TRUE(doc["failed_candidates"].empty());
 }
 
