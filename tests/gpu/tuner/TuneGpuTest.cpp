@@ -116,9 +116,9 @@ TEST_F(TuneGpu, SweepsOneProblemEndToEnd) {
   Expected<tuner::CommittedDispatch> committed =
       tuner::commitDispatch(*database, problems->front(), options.deviceId, options.runId);
   ASSERT_TRUE(committed.ok()) << committed.error();
-  const std::vector<db::DispatchRange> *ranges = &committed->ranges;
-  ASSERT_FALSE(ranges->empty());
-  EXPECT_EQ(ranges->front().mLo, 1);
+  const std::vector<db::DispatchRange> &ranges = committed->ranges;
+  ASSERT_FALSE(ranges.empty());
+  EXPECT_EQ(ranges.front().mLo, 1);
 
   // `lowbit bench --db` on the tuned database: the table just committed
   // answers (exact device), and every dispatched kernel passes its check.
@@ -137,7 +137,7 @@ TEST_F(TuneGpu, SweepsOneProblemEndToEnd) {
     // The table's kernel at M, or the one the plan put in its place so that
     // one packed weight buffer serves every M (a note says so).
     bool inRange = false;
-    for (const db::DispatchRange &r : *ranges)
+    for (const db::DispatchRange &r : ranges)
       inRange = inRange || (r.kernelId == row.kernelId && r.contains(row.m));
     for (const std::string &note : bench->notes)
       inRange = inRange || note.find("replaced by " + row.kernelId.substr(0, 12)) != std::string::npos;
