@@ -34,7 +34,10 @@ std::string Schedule::text() const {
   std::ostringstream os;
   os << "#lb.schedule<family = " << familyName(family) << ", tile = [" << tileM << ", " << tileN
      << ", " << tileK << "], warps = [" << warpsM << ", " << warpsN << "], stages = " << stages
-     << ", split_k = " << splitK << ">";
+     << ", split_k = " << splitK;
+  if (clusterK != 1)
+    os << ", cluster_k = " << clusterK;
+  os << ">";
   return os.str();
 }
 
@@ -136,6 +139,8 @@ Expected<Schedule> parseSchedule(const std::string &text) {
       s.stages = n[0];
     } else if (key == "split_k" && n.size() == 1) {
       s.splitK = n[0];
+    } else if (key == "cluster_k" && n.size() == 1) {
+      s.clusterK = n[0];
     } else {
       return bad("unexpected field or arity: '" + key + " = " + value + "'");
     }

@@ -13,7 +13,11 @@
 namespace lowbit::core {
 
 // GemvTiled and Mma with split_k > 1 are the split-K designs: their block's
-// warps are its split_k warps along K (warps = [1, 1]). Wgmma's warps
+// warps are its split_k warps along K (warps = [1, 1]). With cluster_k > 1
+// (sm_90 and up) cluster_k blocks of one thread-block cluster split K
+// further, the grid's z: together they are split_k x cluster_k slices of K,
+// and their sums meet over distributed shared memory in rank order, so the
+// result does not depend on timing and needs no workspace. Wgmma's warps
 // [1, n] are its n consumer warps (whole warpgroups); its block has one more
 // warpgroup, the producer that issues the TMA copies.
 enum class Family { Gemv, Mma, GemvTiled, Wgmma };
@@ -27,8 +31,12 @@ struct Schedule {
   int64_t warpsM = 1, warpsN = 1;
   int64_t stages = 1;
   int64_t splitK = 1;
+  int64_t clusterK = 1;
 
   bool splitsK() const { return family == Family::GemvTiled || splitK > 1; }
+  // The slices of K a split-K schedule cuts K into: split_k warps in each
+  // of cluster_k blocks.
+  int64_t kSlices() const { return splitK * clusterK; }
   int64_t threads() const {
     if (family == Family::Wgmma)
       return 32 * warpsM * warpsN + kProducerThreads;
@@ -37,18 +45,21 @@ struct Schedule {
   // The wgmma family's producer warpgroup.
   static constexpr int64_t kProducerThreads = 128;
   // "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4,
-  // split_k = 1>", exactly as the compiler's defaultSchedules() spell it.
+  // split_k = 1>", exactly as the compiler's defaultSchedules() spell it;
+  // ", cluster_k = c" follows split_k only when c is not 1, so the schedules
+  // (and kernel ids) without clusters read as they always did.
   std::string text() const;
 
   bool operator==(const Schedule &o) const {
     return family == o.family && tileM == o.tileM && tileN == o.tileN && tileK == o.tileK &&
-           warpsM == o.warpsM && warpsN == o.warpsN && stages == o.stages && splitK == o.splitK;
+           warpsM == o.warpsM && warpsN == o.warpsN && stages == o.stages && splitK == o.splitK &&
+           clusterK == o.clusterK;
   }
   bool operator!=(const Schedule &o) const { return !(*this == o); }
 };
 
-// Parses the text form above. Whitespace is free and split_k may be left out
-// (it defaults to 1, as in the dialect). Unknown keys are an error, so a
+// Parses the text form above. Whitespace is free and split_k and cluster_k
+// may be left out (they default to 1, as in the dialect). Unknown keys are an error, so a
 // schedule from a newer compiler is not silently misread.
 Expected<Schedule> parseSchedule(const std::string &text);
 

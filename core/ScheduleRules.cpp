@@ -80,6 +80,11 @@ Status checkWholeBlockTiles(const Problem &p, const Schedule &s) {
     return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
   if (p.k % s.tileK)
     return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
+  // A cluster's blocks that got no chunk would only wait at its barriers.
+  if (s.clusterK > 1 && p.k / s.tileK < s.kSlices())
+    return reject(s, "split_k x cluster_k = " + str(s.kSlices()) + " slices of K, but K = " +
+                         str(p.k) + " has only " + str(p.k / s.tileK) + " chunks of tile K = " +
+                         str(s.tileK));
   if (isGrouped(p) && p.scheme.groupSize % s.tileK)
     return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of tile K = " +
                          str(s.tileK) + " (scales are applied once per K tile)");
@@ -159,6 +164,11 @@ Status checkSplitKProblem(const Problem &p, const Schedule &s) {
                          str(kBlockK) + ", got " + str(s.tileK));
   if (p.k % s.tileK)
     return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
+  // A cluster's blocks that got no chunk would only wait at its barriers.
+  if (s.clusterK > 1 && p.k / s.tileK < s.kSlices())
+    return reject(s, "split_k x cluster_k = " + str(s.kSlices()) + " slices of K, but K = " +
+                         str(p.k) + " has only " + str(p.k / s.tileK) + " chunks of tile K = " +
+                         str(s.tileK));
   if (isGrouped(p)) {
     int64_t g = p.scheme.groupSize;
     if (g == kUnitK)
@@ -307,6 +317,14 @@ Status checkScheduleStructure(const Schedule &s) {
     return makeError("stages must be at least 1, got " + str(s.stages));
   if (s.splitK < 1)
     return makeError("split_k must be at least 1, got " + str(s.splitK));
+  if (s.clusterK < 1 || s.clusterK > kMaxClusterK)
+    return makeError("cluster_k (blocks of a cluster along K) must be 1.." + str(kMaxClusterK) +
+                     ", got " + str(s.clusterK));
+  if (s.clusterK > 1 && !s.splitsK())
+    return makeError("cluster_k > 1 splits K across the blocks of a cluster, which only the "
+                     "split-K families do (gemv_tiled, and mma with split_k > 1); got a " +
+                     std::string(familyName(s.family)) + " schedule with split_k = " +
+                     str(s.splitK));
   if (s.family == Family::GemvTiled &&
       (s.tileN != kColumnsPerUnit || s.warpsM != 1 || s.warpsN != 1 || s.tileK % kBlockK))
     return makeError("a 'gemv_tiled' schedule reads 64 x 32 weight tiles with split_k warps "
@@ -366,6 +384,10 @@ int64_t wgmmaRingBytes(const Schedule &s) {
 Status checkScheduleArch(const Schedule &s, const TargetArch &arch) {
   if (s.family == Family::Wgmma && !arch.hasWgmma)
     return makeError("wgmma schedule: wgmma, TMA and setmaxnreg exist only on sm_90a, not on " +
+                     arch.name);
+  if (s.clusterK > 1 && arch.computeCapability < kClusterComputeCapability)
+    return makeError(scheduleSubject(s) + ": cluster_k > 1 needs thread-block clusters and "
+                     "distributed shared memory, which exist from sm_90 on, not on " +
                      arch.name);
   return Status::success();
 }

@@ -50,6 +50,11 @@ constexpr int64_t kStagedActivationBytes = 2;
 // warps a warpgroup, each of whose warps owns one 64-column layout tile.
 constexpr int64_t kWgmmaTileK = 64;
 constexpr int64_t kWarpgroupWarps = 4;
+// The split-K families' blocks along K in one cluster: 8 is the portable
+// cluster size every sm_90 part launches without an opt-in.
+constexpr int64_t kMaxClusterK = 8;
+// Thread-block clusters and distributed shared memory: sm_90 and up.
+constexpr int kClusterComputeCapability = 90;
 
 // What the schedule's diagnostics start with: "gemv schedule", "mma
 // schedule", "mma schedule with split_k > 1", "gemv_tiled schedule" or
@@ -58,8 +63,9 @@ constexpr int64_t kWarpgroupWarps = 4;
 std::string scheduleSubject(const Schedule &schedule);
 
 // The rules a schedule obeys whatever the problem, as the `#lb.schedule`
-// verifier states them: positive sizes, at most 32 warps, stages and split_k
-// at least 1, and each family's tile shape (gemv_tiled: 64 columns, warps
+// verifier states them: positive sizes, at most 32 warps, stages, split_k
+// and cluster_k at least 1 (cluster_k > 1 only for the split-K families,
+// and at most kMaxClusterK), and each family's tile shape (gemv_tiled: 64 columns, warps
 // [1, 1], K in 32-wide blocks; split-K mma: M in 8s, N in 16s, K in 32s;
 // mma and wgmma: whole m16n8k16 instructions per warp).
 Status checkScheduleStructure(const Schedule &schedule);
@@ -95,7 +101,7 @@ constexpr int64_t kWgmmaRingAlignment = 1024;
 int64_t wgmmaRingBytes(const Schedule &schedule);
 
 // Whether the schedule's family has kernels for the arch (wgmma: only
-// sm_90a); the reason when not.
+// sm_90a; cluster_k > 1: sm_90 and up); the reason when not.
 Status checkScheduleArch(const Schedule &schedule, const TargetArch &arch);
 
 // A block's static shared memory (what ptxas reports; 0 for gemv) and the

@@ -60,7 +60,7 @@ core::Family coreFamily(KernelFamily family) {
 }
 
 core::Schedule coreSchedule(KernelFamily family, ArrayRef<int64_t> tile, ArrayRef<int64_t> warps,
-                            int64_t stages, int64_t splitK) {
+                            int64_t stages, int64_t splitK, int64_t clusterK) {
   core::Schedule s;
   s.family = coreFamily(family);
   // Sizes of the wrong arity (an attribute built without its verifier) read
@@ -72,12 +72,13 @@ core::Schedule coreSchedule(KernelFamily family, ArrayRef<int64_t> tile, ArrayRe
     s.warpsM = warps[0], s.warpsN = warps[1];
   s.stages = stages;
   s.splitK = splitK;
+  s.clusterK = clusterK;
   return s;
 }
 
 core::Schedule coreSchedule(ScheduleAttr schedule) {
   return coreSchedule(schedule.getFamily(), schedule.getTile(), schedule.getWarps(),
-                      schedule.getStages(), schedule.getSplitK());
+                      schedule.getStages(), schedule.getSplitK(), schedule.getClusterK());
 }
 
 Expected<formats::DataFormat> dataFormat(Type type) {

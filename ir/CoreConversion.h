@@ -17,7 +17,8 @@ core::Family coreFamily(KernelFamily family);
 // verifier checks that before it converts; other arities become sizes of 0,
 // which checkScheduleStructure rejects).
 core::Schedule coreSchedule(KernelFamily family, llvm::ArrayRef<int64_t> tile,
-                            llvm::ArrayRef<int64_t> warps, int64_t stages, int64_t splitK);
+                            llvm::ArrayRef<int64_t> warps, int64_t stages, int64_t splitK,
+                            int64_t clusterK = 1);
 core::Schedule coreSchedule(ScheduleAttr schedule);
 
 // A storage type as the formats library's descriptor: ui<N> and si<N>,

@@ -67,7 +67,7 @@ LogicalResult QuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    KernelFamily family, ArrayRef<int64_t> tile,
                                    ArrayRef<int64_t> warps, int64_t stages,
-                                   int64_t splitK) {
+                                   int64_t splitK, int64_t clusterK) {
   if (tile.size() != 3)
     return emitError() << "tile must be [M, N, K], got " << tile.size()
                        << " sizes";
@@ -75,7 +75,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "warps must be [M, N], got " << warps.size()
                        << " sizes";
   lowbit::Status structure = lowbit::core::checkScheduleStructure(
-      coreSchedule(family, tile, warps, stages, splitK));
+      coreSchedule(family, tile, warps, stages, splitK, clusterK));
   if (!structure)
     return emitError() << structure.error();
   return success();

@@ -41,6 +41,9 @@ def Lb_ScheduleAttr : Lb_Attr<"Schedule", "schedule"> {
   let description = [{
     `#lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 4, split_k = 1>`.
     `tile` is the block tile [M, N, K]; `warps` the warp grid over [M, N].
+    `cluster_k = c` (left out when 1) splits K across c blocks of one
+    thread-block cluster, which add their sums over distributed shared
+    memory (core/Schedule.h).
     The schedule never names a datatype: the tuner searches these alone.
   }];
   let parameters = (ins
@@ -48,11 +51,13 @@ def Lb_ScheduleAttr : Lb_Attr<"Schedule", "schedule"> {
     ArrayRefParameter<"int64_t", "block tile [M, N, K]">:$tile,
     ArrayRefParameter<"int64_t", "warp grid [M, N]">:$warps,
     "int64_t":$stages,
-    "int64_t":$split_k
+    "int64_t":$split_k,
+    DefaultValuedParameter<"int64_t", "1">:$cluster_k
   );
   let assemblyFormat = [{
     `<` `family` `=` $family `,` `tile` `=` `[` $tile `]` `,`
-    `warps` `=` `[` $warps `]` `,` `stages` `=` $stages `,` `split_k` `=` $split_k `>`
+    `warps` `=` `[` $warps `]` `,` `stages` `=` $stages `,` `split_k` `=` $split_k
+    (`,` `cluster_k` `=` $cluster_k^)? `>`
   }];
   let genVerifyDecl = 1;
 }

@@ -54,7 +54,8 @@ def Lb_ThreadCoord : I32EnumAttr<"ThreadCoord", "a thread's position", [
   I32EnumAttrCase<"block_x", 2>,
   I32EnumAttrCase<"block_y", 3>,
   I32EnumAttrCase<"grid_x", 4>, // blocks in the grid along x
-  I32EnumAttrCase<"grid_y", 5>
+  I32EnumAttrCase<"grid_y", 5>,
+  I32EnumAttrCase<"block_z", 6> // a split-K block's rank in its cluster (cluster_k > 1)
 ]> {
   let cppNamespace = "::lowbit::lb";
   let genSpecializedAttr = 0;

@@ -231,3 +231,21 @@ LogicalResult PackPairsOp::verify() {
            << type.getNumElements() << " values";
   return success();
 }
+
+LogicalResult SumClusterPartialsOp::verify() {
+  auto type = cast<MemRefType>(getBuffer().getType());
+  if (type.getRank() != 3 || type.isDynamicDim(2))
+    return emitOpError("reads a [warps, slots, lanes] partials buffer, got ") << type;
+  // A cluster has at most 8 blocks along K (core::kMaxClusterK) and a
+  // single block needs no cluster.
+  int64_t blocks = getBlocks();
+  if (blocks < 2 || blocks > 8)
+    return emitOpError("adds the totals of 2..8 blocks, got ") << blocks;
+  bool fragment = isa<VectorType>(getResult().getType());
+  int64_t lanes = type.getDimSize(2);
+  if (lanes != (fragment ? 128 : 8))
+    return emitOpError(fragment ? "a fragment sum reads a [warps, slots, 128] buffer"
+                                : "a group sum reads a [warps, slots, 8] buffer")
+           << ", got " << lanes << " values a slot";
+  return success();
+}

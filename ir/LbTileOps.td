@@ -208,6 +208,36 @@ def Lb_SumPartialsOp : Lb_Op<"sum_partials", [MemoryEffects<[MemRead]>]> {
   let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($buffer)";
 }
 
+def Lb_ClusterBarrierOp : Lb_Op<"cluster_barrier"> {
+  let summary = "a barrier over every thread of the block's cluster (release, then acquire)";
+  let description = [{
+    `barrier.cluster.arrive.release` then `barrier.cluster.wait.acquire`:
+    what any thread of the cluster wrote to its block's shared memory
+    before it is visible to every thread of the cluster after it, and no
+    block gets past it (or exits) while another is still short of it.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Lb_SumClusterPartialsOp : Lb_Op<"sum_cluster_partials", [MemoryEffects<[MemRead]>]> {
+  let summary = "a block total for `slot`, added over the `blocks` blocks of the cluster in rank order";
+  let description = [{
+    Reads row 0 of `slot` in `buffer` (a [warps, slots, 8] buffer of
+    `lb.store_partial`, giving f32: the calling lane's group's value; or a
+    [warps, slots, 128] buffer of `lb.store_partial_fragment`, giving
+    vector<4xf32>: the calling lane's fragment) in the shared memory of
+    each block of the cluster, ranks 0 .. blocks - 1, and adds them in that
+    order. So the sum does not depend on which block reads it or when:
+    split-K across a cluster is deterministic. Every block must have
+    written its totals there before an `lb.cluster_barrier`, and must not
+    exit before another `lb.cluster_barrier` after the last read.
+  }];
+  let arguments = (ins AnyMemRef:$buffer, Index:$slot, I64Attr:$blocks);
+  let results = (outs AnyTypeOf<[F32, VectorOfLengthAndType<[4], [F32]>]>:$result);
+  let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($buffer) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Lb_LoadScalarOp : Lb_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
   let summary = "one element of a 2-D or 1-D tensor, widened to f32";
   let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices);

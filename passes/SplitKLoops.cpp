@@ -48,20 +48,29 @@ SplitKShape splitKShape(const KernelProblem &p) {
     shape.period = kStepK;
   }
   shape.warps = p.schedule.getSplitK();
+  shape.blocks = p.schedule.getClusterK();
   shape.chunksInFlight = p.schedule.getStages();
   return shape;
 }
 
+Value kSliceOf(OpBuilder &b, Location loc, const SplitKShape &shape, Value warp) {
+  if (shape.blocks == 1)
+    return warp;
+  Value rank = b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), lb::ThreadCoord::block_z);
+  return b.create<arith::AddIOp>(
+      loc, warp, b.create<arith::MulIOp>(loc, rank, index(b, loc, shape.warps)));
+}
+
 SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShape &shape,
-                                    Value warp, ValueRange init, QuantLoader loadQuant,
+                                    Value slice, ValueRange init, QuantLoader loadQuant,
                                     StepBuilder step, PeriodFinisher finishPeriod,
                                     ChunkStarter startChunk) {
   SmallVector<Value> fixedQuant;
   if (!shape.scalesAlongK)
     fixedQuant = loadQuant(index(b, loc, 0));
-  Value first = b.create<arith::MulIOp>(loc, warp, index(b, loc, shape.chunk));
+  Value first = b.create<arith::MulIOp>(loc, slice, index(b, loc, shape.chunk));
   auto chunks = b.create<scf::ForOp>(loc, first, index(b, loc, shape.k),
-                                     index(b, loc, shape.chunk * shape.warps), init);
+                                     index(b, loc, shape.chunk * shape.slices()), init);
   if (shape.chunksInFlight > 1)
     chunks->setAttr("lb.unroll", b.getI64IntegerAttr(shape.chunksInFlight));
   OpBuilder::InsertionGuard guard(b);
@@ -81,6 +90,32 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
       });
   b.create<scf::YieldOp>(loc, next);
   return SmallVector<Value>(chunks.getResults().begin(), chunks.getResults().end());
+}
+
+void finishAcrossCluster(OpBuilder &b, Location loc, const SplitKShape &shape, Value warp,
+                         Value lanes, int64_t slots, function_ref<void(int64_t slot)> keepBlockTotal,
+                         function_ref<void(int64_t slot)> finish) {
+  auto equals = [&](Value v, int64_t c) {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, v, index(b, loc, c));
+  };
+  auto when = [&](Value condition, llvm::function_ref<void()> body) {
+    if (lanes)
+      condition = b.create<arith::AndIOp>(loc, condition, lanes);
+    auto guarded = b.create<scf::IfOp>(loc, condition, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(guarded.thenBlock());
+    body();
+  };
+  for (int64_t slot = 0; slot < slots; ++slot)
+    when(equals(warp, slot % shape.warps), [&] { keepBlockTotal(slot); });
+  b.create<lb::ClusterBarrierOp>(loc);
+  Value rank = b.create<lb::ThreadCoordOp>(loc, b.getIndexType(), lb::ThreadCoord::block_z);
+  for (int64_t slot = 0; slot < slots; ++slot) {
+    Value owner = b.create<arith::AndIOp>(loc, equals(rank, slot % shape.blocks),
+                                          equals(warp, (slot / shape.blocks) % shape.warps));
+    when(owner, [&] { finish(slot); });
+  }
+  b.create<lb::ClusterBarrierOp>(loc);
 }
 
 ScaleRuns::ScaleRuns(OpBuilder &b, Location loc, const KernelProblem &problem, int64_t chunk,

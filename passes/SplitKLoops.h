@@ -1,7 +1,10 @@
 // The K loop nest the split-K families (gemv_tiled, and mma with split_k > 1)
-// share. A block's `split_k` warps each own whole chunks of K: warp w takes
-// chunks w, w + split_k, ... of `chunk` values, so each warp streams
-// contiguous 1024-byte weight tiles and meets every scale group in one piece.
+// share. K is cut into split_k x cluster_k slices: the `split_k` warps of
+// each of the cluster's `cluster_k` blocks. Slice s (warp w of the block
+// of rank r: s = r split_k + w) takes chunks s, s + slices, ... of `chunk`
+// values, so each warp streams contiguous 1024-byte weight tiles and meets
+// every scale group in one piece; K need not be a multiple of the slices
+// times the chunk (the last chunks go to the first slices).
 // Inside a chunk the loop steps by scale periods (a group, or the whole chunk
 // when scales do not change along K), and inside a period by the 32-wide K
 // blocks of the mma_b_paired layout tile (two k16 steps). Both inner loops
@@ -23,6 +26,8 @@ struct SplitKShape {
   int64_t chunk = 0;  // K values a warp takes at a time (tile K)
   int64_t period = 0; // K values one set of scales covers inside a chunk
   int64_t warps = 0;  // split_k
+  int64_t blocks = 1; // cluster_k
+  int64_t slices() const { return warps * blocks; }
   // Chunks unrolled together (the schedule's `stages`): nvcc can then issue
   // the next chunk's loads before the current chunk's math, keeping a warp's
   // loads in flight across the chunk boundary.
@@ -40,8 +45,13 @@ struct SplitKShape {
 };
 
 // The nest's shape from a split-K schedule: K, tile K as the chunk, the scale
-// period, split_k warps and `stages` chunks in flight.
+// period, split_k warps, cluster_k blocks and `stages` chunks in flight.
 SplitKShape splitKShape(const KernelProblem &problem);
+
+// The calling warp's slice of K: warp + split_k x the block's rank in its
+// cluster (block_z; just the warp without a cluster).
+mlir::Value kSliceOf(mlir::OpBuilder &b, mlir::Location loc, const SplitKShape &shape,
+                     mlir::Value warp);
 
 // Loads what a scale period needs (scales, zeros) for K offset `k0`.
 using QuantLoader = llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value k0)>;
@@ -64,13 +74,29 @@ using ChunkStarter = llvm::function_ref<void(mlir::Value chunk0)>;
 // along K), `step` once per 32-wide block. With `finishPeriod`, each period's
 // steps start again from `init` and finishPeriod folds their sums into the
 // carried accumulators. `startChunk`, when given, runs once per chunk.
-// Returns the final accumulators.
+// `slice` is the warp's (kSliceOf). Returns the final accumulators.
 llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Location loc,
-                                                const SplitKShape &shape, mlir::Value warp,
+                                                const SplitKShape &shape, mlir::Value slice,
                                                 mlir::ValueRange init, QuantLoader loadQuant,
                                                 StepBuilder step,
                                                 PeriodFinisher finishPeriod = nullptr,
                                                 ChunkStarter startChunk = nullptr);
+
+// The end of a split-K kernel with cluster_k > 1, after the block barrier
+// that follows the warps' partial sums. First each slot's block total: warp
+// (slot mod split_k) runs `keepBlockTotal(slot)`, which adds the warps'
+// partials and stores the total in the partials' warp-0 row. Then the
+// cluster meets, and slot's owner, warp (slot / cluster_k) mod split_k of
+// the block of rank slot mod cluster_k, runs `finish(slot)`, which adds the
+// blocks' totals (lb.sum_cluster_partials) and stores the result; the
+// finishing work is spread over the cluster's blocks and their warps. A
+// second meeting keeps every block's shared memory alive until the reads
+// are done. `lanes`, when given, further restricts both steps to the lanes
+// where it holds.
+void finishAcrossCluster(mlir::OpBuilder &b, mlir::Location loc, const SplitKShape &shape,
+                         mlir::Value warp, mlir::Value lanes, int64_t slots,
+                         llvm::function_ref<void(int64_t slot)> keepBlockTotal,
+                         llvm::function_ref<void(int64_t slot)> finish);
 
 // Groups of 16 (SplitKShape::halfBlockGroups): a lane's quant in a block is
 // its own 8 K values' group (core::pairedKOf), the block's second where

@@ -23,6 +23,9 @@ std::string kernelName(StringRef problem, lb::ScheduleAttr schedule) {
           std::to_string(tile[2]) + "_w" + std::to_string(warps[0]) + "x" +
           std::to_string(warps[1]) + "_s" + std::to_string(schedule.getStages()) +
           "_k" + std::to_string(schedule.getSplitK());
+  // Only cluster schedules say it, so the other names stay as they were.
+  if (schedule.getClusterK() != 1)
+    name += "_c" + std::to_string(schedule.getClusterK());
   return name;
 }
 

@@ -127,7 +127,10 @@ void buildWgmmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 
 // Launch shape, read by the runtime from the kernel's attributes:
 // blockDim.x = lb.block_threads; grid = (N / lb.grid_tile[0],
-// ceil(M / lb.grid_tile[1]), lb.grid_tile[2]).
+// ceil(M / lb.grid_tile[1]), lb.grid_tile[2]). grid_tile[2] > 1 is the
+// schedule's cluster_k: the z blocks of one output tile are one cluster,
+// which the kernel declares itself (__cluster_dims__), so the launch needs
+// nothing more.
 constexpr const char *kBlockThreadsAttr = "lb.block_threads";
 constexpr const char *kGridTileAttr = "lb.grid_tile";
 // Bytes of dynamic shared memory the kernel's launch must pass (absent: 0).

@@ -10,7 +10,8 @@
 // meet the 8 activations x[m][8 tig .. 8 tig + 8) of each row m - one 16-byte
 // load - so a subtile's dot needs four pair products. Lanes of one group
 // (same groupID) then add their sums with two shuffles, and the warps' sums
-// meet in shared memory.
+// meet in shared memory; with cluster_k > 1 the blocks' sums then meet over
+// distributed shared memory (finishAcrossCluster).
 #include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
 
@@ -127,8 +128,9 @@ struct GemvTiledBuilder : TileBuilderBase {
     };
 
     SmallVector<Value> init(slots, f32(0.0));
-    SmallVector<Value> sums = buildSplitKLoops(b, loc, shape, warp, init, loadQuant, step,
-                                               PeriodFinisher(), runs.starter());
+    SmallVector<Value> sums =
+        buildSplitKLoops(b, loc, shape, kSliceOf(b, loc, shape, warp), init, loadQuant, step,
+                         PeriodFinisher(), runs.starter());
 
     // Lanes of a group hold the same rows: add them, then add the warps.
     for (int64_t slot = 0; slot < slots; ++slot) {
@@ -137,31 +139,48 @@ struct GemvTiledBuilder : TileBuilderBase {
       b.create<lb::StorePartialOp>(loc, groupSum, partials, warp, index(slot));
     }
     b.create<lb::BarrierOp>(loc);
-    Value writer = b.create<arith::AndIOp>(
-        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, index(0)),
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, inGroup, index(0)));
-    auto writes = b.create<scf::IfOp>(loc, writer, false);
-    {
+    Value groupLeader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, inGroup, index(0));
+    auto storeRow = [&](int64_t slot, llvm::function_ref<Value()> total) {
+      Value m = add(m0, index(slot / kSubtiles));
+      auto inRange = b.create<scf::IfOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, m, p.rows), false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      b.create<lb::StoreOutputOp>(loc, total(), p.y, m,
+                                  add(n0, add(index(8 * (slot % kSubtiles)), group)));
+    };
+    if (shape.blocks > 1) {
+      finishAcrossCluster(
+          b, loc, shape, warp, groupLeader, slots,
+          [&](int64_t slot) {
+            Value total = b.create<lb::SumPartialsOp>(loc, b.getF32Type(), partials, index(slot));
+            b.create<lb::StorePartialOp>(loc, total, partials, index(0), index(slot));
+          },
+          [&](int64_t slot) {
+            storeRow(slot, [&] {
+              return b.create<lb::SumClusterPartialsOp>(loc, b.getF32Type(), partials,
+                                                        index(slot),
+                                                        b.getI64IntegerAttr(shape.blocks));
+            });
+          });
+    } else {
+      Value writer = b.create<arith::AndIOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, index(0)),
+          groupLeader);
+      auto writes = b.create<scf::IfOp>(loc, writer, false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(writes.thenBlock());
-      for (int64_t i = 0; i < rowsM; ++i) {
-        Value m = add(m0, index(i));
-        auto inRange = b.create<scf::IfOp>(
-            loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, m, p.rows), false);
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(inRange.thenBlock());
-        for (int64_t s = 0; s < kSubtiles; ++s) {
-          Value total = b.create<lb::SumPartialsOp>(loc, b.getF32Type(), partials,
-                                                    index(i * kSubtiles + s));
-          b.create<lb::StoreOutputOp>(loc, total, p.y, m, add(n0, add(index(8 * s), group)));
-        }
-      }
+      for (int64_t slot = 0; slot < slots; ++slot)
+        storeRow(slot, [&] {
+          return b.create<lb::SumPartialsOp>(loc, b.getF32Type(), partials, index(slot));
+        });
     }
     b.create<func::ReturnOp>(loc);
 
     int64_t threads = 32 * warps;
     p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
-    p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({kRowsPerBlock, rowsM, 1}));
+    p.kernel->setAttr(kGridTileAttr,
+                      b.getDenseI64ArrayAttr({kRowsPerBlock, rowsM, shape.blocks}));
     // 128 registers hold up to 4 rows x 8 subtiles of accumulators plus a
     // tile's decoded values; 8 rows, or zero points (16 more scale and zero
     // registers), spill at 128 on some shapes, so they get up to 255.

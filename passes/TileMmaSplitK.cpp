@@ -27,7 +27,9 @@
 // decoded registers once per step, but are loaded once per group; zero
 // points come off the codes in the decode, before the scale. At the end
 // each warp leaves its accumulators in shared memory, and warp w adds up and
-// stores accumulators w, w + split_k, ... of the block's output.
+// stores accumulators w, w + split_k, ... of the block's output; with
+// cluster_k > 1 the blocks' totals meet over distributed shared memory
+// first (finishAcrossCluster).
 #include "core/ScheduleRules.h"
 #include "ir/CoreConversion.h"
 #include "passes/SplitKLoops.h"
@@ -219,15 +221,20 @@ struct MmaSplitKBuilder : TileBuilderBase {
       }
       b.create<lb::AsyncCommitOp>(loc);
     };
+    // The warp's slice of K (kSliceOf): its chunks follow each other
+    // split_k x cluster_k chunks apart.
+    SplitKShape shape = splitKShape(p);
+    Value slice = kSliceOf(b, loc, shape, warp);
+    int64_t slices = shape.slices();
     // Block `ahead` places after the block at k0 of the chunk at chunk0, in
-    // this warp's order: chunks follow each other `split_k` chunks apart.
+    // this warp's order.
     auto blockAhead = [&](Value k0, Value chunk0, int64_t ahead) {
       Value place = add(b.create<arith::DivUIOp>(loc, b.create<arith::SubIOp>(loc, k0, chunk0),
                                                  index(kStepK)),
                         index(ahead));
       Value chunks = b.create<arith::DivUIOp>(loc, place, index(blocksPerChunk));
       Value within = b.create<arith::RemUIOp>(loc, place, index(blocksPerChunk));
-      return add(chunk0, add(mul(chunks, index(p.schedule.getTile()[2] * warps)),
+      return add(chunk0, add(mul(chunks, index(p.schedule.getTile()[2] * slices)),
                              mul(within, index(kStepK))));
     };
     // The slot of the block at k0: (the warp's chunk number mod stages) x
@@ -238,8 +245,8 @@ struct MmaSplitKBuilder : TileBuilderBase {
           b.create<arith::SubIOp>(loc,
                                   b.create<arith::DivUIOp>(loc, chunk0,
                                                            index(p.schedule.getTile()[2])),
-                                  warp),
-          index(warps));
+                                  slice),
+          index(slices));
       Value first = mul(b.create<arith::RemUIOp>(loc, chunkNumber,
                                                  index(p.schedule.getStages())),
                         index(blocksPerChunk));
@@ -336,12 +343,11 @@ struct MmaSplitKBuilder : TileBuilderBase {
     SmallVector<Value> init(slots, zero);
     // The ring's prologue: the warp's first S - 1 blocks in flight.
     if (slotsPerWarp) {
-      Value chunk0 = mul(warp, index(p.schedule.getTile()[2]));
+      Value chunk0 = mul(slice, index(p.schedule.getTile()[2]));
       for (int64_t i = 0; i + 1 < slotsPerWarp; ++i)
         copyBlock(blockAhead(chunk0, chunk0, i), index(i));
     }
     // The ring keeps the chunks in flight; the chunk loop need not unroll.
-    SplitKShape shape = splitKShape(p);
     if (slotsPerWarp)
       shape.chunksInFlight = 1;
     SmallVector<Value> columns;
@@ -353,7 +359,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
     HalfBlockLane halfBlock(b, loc, shape, inGroup);
     auto periodQuant = [&](Value k) { return loadQuant(n0, group, k, &runs, &halfBlock); };
     SmallVector<Value> sums = buildSplitKLoops(
-        b, loc, shape, warp, init, periodQuant,
+        b, loc, shape, slice, init, periodQuant,
         step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher(),
         runs.starter());
 
@@ -363,15 +369,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
     for (int64_t slot = 0; slot < slots; ++slot)
       b.create<lb::StorePartialFragmentOp>(loc, sums[slot], partials, warp, index(slot));
     b.create<lb::BarrierOp>(loc);
-    // Warp (slot mod split_k) finishes slot: the adds and stores of the block
-    // are spread over all its warps.
-    for (int64_t slot = 0; slot < slots; ++slot) {
-      Value mine =
-          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, index(slot % warps));
-      auto owner = b.create<scf::IfOp>(loc, mine, false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(owner.thenBlock());
-      Value total = b.create<lb::SumPartialFragmentsOp>(loc, accType, partials, index(slot));
+    auto finishSlot = [&](int64_t slot, Value total) {
       int64_t rows = slot / tokenTiles, c = slot % tokenTiles;
       if (scaleAtEnd)
         total = b.create<lb::ScaleAccumulateOp>(loc, accType, zero, total,
@@ -379,13 +377,38 @@ struct MmaSplitKBuilder : TileBuilderBase {
       auto store = b.create<lb::StoreAccumulatorOp>(loc, total, p.y, add(m0, index(kTokens * c)),
                                                     add(n0, index(kWeightRows * rows)), p.rows);
       store.setTransposed(true);
+    };
+    if (shape.blocks > 1) {
+      finishAcrossCluster(
+          b, loc, shape, warp, Value(), slots,
+          [&](int64_t slot) {
+            Value total = b.create<lb::SumPartialFragmentsOp>(loc, accType, partials, index(slot));
+            b.create<lb::StorePartialFragmentOp>(loc, total, partials, index(0), index(slot));
+          },
+          [&](int64_t slot) {
+            finishSlot(slot, b.create<lb::SumClusterPartialsOp>(
+                                 loc, accType, partials, index(slot),
+                                 b.getI64IntegerAttr(shape.blocks)));
+          });
+    } else {
+      // Warp (slot mod split_k) finishes slot: the adds and stores of the
+      // block are spread over all its warps.
+      for (int64_t slot = 0; slot < slots; ++slot) {
+        Value mine =
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, index(slot % warps));
+        auto owner = b.create<scf::IfOp>(loc, mine, false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(owner.thenBlock());
+        finishSlot(slot, b.create<lb::SumPartialFragmentsOp>(loc, accType, partials, index(slot)));
+      }
     }
     b.create<func::ReturnOp>(loc);
 
     int64_t threads = 32 * warps;
     p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
     p.kernel->setAttr(kGridTileAttr,
-                      b.getDenseI64ArrayAttr({p.schedule.getTile()[1], p.schedule.getTile()[0], 1}));
+                      b.getDenseI64ArrayAttr(
+                          {p.schedule.getTile()[1], p.schedule.getTile()[0], shape.blocks}));
     // Accumulators, a period's loaded codes and activations are live at once.
     // One chunk in flight with at most 8 accumulator fragments (counting a
     // period's sums), scale periods of 128 or more and no zero points fits

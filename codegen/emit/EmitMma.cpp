@@ -324,6 +324,41 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                << ") * 8 + ((threadIdx.x & 31) >> 2)];\n";
         return success();
       })
+      .Case<lb::ClusterBarrierOp>([&](auto) {
+        line() << "cluster_barrier();\n";
+        return success();
+      })
+      .Case<lb::SumClusterPartialsOp>([&](lb::SumClusterPartialsOp sum) {
+        // Row 0 of the slot, where each block keeps its total: the calling
+        // lane's group's float ([warps, slots, 8]) or its fragment's float4
+        // ([warps, slots, 128]), added over ranks 0, 1, ... in order.
+        std::string var = bind(sum.getResult()), slot = name(sum.getSlot());
+        std::string buf = name(sum.getBuffer());
+        int64_t blocks = sum.getBlocks();
+        if (isa<VectorType>(sum.getResult().getType())) {
+          line() << "FragC_f32 " << var << " = zero_frag_c_f32();\n";
+          line() << "{\n";
+          line() << "  const float4 *mine = reinterpret_cast<const float4 *>(" << buf << ") + ("
+                 << slot << ") * 32 + (threadIdx.x & 31);\n";
+          line() << "  #pragma unroll\n";
+          line() << "  for (u32 rank = 0; rank < " << blocks << "; ++rank) {\n";
+          line() << "    const float4 part = cluster_load_f32x4(mine, rank);\n";
+          line() << "    " << var << ".r[0] += part.x; " << var << ".r[1] += part.y; " << var
+                 << ".r[2] += part.z; " << var << ".r[3] += part.w;\n";
+          line() << "  }\n";
+          line() << "}\n";
+          return success();
+        }
+        line() << "float " << var << " = 0.f;\n";
+        line() << "{\n";
+        line() << "  const float *mine = reinterpret_cast<const float *>(" << buf << ") + ("
+               << slot << ") * 8 + ((threadIdx.x & 31) >> 2);\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (u32 rank = 0; rank < " << blocks << "; ++rank) " << var
+               << " += cluster_load_f32(mine, rank);\n";
+        line() << "}\n";
+        return success();
+      })
       .Case<lb::StorePartialFragmentOp>([&](lb::StorePartialFragmentOp store) {
         auto buffer = cast<MemRefType>(store.getBuffer().getType());
         // One float4 per lane: a warp's 32 lanes write 512 contiguous bytes.

@@ -23,7 +23,12 @@ func.func @quant_schemes() attributes {
 // CHECK-LABEL: func.func @schedules
 // CHECK-DAG: lb.gemv = #lb.schedule<family = gemv, tile = [1, 256, 512], warps = [1, 4], stages = 2, split_k = 4>
 // CHECK-DAG: lb.mma = #lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 4, split_k = 1>
+// cluster_k is printed only when it is not 1.
+// CHECK-DAG: lb.cluster = #lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8, cluster_k = 4>
+// CHECK-DAG: lb.unclustered = #lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
 func.func @schedules() attributes {
+    lb.cluster = #lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8, cluster_k = 4>,
+    lb.unclustered = #lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8, cluster_k = 1>,
     lb.gemv = #lb.schedule<family = gemv, tile = [1, 256, 512], warps = [1, 4], stages = 2, split_k = 4>,
     lb.mma = #lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 4, split_k = 1>} {
   return

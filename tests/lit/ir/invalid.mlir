@@ -76,6 +76,16 @@ func.func @gemv_tiled_bad_chunk() attributes {s = #lb.schedule<family = gemv_til
 
 // -----
 
+// expected-error @+1 {{cluster_k > 1 splits K across the blocks of a cluster, which only the split-K families do (gemv_tiled, and mma with split_k > 1); got a mma schedule with split_k = 1}}
+func.func @cluster_staged_mma() attributes {s = #lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 3, split_k = 1, cluster_k = 2>} { return }
+
+// -----
+
+// expected-error @+1 {{cluster_k (blocks of a cluster along K) must be 1..8, got 16}}
+func.func @cluster_too_big() attributes {s = #lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8, cluster_k = 16>} { return }
+
+// -----
+
 // expected-error @+1 {{split_k must be at least 1, got 0}}
 func.func @zero_split() attributes {s = #lb.schedule<family = gemv, tile = [1, 256, 512], warps = [1, 4], stages = 1, split_k = 0>} { return }
 
