@@ -152,7 +152,8 @@ Expected<Schedule> parseSchedule(const std::string &text) {
 // kernel whose tile M suits the band (tuning_db/Lookup.cpp): the 8-row
 // split-K mma for M <= 8, the 16-row one up to 256. gemv_tiled, the split-K
 // mma and the staged mma share one weight layout, so a plan built from them
-// serves every M from one packed copy.
+// serves every M from one packed copy. The cluster_k ones (sm_90 and up)
+// are what the heuristic takes when N gives fewer column tiles than SMs.
 const std::vector<Schedule> &defaultSchedules() {
   // One schedule a line, whole, so each reads (and greps) as the dialect spells it.
   // clang-format off
@@ -163,12 +164,16 @@ const std::vector<Schedule> &defaultSchedules() {
       "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 2, split_k = 16>",
       "#lb.schedule<family = gemv_tiled, tile = [2, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
       "#lb.schedule<family = gemv_tiled, tile = [4, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
+      "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8, cluster_k = 4>",
       "#lb.schedule<family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
       "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>",
       "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 16>",
       "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 8>",
       "#lb.schedule<family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 16>",
+      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 8, cluster_k = 2>",
+      "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, split_k = 4, cluster_k = 4>",
+      "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8, cluster_k = 2>",
       "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 1, split_k = 4>",
       "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 2, split_k = 4>",
       "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",

@@ -1,5 +1,7 @@
 #include "tuning_db/Lookup.h"
 
+#include "core/Problem.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <tuple>
@@ -220,11 +222,31 @@ constexpr Band kBands[] = {
     {257, std::nullopt, {"wgmma", "mma", "gemv"}, 128},
 };
 
-// The launch's block tile M ("m_tile=16" in the grid rule), 0 if not given.
-int64_t tileMOf(const KernelRecord &kernel) {
+// A field of the launch's grid rule ("n_tile=64;m_tile=16;split_k=2"), 0 if
+// not given.
+int64_t gridRuleField(const KernelRecord &kernel, const std::string &key) {
   const std::string &rule = kernel.launch.gridRule;
-  size_t at = rule.find("m_tile=");
-  return at == std::string::npos ? 0 : std::strtoll(rule.c_str() + at + 7, nullptr, 10);
+  size_t at = rule.find(key + "=");
+  if (at == std::string::npos || (at > 0 && rule[at - 1] != ';'))
+    return 0;
+  return std::strtoll(rule.c_str() + at + key.size() + 1, nullptr, 10);
+}
+
+int64_t tileMOf(const KernelRecord &kernel) { return gridRuleField(kernel, "m_tile"); }
+
+// How much of the device one row block of the band's launch fills, in
+// tenths: N / n_tile column tiles times the blocks along K (split_k, a
+// cluster's blocks) against the SM count, at most 10. A grid of fewer blocks
+// than SMs leaves the rest idle, which no schedule detail makes up for (56
+// column tiles at N = 3584 ran at half the copy bandwidth on 132 SMs); past
+// one block an SM, more blocks only add reduction work. 0 when N or the SM
+// count is unknown, which leaves the order to the other criteria.
+int deviceFillTenths(const KernelRecord &kernel, int64_t n, int smCount) {
+  int64_t nTile = gridRuleField(kernel, "n_tile"), kBlocks = gridRuleField(kernel, "split_k");
+  if (n <= 0 || smCount <= 0 || nTile <= 0)
+    return 0;
+  int64_t blocks = n / nTile * std::max<int64_t>(1, kBlocks);
+  return static_cast<int>(std::min<int64_t>(10, blocks * 10 / smCount));
 }
 
 // How far a kernel's tile M is from the band's, in factors of two (unknown
@@ -253,10 +275,26 @@ Expected<Resolution> heuristicTier(Context &ctx) {
                      ") and no database has a dispatch table for this compute capability");
   Resolution resolution;
   resolution.tier = Tier::Heuristic;
+  // The problem's N, from its signature in the first database that has it.
+  int64_t n = 0;
+  for (const Database *db : ctx.databases) {
+    auto problem = db->findProblem(ctx.problemId);
+    if (!problem)
+      return std::move(problem).takeError();
+    if (*problem) {
+      if (Expected<core::Problem> parsed = core::parseSignature((*problem)->signature))
+        n = parsed->n;
+      break;
+    }
+  }
   for (const Band &band : kBands) {
-    auto rank = [&band](const Candidate &c) {
+    // Among kernels of the band's tile: the one that fills the device, with
+    // the fewest blocks along K that do.
+    auto rank = [&](const Candidate &c) {
       return std::make_tuple(-c.arch.number, c.runnable == Runnable::Cubin ? 0 : 1,
-                             c.measuredPass ? 0 : 1, tileMisfit(c.kernel, band), c.kernel.id);
+                             c.measuredPass ? 0 : 1, tileMisfit(c.kernel, band),
+                             -deviceFillTenths(c.kernel, n, ctx.device.smCount),
+                             gridRuleField(c.kernel, "split_k"), c.kernel.id);
     };
     const Candidate *best = nullptr;
     for (const char *family : band.families) {

@@ -87,7 +87,7 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   CostEstimate e;
   int64_t mBlocks = ceilDiv(m, s.tileM);
   int64_t nBlocks = ceilDiv(p.n, s.tileN);
-  e.blocks = mBlocks * nBlocks;
+  e.blocks = mBlocks * nBlocks * s.clusterK;
   e.blocksPerSm = blocksPerSm(s, bits, d.limits);
   if (e.blocksPerSm == 0)
     return makeError("cost model: no block of " + s.text() + " fits on an SM");

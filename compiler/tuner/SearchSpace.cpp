@@ -173,9 +173,10 @@ SearchSpace enumerateGemvTiled(const core::Problem &p, const ArchLimits &l,
     for (int64_t tileK : o.splitKTileK)
       for (int64_t splitK : o.gemvTiledSplitK)
         for (int64_t stages : o.splitKStages)
-          consider(space, p, l,
-                   Schedule{Family::GemvTiled, tileM, core::kColumnsPerUnit, tileK, 1, 1, stages,
-                            splitK});
+          for (int64_t clusterK : o.splitKClusterK)
+            consider(space, p, l,
+                     Schedule{Family::GemvTiled, tileM, core::kColumnsPerUnit, tileK, 1, 1, stages,
+                              splitK, clusterK});
   return space;
 }
 
@@ -187,7 +188,9 @@ SearchSpace enumerateMmaSplitK(const core::Problem &p, const ArchLimits &l,
       for (int64_t tileK : o.splitKTileK)
         for (int64_t splitK : o.mmaSplitK)
           for (int64_t stages : o.splitKStages)
-            consider(space, p, l, Schedule{Family::Mma, tileM, tileN, tileK, 1, 1, stages, splitK});
+            for (int64_t clusterK : o.splitKClusterK)
+              consider(space, p, l,
+                       Schedule{Family::Mma, tileM, tileN, tileK, 1, 1, stages, splitK, clusterK});
   return space;
 }
 

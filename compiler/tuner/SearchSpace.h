@@ -78,6 +78,10 @@ struct SearchSpaceOptions {
   std::vector<int64_t> mmaSplitKTileM = {8, 16, 32};
   std::vector<int64_t> mmaSplitKTileN = {64, 128};
   std::vector<int64_t> mmaSplitK = {2, 4, 8};
+  // Blocks of a cluster along K (both split-K families; sm_90 and up, and
+  // only where K has a chunk for every slice): what fills the SMs when N
+  // gives few column tiles.
+  std::vector<int64_t> splitKClusterK = {1, 2, 4, 8};
   // wgmma (sm_90a): tile M (wgmma's N, in four accumulators), consumer warps
   // (one or two warpgroups) and the activation ring's stages.
   std::vector<int64_t> wgmmaTileM = {32, 48, 64};

@@ -1,5 +1,6 @@
-// Every compiled W4A16 kernel of the test set (tests/gpu/kernels/
-// w4a16-gpu-tests.toml, compiled at build time by `lowbit compile`) against
+// Every compiled W4A16 kernel of the test sets (tests/gpu/kernels/
+// w4a16-gpu-tests.toml, wgmma- and cluster-gpu-tests.toml, compiled at
+// build time by `lowbit compile`) against
 // an f64 reference, at M values on both sides of every tile boundary.
 // Weights are real ones quantized by the formats library in each problem's
 // format (measure::makeProblemInputs, shared with the bench and the tuner),
@@ -57,6 +58,12 @@ protected:
 class WgmmaKernels : public ReferenceCheckedKernels {
 protected:
   void SetUp() override { loadKernelSet("LOWBIT_WGMMA_TEST_KERNELS", "wgmma-gpu-tests"); }
+};
+
+// Split-K across thread-block clusters (cluster-gpu-tests.toml): sm_90a.
+class ClusterKernels : public ReferenceCheckedKernels {
+protected:
+  void SetUp() override { loadKernelSet("LOWBIT_CLUSTER_TEST_KERNELS", "cluster-gpu-tests"); }
 };
 
 void prepareProblem(const cuda::DriverApi &api, const kernels::ProblemDesc &p, ProblemData &data,
@@ -250,6 +257,55 @@ void ReferenceCheckedKernels::checkEveryKernel(const std::vector<int64_t> &rowCo
 TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kRowCounts); }
 
 TEST_F(WgmmaKernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kWgmmaRowCounts); }
+
+TEST_F(ClusterKernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kRowCounts); }
+
+// The blocks of a cluster add their totals in rank order, whichever block
+// finishes first: the same inputs give the same bits on every run.
+TEST_F(ClusterKernels, GiveTheSameBitsOnEveryRun) {
+  SplitMix rng{20261202};
+  int compared = 0;
+  for (const kernels::KernelEntry &entry : entries) {
+    SCOPED_TRACE(entry.name);
+    ProblemData data;
+    prepareProblem(*api, entry.problem, data, rng);
+    packFor(*api, entry.weightLayout, data);
+    CompiledKernel compiled;
+    loadCompiledKernel(*api, entry, compiled);
+    if (HasFatalFailure())
+      return;
+    const kernels::ProblemDesc &p = entry.problem;
+    for (int64_t m : {int64_t{1}, int64_t{16}, int64_t{100}}) {
+      SCOPED_TRACE("M = " + std::to_string(m));
+      std::vector<uint16_t> xBits(static_cast<size_t>(m * p.k));
+      for (uint16_t &bits : xBits)
+        bits = measure::activationBits(4.0 * rng.uniform() - 2.0, p.activation);
+      DeviceBuffer xDevice(*api, xBits.size() * 2), yDevice(*api, static_cast<size_t>(m * p.n * 2));
+      ASSERT_TRUE(xDevice.ok() && yDevice.ok());
+      LOWBIT_CU_ASSERT(api, xDevice.upload(xBits.data(), xBits.size() * 2));
+      KernelOperands operands;
+      operands.x = xDevice.get();
+      operands.w = data.packed.at(entry.weightLayout)->get();
+      operands.scales = data.scalesDevice->get();
+      operands.zeros = data.zerosDevice ? data.zerosDevice->get() : 0;
+      operands.y = yDevice.get();
+      std::vector<uint16_t> first, again(static_cast<size_t>(m * p.n));
+      for (int run = 0; run < 5; ++run) {
+        LOWBIT_CU_ASSERT(api, yDevice.poison(0xFF));
+        launchCompiledKernel(*api, compiled, m, operands);
+        if (HasFatalFailure())
+          return;
+        LOWBIT_CU_ASSERT(api, yDevice.download(again.data(), again.size() * 2));
+        if (run == 0)
+          first = again;
+        else
+          ASSERT_EQ(again, first) << "run " << run << " differs from the first";
+      }
+      ++compared;
+    }
+  }
+  std::printf("%d (kernel, M) pairs gave the same bits on 5 runs\n", compared);
+}
 
 TEST_F(W4A16Kernels, RejectsRowCountsItCannotServe) {
   const kernels::KernelEntry &entry = entries.front();

@@ -1,5 +1,6 @@
 #include "TestSupport.h"
 
+#include "core/Problem.h"
 #include "tuning_db/Catalog.h"
 #include "tuning_db/Commands.h"
 #include "tuning_db/Lookup.h"
@@ -139,6 +140,34 @@ TEST_F(LookupTest, HeuristicPrefersTheTileMThatSuitsEachBand) {
   EXPECT_EQ(resolution->ranges[0].kernelId, ids[0]); // M 1..8: no gemv, the 8-row mma
   EXPECT_EQ(resolution->ranges[1].kernelId, ids[1]);
   EXPECT_EQ(resolution->ranges[2].kernelId, ids[2]);
+}
+
+// Among kernels of one tile M, the heuristic takes the one whose grid fills
+// the SMs, with the fewest blocks along K that do: at N = 3584 the 56
+// column tiles need 4 blocks a tile on 132 SMs; at N = 28672 one is enough.
+TEST_F(LookupTest, HeuristicSplitsKAcrossBlocksOnlyWhereNLeavesSmsIdle) {
+  for (int64_t n : {int64_t{3584}, int64_t{28672}}) {
+    SCOPED_TRACE("N = " + std::to_string(n));
+    core::Problem shape;
+    shape.name = "w4";
+    shape.n = n;
+    shape.k = 8192;
+    shape.code = formats::DataFormat::unsignedInt(4);
+    auto added = db->putProblem(core::signature(shape));
+    ASSERT_TRUE(added.ok()) << added.error();
+    auto withBlocksAlongK = [&](int blocks) {
+      KernelRecord k = makeKernel(*added, "z" + std::to_string(blocks) + "n" + std::to_string(n),
+                                  "sm_90a", "mma");
+      k.launch.gridRule = "n_tile=64;m_tile=8;split_k=" + std::to_string(blocks);
+      return put(k);
+    };
+    std::vector<std::string> ids = {withBlocksAlongK(1), withBlocksAlongK(2),
+                                    withBlocksAlongK(4), withBlocksAlongK(8)};
+    auto resolution = resolve({db.get()}, *added, h100());
+    ASSERT_TRUE(resolution.ok()) << resolution.error();
+    ASSERT_FALSE(resolution->ranges.empty());
+    EXPECT_EQ(resolution->ranges[0].kernelId, n == 3584 ? ids[2] : ids[0]);
+  }
 }
 
 TEST_F(LookupTest, HeuristicSkipsKernelsThatFailedEveryCheck) {

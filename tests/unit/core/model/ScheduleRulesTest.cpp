@@ -213,6 +213,48 @@ TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
             "wgmma schedule: wgmma, TMA and setmaxnreg exist only on sm_90a, not on sm_80");
 }
 
+// cluster_k > 1: both split-K families, sm_90 and up, at most 8 blocks, and
+// a chunk of K for every slice; the other families have no K split to
+// spread over a cluster.
+TEST(ScheduleRules, ClustersSplitKOnlyInTheSplitKFamiliesFromSm90) {
+  const Problem p = problem(formats::DataFormat::unsignedInt(4), 3584, 8192); // 64 chunks of 128
+  for (Schedule s : {kGemvTiled, kMmaSplitK}) {
+    s.clusterK = 4;
+    SCOPED_TRACE(s.text());
+    EXPECT_TRUE(checkSchedule(p, s).ok()) << checkSchedule(p, s).error();
+    for (const TargetArch &arch : targetArchs())
+      EXPECT_EQ(checkScheduleArch(s, arch).ok(), arch.computeCapability >= 90) << arch.name;
+    // 8 warps x 8 blocks = 64 slices fit 64 chunks; half of K does not.
+    s.clusterK = 8;
+    EXPECT_TRUE(checkSchedule(p, s).ok()) << checkSchedule(p, s).error();
+    Status tooFew = checkSchedule(problem(formats::DataFormat::unsignedInt(4), 3584, 4096), s);
+    ASSERT_FALSE(tooFew.ok());
+    EXPECT_NE(tooFew.error().find("64 slices of K, but K = 4096 has only 32 chunks"),
+              std::string::npos)
+        << tooFew.error();
+    s.clusterK = 9;
+    EXPECT_EQ(checkScheduleStructure(s).error(),
+              "cluster_k (blocks of a cluster along K) must be 1..8, got 9");
+  }
+  for (Schedule s : {kGemv, kMma}) {
+    s.clusterK = 2;
+    Status rejected = checkScheduleStructure(s);
+    ASSERT_FALSE(rejected.ok()) << s.text();
+    EXPECT_NE(rejected.error().find("only the split-K families do"), std::string::npos)
+        << rejected.error();
+  }
+  Schedule clustered = kMmaSplitK;
+  clustered.clusterK = 2;
+  Expected<TargetArch> ada = findTargetArch("sm_89");
+  ASSERT_TRUE(ada.ok());
+  EXPECT_EQ(checkScheduleArch(clustered, *ada).error(),
+            "mma schedule with split_k > 1: cluster_k > 1 needs thread-block clusters and "
+            "distributed shared memory, which exist from sm_90 on, not on sm_89");
+  // A cluster's blocks each have their own shared memory: the partial sums
+  // a block needs do not grow with the cluster.
+  EXPECT_EQ(staticSharedBytes(clustered, 4), staticSharedBytes(kMmaSplitK, 4));
+}
+
 // Groups of 16: gemv splits a lane's unit into two halves of 16 values, each
 // with its own scale, for every code width, and the split-K mma scales each
 // k16 step of a 32-wide block by its own (up to 8 warps: with 16 a thread's

@@ -22,6 +22,29 @@ TEST(Schedule, PrintsAsTheDialectSpellsIt) {
   EXPECT_EQ(tiled.threads(), 256);
 }
 
+// cluster_k is spelled only when it is not 1, so every schedule (and kernel
+// id) from before it existed reads and prints as it did.
+TEST(Schedule, SpellsClusterKOnlyWhenItSplits) {
+  Schedule clustered{Family::GemvTiled, 1, 64, 128, 1, 1, 1, 8, 4};
+  EXPECT_EQ(clustered.text(), "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = "
+                              "[1, 1], stages = 1, split_k = 8, cluster_k = 4>");
+  EXPECT_EQ(clustered.kSlices(), 32);
+  // The cluster's blocks are launched separately: a block's threads stay
+  // its split_k warps.
+  EXPECT_EQ(clustered.threads(), 256);
+  Expected<Schedule> back = parseSchedule(clustered.text());
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(*back, clustered);
+  Schedule unclustered = clustered;
+  unclustered.clusterK = 1;
+  EXPECT_NE(unclustered, clustered);
+  EXPECT_EQ(unclustered.text().find("cluster_k"), std::string::npos);
+  Expected<Schedule> spelled = parseSchedule(
+      "#lb.schedule<family=gemv_tiled,tile=[1,64,128],warps=[1,1],stages=1,split_k=8,cluster_k=1>");
+  ASSERT_TRUE(spelled.ok()) << spelled.error();
+  EXPECT_EQ(*spelled, unclustered);
+}
+
 TEST(Schedule, ParsesWithoutSplitKAndRejectsUnknownFields) {
   auto s = parseSchedule("#lb.schedule<family=mma,tile=[16,64,128],warps=[1,1],stages=4>");
   ASSERT_TRUE(s.ok()) << s.error();
@@ -53,7 +76,7 @@ TEST(Schedule, EveryFamilyTheDialectSpellsParses) {
 // Schedule.cpp drops a default that does not parse; none may.
 TEST(Schedule, EveryDefaultScheduleParsesAndPrintsBack) {
   const std::vector<Schedule> &defaults = defaultSchedules();
-  EXPECT_EQ(defaults.size(), 24u);
+  EXPECT_EQ(defaults.size(), 28u);
   for (const Schedule &schedule : defaults) {
     Expected<Schedule> again = parseSchedule(schedule.text());
     ASSERT_TRUE(again.ok()) << again.error();
