@@ -41,7 +41,8 @@ std::string dispatchFamily(lb::KernelFamily family) {
   case lb::KernelFamily::gemv:
   case lb::KernelFamily::gemv_tiled: return "gemv";
   case lb::KernelFamily::mma: return "mma";
-  case lb::KernelFamily::wgmma: break;
+  case lb::KernelFamily::wgmma: return "wgmma";
+  case lb::KernelFamily::dequant: return "dequant";
   }
   return "wgmma";
 }

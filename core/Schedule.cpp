@@ -13,6 +13,7 @@ const char *familyName(Family family) {
   case Family::Mma: return "mma";
   case Family::GemvTiled: return "gemv_tiled";
   case Family::Wgmma: return "wgmma";
+  case Family::Dequant: return "dequant";
   }
   return "?";
 }
@@ -26,8 +27,10 @@ Expected<Family> parseFamily(const std::string &name) {
     return Family::GemvTiled;
   if (name == "wgmma")
     return Family::Wgmma;
+  if (name == "dequant")
+    return Family::Dequant;
   return makeError("unknown kernel family '" + name +
-                   "' (known: gemv, gemv_tiled, mma and wgmma)");
+                   "' (known: gemv, gemv_tiled, mma, wgmma and dequant)");
 }
 
 std::string Schedule::text() const {
@@ -186,6 +189,7 @@ const std::vector<Schedule> &defaultSchedules() {
       "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 8, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = dequant, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
   };
   // clang-format on
   // ScheduleTest checks that every text parses, so none is dropped here.

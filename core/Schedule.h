@@ -20,7 +20,11 @@ namespace lowbit::core {
 // result does not depend on timing and needs no workspace. Wgmma's warps
 // [1, n] are its n consumer warps (whole warpgroups); its block has one more
 // warpgroup, the producer that issues the TMA copies.
-enum class Family { Gemv, Mma, GemvTiled, Wgmma };
+// Dequant is the dense path's first half: it writes dequant(W) in the
+// activation type into the caller's workspace, which cuBLASLt then
+// multiplies (the runtime runs both). Its block is 64 columns and split_k
+// warps that each take tile K values; the grid's z covers the rest of K.
+enum class Family { Gemv, Mma, GemvTiled, Wgmma, Dequant };
 
 const char *familyName(Family family);
 Expected<Family> parseFamily(const std::string &name);
@@ -40,6 +44,8 @@ struct Schedule {
   int64_t threads() const {
     if (family == Family::Wgmma)
       return 32 * warpsM * warpsN + kProducerThreads;
+    if (family == Family::Dequant)
+      return 32 * splitK;
     return 32 * warpsM * warpsN * (splitsK() ? splitK : 1);
   }
   // The wgmma family's producer warpgroup.

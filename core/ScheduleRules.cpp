@@ -296,6 +296,12 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   return checkQuantTail(p, s);
 }
 
+// dequant: the gemv_tiled loads and decode, with every decoded value
+// written instead of multiplied, so the same K rules; no partial sums.
+Status checkDequant(const Problem &p, const Schedule &s) {
+  return checkSplitKProblem(p, s);
+}
+
 } // namespace
 
 std::string scheduleSubject(const Schedule &s) {
@@ -320,7 +326,7 @@ Status checkScheduleStructure(const Schedule &s) {
   if (s.clusterK < 1 || s.clusterK > kMaxClusterK)
     return makeError("cluster_k (blocks of a cluster along K) must be 1.." + str(kMaxClusterK) +
                      ", got " + str(s.clusterK));
-  if (s.clusterK > 1 && !s.splitsK())
+  if (s.clusterK > 1 && (!s.splitsK() || s.family == Family::Dequant))
     return makeError("cluster_k > 1 splits K across the blocks of a cluster, which only the "
                      "split-K families do (gemv_tiled, and mma with split_k > 1); got a " +
                      std::string(familyName(s.family)) + " schedule with split_k = " +
@@ -330,6 +336,12 @@ Status checkScheduleStructure(const Schedule &s) {
     return makeError("a 'gemv_tiled' schedule reads 64 x 32 weight tiles with split_k warps "
                      "along K, each taking tile K values at a time: need tile N = 64, warps = "
                      "[1, 1] and tile K a multiple of 32");
+  if (s.family == Family::Dequant &&
+      (s.tileM != 1 || s.tileN != kColumnsPerUnit || s.warpsM != 1 || s.warpsN != 1 ||
+       s.tileK % kBlockK))
+    return makeError("a 'dequant' schedule writes 64 x 32 weight tiles with split_k warps "
+                     "along K, each taking tile K values at a time: need tile [1, 64, K] with "
+                     "K a multiple of 32 and warps = [1, 1]");
   if (s.family == Family::Mma && s.splitK > 1) {
     // Split-K mma computes W·xᵀ: W's columns are the m16 side, x's rows the
     // n8 side, and K goes in 32-wide blocks of the paired K order.
@@ -367,6 +379,7 @@ Status checkSchedule(const Problem &problem, const Schedule &s) {
   case Family::GemvTiled: return checkGemvTiled(problem, s);
   case Family::Mma: return s.splitK > 1 ? checkMmaSplitK(problem, s) : checkStagedMma(problem, s);
   case Family::Wgmma: return checkWgmma(problem, s);
+  case Family::Dequant: return checkDequant(problem, s);
   }
   return makeError("unknown kernel family");
 }
@@ -419,7 +432,8 @@ int64_t staticSharedBytes(const Schedule &s, int codeBits) {
   case Family::GemvTiled: return gemvTiledPartialBytes(s);
   case Family::Mma:
     return s.splitK > 1 ? mmaSplitKPartialBytes(s) : mmaStagedSharedBytes(s, codeBits);
-  case Family::Wgmma: return 0;
+  case Family::Wgmma:
+  case Family::Dequant: return 0;
   }
   return 0;
 }

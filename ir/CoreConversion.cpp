@@ -55,6 +55,7 @@ core::Family coreFamily(KernelFamily family) {
   case KernelFamily::mma: return core::Family::Mma;
   case KernelFamily::gemv_tiled: return core::Family::GemvTiled;
   case KernelFamily::wgmma: return core::Family::Wgmma;
+  case KernelFamily::dequant: return core::Family::Dequant;
   }
   return core::Family::Wgmma; // no kernels: the rules reject it
 }

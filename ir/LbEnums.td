@@ -42,7 +42,8 @@ def Lb_KernelFamily : I32EnumAttr<"KernelFamily", "kernel family", [
   I32EnumAttrCase<"gemv", 0>,
   I32EnumAttrCase<"mma", 1>,
   I32EnumAttrCase<"wgmma", 2>,
-  I32EnumAttrCase<"gemv_tiled", 3>
+  I32EnumAttrCase<"gemv_tiled", 3>,
+  I32EnumAttrCase<"dequant", 4>
 ]> {
   let cppNamespace = "::lowbit::lb";
   let genSpecializedAttr = 0;

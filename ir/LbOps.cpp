@@ -232,6 +232,14 @@ LogicalResult PackPairsOp::verify() {
   return success();
 }
 
+LogicalResult StoreDenseWeightsOp::verify() {
+  Type element = cast<MemRefType>(getW().getType()).getElementType();
+  if (element != cast<VectorType>(getLow().getType()).getElementType())
+    return emitOpError("writes ") << getLow().getType() << " registers into a matrix of "
+                                  << element << "; the dense weights are the registers' type";
+  return success();
+}
+
 LogicalResult SumClusterPartialsOp::verify() {
   auto type = cast<MemRefType>(getBuffer().getType());
   if (type.getRank() != 3 || type.isDynamicDim(2))

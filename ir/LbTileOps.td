@@ -296,4 +296,23 @@ def Lb_StoreOutputOp : Lb_Op<"store_output", [MemoryEffects<[MemWrite]>]> {
   let assemblyFormat = "$value `,` $y `[` $m `,` $n `]` attr-dict `:` type($y)";
 }
 
+def Lb_StoreDenseWeightsOp : Lb_Op<"store_dense_weights", [MemoryEffects<[MemWrite]>,
+                                                         AllTypesMatch<["low", "high"]>]> {
+  let summary = "w[n, k .. k + 8) = the two k16 steps' registers of one subtile";
+  let description = [{
+    The dequant family's write. In the paired K order a lane's register r of
+    k16 step j holds k0 + 8 tig + 4 j + 2 r + {0, 1} of one column, so the
+    subtile's registers of both steps (`low`: step 0, `high`: step 1) are the
+    8 consecutive values w[n, k .. k + 8) with k = k0 + 8 tig: one 16-byte
+    store of a row-major matrix. k must be a multiple of 8.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4], [F16, BF16]>:$low,
+                       VectorOfLengthAndType<[4], [F16, BF16]>:$high,
+                       MemRefRankOf<[F16, BF16], [2]>:$w, Index:$n, Index:$k);
+  let assemblyFormat = [{
+    $low `,` $high `,` $w `[` $n `,` $k `]` attr-dict `:` type($low) `,` type($w)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // LOWBIT_IR_LBTILEOPS_TD

@@ -18,6 +18,14 @@ Value index(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
 }
 
+// A loop without carried values has its scf.yield from its builder, placed
+// after the ops built into its body.
+void yieldUnlessTerminated(OpBuilder &b, Location loc, scf::ForOp loop, ValueRange next) {
+  if (loop.getInitArgs().empty())
+    return;
+  b.create<scf::YieldOp>(loc, next);
+}
+
 // A fully unrolled scf.for over [0, extent) with `init` carried; the body
 // gets base + the induction value. Constant bounds let nvcc unroll it whole.
 using LoopBody = llvm::function_ref<SmallVector<Value>(Value k0, ValueRange acc)>;
@@ -30,7 +38,7 @@ SmallVector<Value> unrolledLoop(OpBuilder &b, Location loc, Value base, int64_t 
   b.setInsertionPointToStart(loop.getBody());
   Value k0 = b.create<arith::AddIOp>(loc, base, loop.getInductionVar());
   SmallVector<Value> next = body(k0, loop.getRegionIterArgs());
-  b.create<scf::YieldOp>(loc, next);
+  yieldUnlessTerminated(b, loc, loop, next);
   return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
 }
 
@@ -88,7 +96,7 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
                          });
         return finishPeriod ? finishPeriod(quant, carried, sums) : sums;
       });
-  b.create<scf::YieldOp>(loc, next);
+  yieldUnlessTerminated(b, loc, chunks, next);
   return SmallVector<Value>(chunks.getResults().begin(), chunks.getResults().end());
 }
 

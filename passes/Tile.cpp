@@ -47,7 +47,13 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
     argTypes.push_back(asMemRef(op.getZeros().getType()));
   if (op.getTable())
     return op.emitOpError("lb-tile does not handle table operands yet");
-  argTypes.push_back(asMemRef(op.getResult().getType()));
+  // The dequant family's output is the dense weights, W[N, K] in the
+  // activation type, where the other families write y[M, N].
+  auto codes = cast<RankedTensorType>(op.getCodes().getType());
+  Type activation = op.getX().getType().getElementType();
+  argTypes.push_back(schedule.getFamily() == lb::KernelFamily::dequant
+                         ? MemRefType::get(codes.getShape(), activation)
+                         : asMemRef(op.getResult().getType()));
   argTypes.push_back(builder.getIndexType());
 
   auto kernel = builder.create<func::FuncOp>(
@@ -63,11 +69,10 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   problem.source = op;
   problem.schedule = schedule;
   problem.quant = op.getQuant();
-  auto codesType = cast<RankedTensorType>(op.getCodes().getType());
-  problem.n = codesType.getDimSize(0);
-  problem.k = codesType.getDimSize(1);
-  problem.activation = op.getX().getType().getElementType();
-  problem.code = codesType.getElementType();
+  problem.n = codes.getDimSize(0);
+  problem.k = codes.getDimSize(1);
+  problem.activation = activation;
+  problem.code = codes.getElementType();
   problem.fragment = core::CodeFragment{static_cast<int>(lb::getCodeBits(problem.code))};
   unsigned index = 0;
   problem.x = entry->getArgument(index++);
@@ -91,6 +96,7 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   case lb::KernelFamily::gemv: buildGemvBody(builder, problem); break;
   case lb::KernelFamily::gemv_tiled: buildGemvTiledBody(builder, problem); break;
   case lb::KernelFamily::wgmma: buildWgmmaBody(builder, problem); break;
+  case lb::KernelFamily::dequant: buildDequantBody(builder, problem); break;
   default:
     if (schedule.getSplitK() > 1)
       buildMmaSplitKBody(builder, problem);

@@ -124,15 +124,21 @@ void buildMmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildGemvTiledBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildMmaSplitKBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 void buildWgmmaBody(mlir::OpBuilder &builder, const KernelProblem &problem);
+// Its `y` is the dense weights W[N, K] (lb-tile types it so).
+void buildDequantBody(mlir::OpBuilder &builder, const KernelProblem &problem);
 
 // Launch shape, read by the runtime from the kernel's attributes:
 // blockDim.x = lb.block_threads; grid = (N / lb.grid_tile[0],
-// ceil(M / lb.grid_tile[1]), lb.grid_tile[2]). grid_tile[2] > 1 is the
-// schedule's cluster_k: the z blocks of one output tile are one cluster,
-// which the kernel declares itself (__cluster_dims__), so the launch needs
-// nothing more.
+// ceil(M / lb.grid_tile[1]), lb.grid_tile[2]). With the schedule's cluster_k
+// > 1, grid_tile[2] is cluster_k: the z blocks of one output tile are one
+// cluster, which the kernel declares itself (__cluster_dims__), so the
+// launch needs nothing more. The dequant family's z blocks are no cluster.
 constexpr const char *kBlockThreadsAttr = "lb.block_threads";
 constexpr const char *kGridTileAttr = "lb.grid_tile";
+// Bytes of dynamic shared memory the kernel's launch must pass (absent: 0).
+// The dequant family's grid_tile[1]: its work does not depend on M, so any
+// M a launch names is one row of blocks.
+constexpr int64_t kDequantRowsPerBlock = int64_t(1) << 24;
 // Bytes of dynamic shared memory the kernel's launch must pass (absent: 0).
 constexpr const char *kDynamicSharedBytesAttr = "lb.dynamic_shared_bytes";
 // __launch_bounds__' second argument: blocks an SM must fit, which sets the

@@ -450,6 +450,15 @@ LogicalResult Emitter::emitOp(Operation &op) {
         line() << target << " = " << value << ";\n";
         return success();
       })
+      .Case<lb::StoreDenseWeightsOp>([&](lb::StoreDenseWeightsOp store) {
+        auto type = cast<MemRefType>(store.getW().getType());
+        line() << "*reinterpret_cast<uint4 *>(" << name(store.getW()) << " + "
+               << linearIndex(type, {store.getN(), store.getK()}) << ") = make_uint4("
+               << registerOf(store.getLow(), 0) << ", " << registerOf(store.getLow(), 1) << ", "
+               << registerOf(store.getHigh(), 0) << ", " << registerOf(store.getHigh(), 1)
+               << ");\n";
+        return success();
+      })
       .Default([&](Operation *other) {
         return other->emitOpError("lb-to-cuda: no CUDA emission for this op");
       });
@@ -468,11 +477,12 @@ LogicalResult Emitter::emitKernel(func::FuncOp func) {
   if (auto minBlocks = func->getAttrOfType<IntegerAttr>("lb.min_blocks_per_sm"))
     os << ", " << minBlocks.getInt();
   os << ")";
-  // A grid split along K in z is one cluster per output tile (TileFamilies.h:
-  // kGridTileAttr), compiled in so a plain cuLaunchKernel launches it.
-  if (auto grid = func->getAttrOfType<DenseI64ArrayAttr>("lb.grid_tile");
-      grid && grid.size() == 3 && grid[2] > 1)
-    os << " __cluster_dims__(1, 1, " << grid[2] << ")";
+  // A grid split along K across a cluster is one cluster per output tile
+  // (TileFamilies.h: kGridTileAttr), compiled in so a plain cuLaunchKernel
+  // launches it.
+  if (auto schedule = func->getAttrOfType<lb::ScheduleAttr>("lb.schedule");
+      schedule && schedule.getClusterK() > 1)
+    os << " __cluster_dims__(1, 1, " << schedule.getClusterK() << ")";
   os << "\n" << func.getSymName() << "(";
   Block &entry = func.getBody().front();
   int index = 0;
@@ -489,7 +499,8 @@ LogicalResult Emitter::emitKernel(func::FuncOp func) {
       // Only the output is written; everything else is read-only for the
       // whole launch, which lets loads use the non-coherent path.
       bool written = llvm::any_of(arg.getUsers(), [](Operation *user) {
-        return isa<lb::StoreOutputOp, lb::StoreAccumulatorOp, lb::StoreWgmmaAccumulatorOp>(user);
+        return isa<lb::StoreOutputOp, lb::StoreAccumulatorOp, lb::StoreWgmmaAccumulatorOp,
+                   lb::StoreDenseWeightsOp>(user);
       });
       os << (written ? "" : "const ") << pointee << " *__restrict__ " << argName;
     } else if (arg.getType().isIndex()) {

@@ -1,5 +1,7 @@
 #include "compiler/measure/BenchFixture.h"
 
+#include "core/Schedule.h"
+
 #include "core/layout/WeightLayout.h"
 
 #include <algorithm>
@@ -220,19 +222,39 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
                            std::to_string(shape->dynamicSharedBytes) +
                            " bytes of dynamic shared memory",
                        r);
+  const bool dense = entry.family == core::familyName(core::Family::Dequant);
+  if (dense) {
+    if (!options_.cublas)
+      return makeError(entry.name + ": the dense path needs cuBLASLt, which is not loaded");
+    if (!denseWeights_.get()) {
+      Expected<DeviceMemory> buffer =
+          DeviceMemory::allocate(api_, static_cast<size_t>(problem_.n * problem_.k * 2));
+      if (!buffer.ok())
+        return makeError("the dense path's weights: " + buffer.error());
+      denseWeights_ = std::move(*buffer);
+    }
+  }
   auto launch = [&](int copy, CUstream stream) {
     LaunchArgs args;
     bindArgs(args, rot, copy, m);
-    return api_.cuLaunchKernel(function, shape->grid[0], shape->grid[1], shape->grid[2],
-                               shape->block, 1, 1, shape->dynamicSharedBytes, stream, args.params,
-                               nullptr);
+    if (dense)
+      args.y = denseWeights_.get();
+    CUresult r = api_.cuLaunchKernel(function, shape->grid[0], shape->grid[1], shape->grid[2],
+                                     shape->block, 1, 1, shape->dynamicSharedBytes, stream,
+                                     args.params, nullptr);
+    if (r != CUDA_SUCCESS || !dense)
+      return r;
+    return options_.cublas->gemm(problem_.activation == core::Activation::BF16, m, problem_.n,
+                                 problem_.k, x_.get(), denseWeights_.get(), y_.get(), stream);
   };
   // Correctness first, on a poisoned y so unwritten outputs read as NaN.
   if (CUresult r = api_.cuMemsetD8(y_.get(), 0xFF, static_cast<size_t>(m * problem_.n * 2));
       r != CUDA_SUCCESS)
     return driverError(api_, "poison y", r);
   if (CUresult r = launch(0, nullptr); r != CUDA_SUCCESS)
-    return driverError(api_, "launch " + entry.name, r);
+    return dense && r == CUDA_ERROR_UNKNOWN
+               ? makeError(entry.name + ": cuBLASLt: " + options_.cublas->lastError())
+               : driverError(api_, "launch " + entry.name, r);
   if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
     return driverError(api_, "run " + entry.name, r);
   // Only the two checked rows come back: all of y is up to 235 MB at M = 4096.

@@ -54,6 +54,10 @@ struct FixtureOptions {
   // picks the default for the activation type (defaultTolerance).
   double tolerance = 0;
   uint64_t seed = 0x1b17;
+  // The dense path's second half: a "dequant" kernel is measured as the
+  // runtime runs it, its launch then cuBLASLt on what it wrote. Without it
+  // such a kernel fails to measure, saying why.
+  const Cublas *cublas = nullptr;
 };
 
 struct KernelTiming {
@@ -74,8 +78,9 @@ public:
   // Bytes of one packed weight copy plus its scales and zeros, for GB/s.
   size_t weightCopyBytes() const { return perCopy_; }
 
-  // Checks then times `kernel` at M rows. Errors are for the device (launch
-  // failures, out of memory); a wrong result is passed = false.
+  // Checks then times `kernel` at M rows; a "dequant" kernel with cuBLASLt
+  // after it (the dense path). Errors are for the device (launch failures,
+  // out of memory); a wrong result is passed = false.
   Expected<KernelTiming> measure(const LoadedKernel &kernel, int64_t m) {
     return measure(kernel.entry(), kernel.function(), m);
   }
@@ -132,6 +137,9 @@ private:
   int64_t rowCapacity_ = 0;
   DeviceMemory x_, y_;
   std::vector<DeviceMemory> dense_; // cuBLAS weights, made on first use
+  // The dense path's dequant(W), one buffer as a plan's workspace is: every
+  // launch rewrites it before cuBLASLt reads it. Made on first use.
+  DeviceMemory denseWeights_;
 };
 
 } // namespace lowbit::measure

@@ -1,12 +1,13 @@
-// cuBLASLt, loaded with dlopen, as the dense f16/bf16 baseline the benchmark
-// reports next to every lowbit kernel (issue 6: cublasLtMatmul with the
-// heuristic's first algorithm, as an inference engine calls it). Without
-// cuBLASLt on the machine the benchmark still runs and says the baseline is
-// missing.
+// The benchmark's and the tuner's cuBLASLt (runtime/cuda/CublasLt.h) with a
+// workspace of its own, allocated once: the dense f16/bf16 baseline every
+// lowbit kernel is reported against (issue 6: cublasLtMatmul with the
+// heuristic's first algorithm, as an inference engine calls it), and the
+// second half of the dense path the tuner measures. Without cuBLASLt on the
+// machine the benchmark still runs and says the baseline is missing.
 #pragma once
 
-#include "runtime/cuda/Driver.h"
-#include "core/support/Expected.h"
+#include "compiler/measure/GraphTimer.h"
+#include "runtime/cuda/CublasLt.h"
 
 #include <memory>
 #include <string>
@@ -16,37 +17,29 @@ namespace lowbit::measure {
 
 class Cublas {
 public:
-  // The sonames load() tries, newest first.
-  static const std::vector<std::string> &defaultLibraries();
-  // What load() gives cuBLASLt as workspace, allocated once: enough for the
-  // algorithms the heuristic returns on Hopper (NVIDIA's advice is 32 MiB).
-  static constexpr size_t kWorkspaceBytes = 32u << 20;
+  static const std::vector<std::string> &defaultLibraries() {
+    return cuda::CublasLt::defaultLibraries();
+  }
+  static constexpr size_t kWorkspaceBytes = cuda::CublasLt::kWorkspaceBytes;
 
   static Expected<std::unique_ptr<Cublas>> load(const cuda::DriverApi &api) {
     return load(api, defaultLibraries());
   }
-  // The first of `libraries` that dlopen finds; the tests pass a fake one.
   static Expected<std::unique_ptr<Cublas>> load(const cuda::DriverApi &api,
                                                 const std::vector<std::string> &libraries);
-  ~Cublas();
-  Cublas(const Cublas &) = delete;
-  Cublas &operator=(const Cublas &) = delete;
 
-  // Y[M, N] = X[M, K] · W[N, K]ᵀ, all row-major, f16 or bf16 in and out, f32
-  // accumulation, on `stream` (capturable: the workspace is preallocated and
-  // each shape's descriptors and algorithm are chosen on its first call).
-  // Returns CUDA_ERROR_UNKNOWN on any cuBLASLt failure; lastError() says
-  // which call failed and with what status.
+  // Y[M, N] = X[M, K] · W[N, K]ᵀ, row-major (CublasLt::gemm), with this
+  // object's workspace.
   CUresult gemm(bool bf16, int64_t m, int64_t n, int64_t k, CUdeviceptr x, CUdeviceptr w,
-                CUdeviceptr y, CUstream stream) const;
-  // Why the latest gemm() failed ("cublasLtMatmul: status 13 ..."), or ""
-  // when it succeeded.
-  std::string lastError() const;
+                CUdeviceptr y, CUstream stream) const {
+    return lt_->gemm(bf16, m, n, k, x, w, y, workspace_.get(), workspace_.bytes(), stream);
+  }
+  std::string lastError() const { return lt_->lastError(); }
 
 private:
   Cublas() = default;
-  struct State;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<cuda::CublasLt> lt_;
+  DeviceMemory workspace_;
 };
 
 } // namespace lowbit::measure

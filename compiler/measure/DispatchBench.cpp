@@ -87,6 +87,7 @@ Expected<DispatchBenchResult> benchDispatched(const cuda::DriverApi &api,
   FixtureOptions fixtureOptions;
   fixtureOptions.rotationBytes = options.rotationBytes;
   fixtureOptions.replays = options.replays;
+  fixtureOptions.cublas = cublas;
 
   DispatchBenchResult result;
   const std::vector<const db::Database *> databases = {&database};

@@ -1,5 +1,7 @@
 #include "compiler/measure/KernelBench.h"
 
+#include "core/Schedule.h"
+
 #include "compiler/measure/BenchFixture.h"
 
 #include <algorithm>
@@ -11,6 +13,10 @@ bool worthBenchmarking(const kernels::KernelEntry &entry, int64_t m) {
   int64_t tileM = entry.gridTile.size() == 3 ? entry.gridTile[1] : 1;
   if (entry.family == "gemv")
     return m <= 8;
+  // The dense path pays a pass over the weights before cuBLAS: only where
+  // the tensor cores' rate, not the weights' bytes, limits.
+  if (entry.family == core::familyName(core::Family::Dequant))
+    return m >= kDenseMinRows;
   return tileM <= std::max<int64_t>(8, 4 * m);
 }
 
@@ -45,6 +51,7 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
   FixtureOptions fixtureOptions;
   fixtureOptions.rotationBytes = options.rotationBytes;
   fixtureOptions.replays = options.replays;
+  fixtureOptions.cublas = cublas;
   for (const std::string &name : order) {
     const std::vector<const kernels::KernelEntry *> &group = byProblem[name];
     const kernels::ProblemDesc &p = group.front()->problem;

@@ -54,6 +54,8 @@ void setRates(BenchRow &row, double weightBytes, double copyGBs);
 // re-reads the weights for every tile M rows and mma pads M to its tile, so
 // kernels far outside their range are not worth timing. An 8-row tile
 // (split-K mma, M on the n8 side) wastes little even at M = 1.
+// The dense path (a dequant kernel, then cuBLASLt) only from kDenseMinRows.
+constexpr int64_t kDenseMinRows = 64;
 bool worthBenchmarking(const kernels::KernelEntry &entry, int64_t m);
 // The kernels (indices) the bench times at M: those worth it or, when none
 // is (a problem whose only kernels are gemv, at M = 16), every one that

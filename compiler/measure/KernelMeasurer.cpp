@@ -42,7 +42,9 @@ CubinLoader databaseCubins(const db::Database &database,
 
 KernelMeasurer::KernelMeasurer(const cuda::DriverApi &api, CubinLoader cubins,
                                const Cublas *cublas, FixtureOptions options, std::ostream *log)
-    : api_(api), cubins_(std::move(cubins)), cublas_(cublas), options_(options), log_(log) {}
+    : api_(api), cubins_(std::move(cubins)), cublas_(cublas), options_(options), log_(log) {
+  options_.cublas = cublas; // the dense path's kernels are measured with it
+}
 
 // Modules before the fixture's buffers (members go in reverse order anyway;
 // spelled out because both hold driver resources of one context).

@@ -79,6 +79,27 @@ int64_t blocksPerSm(const core::Schedule &s, int codeBits, const ArchLimits &l) 
   return std::max<int64_t>(0, std::min({l.maxBlocksPerSm, byThreads, byRegisters, byShared}));
 }
 
+// The dense path: the dequant kernel reads the packed weights and writes
+// W[N, K] in 16 bits at the copy bandwidth, then cuBLAS reads it back and
+// multiplies at the tensor-core rate (it overlaps its reads with its math).
+// Its schedule changes little of that, so the model ranks the path as a
+// whole against the other families.
+static CostEstimate estimateDensePath(const kernels::ProblemDesc &p, int64_t m, const DeviceModel &d,
+                               CostEstimate e) {
+  ProblemBytes ideal = idealBytes(p, m);
+  double dense = 2.0 * double(p.n) * double(p.k);
+  double dequantUs = (ideal.weights + ideal.scales + dense) / (d.copyGBs * 1e3);
+  double gemmMemoryUs = (dense + ideal.activations + ideal.outputs) / (d.copyGBs * 1e3);
+  e.flops = 2.0 * double(m) * double(p.n) * double(p.k);
+  e.computeUs = e.flops / (d.tensorTflops * 1e6);
+  e.dramBytes = ideal.weights + ideal.scales + 2 * dense + ideal.activations + ideal.outputs;
+  e.memoryUs = dequantUs + gemmMemoryUs;
+  e.achievedGBs = d.copyGBs;
+  e.waveEfficiency = 1;
+  e.us = 2 * d.launchUs + dequantUs + std::max(gemmMemoryUs, e.computeUs);
+  return e;
+}
+
 Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::Schedule &s, int64_t m,
                                     const DeviceModel &d) {
   if (m < 1 || p.n <= 0 || p.k <= 0 || s.tileM <= 0 || s.tileN <= 0)
@@ -91,6 +112,8 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   e.blocksPerSm = blocksPerSm(s, bits, d.limits);
   if (e.blocksPerSm == 0)
     return makeError("cost model: no block of " + s.text() + " fits on an SM");
+  if (s.family == core::Family::Dequant)
+    return estimateDensePath(p, m, d, e);
 
   // Bytes. The grid's x walks N fastest (gridTile = {N per block, M per
   // block, split-K}), so every M block streams all of W again: from DRAM

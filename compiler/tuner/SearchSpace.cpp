@@ -40,6 +40,8 @@ int64_t estimatedRegisters(const Schedule &s) {
     return std::min<int64_t>(255, 65536 / s.threads() / 8 * 8);
   if (s.family == Family::Gemv)
     return s.tileM <= 2 ? 64 : s.tileM <= 4 ? 128 : 255; // TileGemv.cpp's budget
+  if (s.family == Family::Dequant) // a unit's decoded values, scales and addresses
+    return 96;
   if (s.family == Family::GemvTiled) // as ptxas reported on sm_90a for g128
     return s.tileM <= 1 ? 96 : s.tileM <= 2 ? 122 : s.tileM <= 4 ? 128 : 255;
   // A unit's decoded values: 8 subtiles of 2 registers.
@@ -206,6 +208,16 @@ SearchSpace enumerateWgmma(const core::Problem &p, const ArchLimits &l,
   return space;
 }
 
+SearchSpace enumerateDequant(const core::Problem &p, const ArchLimits &l,
+                             const SearchSpaceOptions &o) {
+  SearchSpace space;
+  for (int64_t tileK : o.dequantTileK)
+    for (int64_t warps : o.dequantWarps)
+      consider(space, p, l,
+               Schedule{Family::Dequant, 1, core::kColumnsPerUnit, tileK, 1, 1, 1, warps});
+  return space;
+}
+
 SearchSpace enumerateSchedules(const core::Problem &p, const ArchLimits &l,
                                const SearchSpaceOptions &o) {
   SearchSpace space = enumerateGemv(p, l, o);
@@ -213,6 +225,7 @@ SearchSpace enumerateSchedules(const core::Problem &p, const ArchLimits &l,
   append(space, enumerateMmaSplitK(p, l, o));
   append(space, enumerateMma(p, l, o));
   append(space, enumerateWgmma(p, l, o));
+  append(space, enumerateDequant(p, l, o));
   return space;
 }
 

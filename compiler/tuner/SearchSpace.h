@@ -87,6 +87,10 @@ struct SearchSpaceOptions {
   std::vector<int64_t> wgmmaTileM = {32, 48, 64};
   std::vector<int64_t> wgmmaConsumerWarps = {4, 8};
   std::vector<int64_t> wgmmaStages = {4, 8, 12};
+  // dequant (the dense path's first half): tile K a warp writes, warps a
+  // block.
+  std::vector<int64_t> dequantTileK = {128, 256};
+  std::vector<int64_t> dequantWarps = {4, 8};
 };
 
 struct RejectedSchedule {
@@ -109,6 +113,8 @@ SearchSpace enumerateMmaSplitK(const core::Problem &problem, const ArchLimits &l
                                const SearchSpaceOptions &options = {});
 SearchSpace enumerateWgmma(const core::Problem &problem, const ArchLimits &limits,
                            const SearchSpaceOptions &options = {});
+SearchSpace enumerateDequant(const core::Problem &problem, const ArchLimits &limits,
+                             const SearchSpaceOptions &options = {});
 // Every family.
 SearchSpace enumerateSchedules(const core::Problem &problem, const ArchLimits &limits,
                                const SearchSpaceOptions &options = {});

@@ -1,10 +1,30 @@
 #include "runtime/api/DeviceContext.h"
 
+#include <cstdlib>
+
 namespace lowbit::api {
 
 ContextState::~ContextState() {
+  cublasLt.reset(); // its handle goes before the context it was used in
   if (api && primaryContext)
     api->cuDevicePrimaryCtxRelease(device);
+}
+
+Result<std::shared_ptr<const cuda::CublasLt>> ContextState::loadCublasLt() {
+  if (!cublasLt && cublasLtError.empty()) {
+    const char *chosen = std::getenv("LOWBIT_CUBLASLT");
+    std::vector<std::string> libraries = chosen && *chosen
+                                             ? std::vector<std::string>{chosen}
+                                             : cuda::CublasLt::defaultLibraries();
+    Expected<std::unique_ptr<cuda::CublasLt>> loaded = cuda::CublasLt::load(libraries);
+    if (loaded)
+      cublasLt = std::move(*loaded);
+    else
+      cublasLtError = loaded.error();
+  }
+  if (!cublasLt)
+    return apiError(LOWBIT_STATUS_NO_KERNEL, cublasLtError);
+  return cublasLt;
 }
 
 ApiError driverError(const cuda::DriverApi &api, const std::string &what, CUresult result) {

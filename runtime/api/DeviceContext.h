@@ -9,6 +9,7 @@
 #include "lowbit/lowbit.h"
 #include "runtime/api/ApiError.h"
 #include "runtime/api/KernelDatabases.h"
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/Driver.h"
 #include "tuning_db/Fingerprint.h"
 
@@ -27,6 +28,13 @@ struct ContextState {
   // Plan creation reads the databases; one plan at a time keeps their
   // connections single-threaded, which is how tuning_db wants them used.
   std::mutex planCreation;
+  // cuBLASLt for the dense path, loaded by the first plan that needs it
+  // (under planCreation), or why it could not be.
+  std::shared_ptr<const cuda::CublasLt> cublasLt;
+  std::string cublasLtError;
+  // Where cuBLASLt is looked for: $LOWBIT_CUBLASLT (a path or soname) when
+  // set, else CublasLt::defaultLibraries().
+  Result<std::shared_ptr<const cuda::CublasLt>> loadCublasLt();
 
   ContextState() = default;
   ContextState(const ContextState &) = delete;

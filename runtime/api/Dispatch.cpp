@@ -28,7 +28,7 @@ lowbit_status fail(std::string *whyNot, lowbit_status status, std::string messag
 } // namespace
 
 lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *rangeIndex,
-                          std::string *whyNot) {
+                          size_t *kernelIndex, std::string *whyNot) {
   // 16 bytes: the kernels load x, store y and read packed weights in 16-byte
   // vectors; a misaligned pointer would fault or, worse, read the wrong bytes.
   constexpr uintptr_t kVectorAlignment = 16;
@@ -40,7 +40,12 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
     return fail(whyNot, LOWBIT_STATUS_INTERNAL_ERROR,
                 "no range of the plan covers M = " + std::to_string(args.m));
   const PlannedRange &range = spec.ranges[static_cast<size_t>(index)];
-  const PlannedKernel &kernel = spec.kernels[range.kernel];
+  size_t launched = range.kernel;
+  const bool workspaceFits = args.workspace && args.workspaceBytes >= static_cast<size_t>(
+                                                                          spec.workspaceBytes);
+  if (spec.kernels[launched].dense && !workspaceFits && range.fallback >= 0)
+    launched = static_cast<size_t>(range.fallback);
+  const PlannedKernel &kernel = spec.kernels[launched];
   if (args.m > kernel.geometry.maxM)
     return fail(whyNot, LOWBIT_STATUS_INVALID_SHAPE,
                 "M = " + std::to_string(args.m) + " is more than kernel " + kernel.name +
@@ -97,12 +102,18 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
       return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
                   std::string(a.name) + " = " + pointerText(a.pointer) + " is not " +
                       std::to_string(a.alignment) + "-byte aligned");
-  if (args.workspaceBytes < static_cast<size_t>(spec.workspaceBytes) ||
-      (spec.workspaceBytes > 0 && !args.workspace))
+  if (kernel.dense && !workspaceFits)
     return fail(whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
-                "the workspace has " + std::to_string(args.workspaceBytes) +
-                    " bytes, the plan needs " + std::to_string(spec.workspaceBytes));
+                "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
+                    " bytes; the dense path that serves M = " + std::to_string(args.m) +
+                    " needs " + std::to_string(spec.workspaceBytes) +
+                    " and no other kernel of the plan serves it");
+  if (kernel.dense && !aligned(args.workspace, kVectorAlignment))
+    return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
+                "workspace = " + pointerText(args.workspace) + " is not " +
+                    std::to_string(kVectorAlignment) + "-byte aligned");
   *rangeIndex = index;
+  *kernelIndex = launched;
   return LOWBIT_STATUS_SUCCESS;
 }
 

@@ -22,10 +22,13 @@ struct MatmulArgs {
   size_t workspaceBytes = 0;
 };
 
-// On success returns LOWBIT_STATUS_SUCCESS and the index of the range that
-// serves m in *rangeIndex; otherwise the status, with the reason in *whyNot.
+// On success returns LOWBIT_STATUS_SUCCESS, the index of the range that
+// serves m in *rangeIndex and the kernel to launch in *kernelIndex: the
+// range's, or its fallback when the range is the dense path's and the
+// workspace is too small for it; otherwise the status, with the reason in
+// *whyNot.
 lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *rangeIndex,
-                          std::string *whyNot);
+                          size_t *kernelIndex, std::string *whyNot);
 
 // Packs `codes` ([N, K], one per byte) into `packed` (host memory). A code
 // that is not one of the format's (formats::checkElementCodes) is

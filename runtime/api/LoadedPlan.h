@@ -4,6 +4,7 @@
 
 #include "runtime/api/DeviceContext.h"
 #include "runtime/api/PlanBuilder.h"
+#include "runtime/cuda/CublasLt.h"
 
 #include <memory>
 #include <vector>
@@ -24,6 +25,8 @@ struct lowbit_plan {
   lowbit::api::PlanSpec spec;
   std::vector<CUmodule> modules;
   std::vector<CUfunction> functions; // by spec.kernels index
+  // The context's cuBLASLt, when a range is the dense path's.
+  std::shared_ptr<const lowbit::cuda::CublasLt> cublasLt;
 
   lowbit_plan() = default;
   lowbit_plan(const lowbit_plan &) = delete;

@@ -4,10 +4,15 @@
 // handful of M ranges, cuCtxGetCurrent (and a set/restore only if the caller
 // has another context current), and one cuLaunchKernel. No allocation, lock,
 // synchronization or database access, so it is thread-safe and legal inside
-// CUDA graph capture.
+// CUDA graph capture. The dense path (a tuned table's choice at large M)
+// launches its dequant kernel into the workspace and then cublasLtMatmul,
+// whose descriptors and algorithm for an M are made on that M's first call
+// (cuBLASLt's host work, under its lock) and kept.
 #include "lowbit/lowbit.h"
 #include "runtime/api/Dispatch.h"
 #include "runtime/api/LoadedPlan.h"
+
+#include <utility>
 
 using namespace lowbit::api;
 
@@ -22,11 +27,11 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
     const PlanSpec &spec = plan->spec;
     MatmulArgs args{m, x, w, scales, zeros, y, workspace, workspace_bytes};
     int rangeIndex = -1;
+    size_t kernelIndex = 0;
     std::string whyNot; // empty std::string: no allocation unless a check fails
-    if (lowbit_status status = checkMatmul(spec, args, &rangeIndex, &whyNot);
+    if (lowbit_status status = checkMatmul(spec, args, &rangeIndex, &kernelIndex, &whyNot);
         status != LOWBIT_STATUS_SUCCESS)
       return recordFailure(status, whyNot);
-    const size_t kernelIndex = spec.ranges[static_cast<size_t>(rangeIndex)].kernel;
     const PlannedKernel &kernel = spec.kernels[kernelIndex];
     const LaunchGeometry &g = kernel.geometry;
 
@@ -35,6 +40,11 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
     CUdeviceptr sPtr = reinterpret_cast<CUdeviceptr>(scales);
     CUdeviceptr zPtr = reinterpret_cast<CUdeviceptr>(zeros);
     CUdeviceptr yPtr = reinterpret_cast<CUdeviceptr>(y);
+    // The dense path's kernel writes dequant(W) where y would be, and does
+    // the same work whatever M it is told.
+    CUdeviceptr densePtr = reinterpret_cast<CUdeviceptr>(workspace);
+    if (kernel.dense)
+      std::swap(yPtr, densePtr);
     long long rows = m;
     // The kernel ABI: (x, packed_w, scales, [zeros,] y, M).
     void *withZeros[] = {&xPtr, &wPtr, &sPtr, &zPtr, &yPtr, &rows};
@@ -56,6 +66,19 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
       if (error.status == LOWBIT_STATUS_DRIVER_ERROR)
         error.status = LOWBIT_STATUS_LAUNCH_FAILED;
       return recordFailure(error);
+    }
+    if (kernel.dense) {
+      const lowbit::core::Problem &p = spec.problem;
+      CUdeviceptr denseWeights = yPtr, output = densePtr;
+      CUresult g = plan->cublasLt->gemm(
+          p.activation == lowbit::core::Activation::BF16, m, p.n, p.k, xPtr, denseWeights,
+          output, denseWeights + static_cast<CUdeviceptr>(spec.denseWeightBytes),
+          workspace_bytes - static_cast<size_t>(spec.denseWeightBytes),
+          static_cast<CUstream>(stream));
+      if (g != CUDA_SUCCESS)
+        return recordFailure(LOWBIT_STATUS_LAUNCH_FAILED,
+                             "lowbit_matmul: the dense path's cuBLASLt matmul for M = " +
+                                 std::to_string(m) + ": " + plan->cublasLt->lastError());
     }
     return LOWBIT_STATUS_SUCCESS;
   });

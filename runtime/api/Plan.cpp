@@ -47,6 +47,14 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
         return recordFailure(spec.error().status,
                              "lowbit_plan_create: " + spec.error().message);
       plan->spec = std::move(*spec);
+      if (plan->spec.hasDenseRange()) {
+        Result<std::shared_ptr<const lowbit::cuda::CublasLt>> lt = state.loadCublasLt();
+        if (lt)
+          plan->cublasLt = *lt;
+        else if (ApiStatus dropped = dropDenseRanges(plan->spec, lt.error().message); !dropped)
+          return recordFailure(dropped.error().status,
+                               "lowbit_plan_create: " + dropped.error().message);
+      }
     }
     for (const std::string &note : state.databases.notes)
       plan->spec.notesText += (plan->spec.notesText.empty() ? "" : "\n") + note;

@@ -1,5 +1,8 @@
 #include "runtime/api/PlanBuilder.h"
 
+#include "core/Schedule.h"
+#include "runtime/cuda/CublasLt.h"
+
 #include "tuning_db/Sha256.h"
 
 #include "runtime/api/Problem.h"
@@ -60,6 +63,7 @@ Result<PlannedKernel> prepareKernel(const db::KernelRecord &record, const std::s
   kernel.name = record.entry;
   kernel.arch = record.arch;
   kernel.family = record.family;
+  kernel.dense = record.family == core::familyName(core::Family::Dequant);
   kernel.layoutId = layoutId;
   bool hasPtx = !record.ptx.empty();
   db::Runnable runnable = db::runnableOn(*arch, hasPtx, device.computeCapability());
@@ -142,7 +146,9 @@ allUsableKernels(const std::vector<const db::Database *> &databases, const std::
       seen.push_back(record.id);
       std::vector<std::string> ignoredNotes;
       Result<PlannedKernel> kernel = prepareKernel(record, problemId, device, ignoredNotes);
-      if (kernel)
+      // The dense path needs a workspace, so it serves only where a tuned
+      // table put it, never as a substitute.
+      if (kernel && !kernel->dense)
         usable.push_back(std::move(*kernel));
     }
   }
@@ -256,7 +262,72 @@ void compact(PlanSpec &spec) {
   spec.ranges = std::move(merged);
 }
 
+// The dense ranges' fallbacks (the nearest range's kernel that is not the
+// dense path, below first: M just under the range is served by what suits
+// large M best) and the workspace the dense path needs, with a note that
+// says both.
+void planDensePath(PlanSpec &spec) {
+  if (!spec.hasDenseRange())
+    return;
+  auto plainKernelOf = [&](size_t r) -> int {
+    const PlannedKernel &k = spec.kernels[spec.ranges[r].kernel];
+    return k.dense ? -1 : static_cast<int>(spec.ranges[r].kernel);
+  };
+  const int64_t denseBytes = core::activationBytes(spec.problem.activation) * spec.problem.n *
+                             spec.problem.k;
+  // cuBLASLt's workspace starts 256-byte aligned, as cuMemAlloc's are.
+  spec.denseWeightBytes = (denseBytes + 255) / 256 * 256;
+  spec.workspaceBytes =
+      spec.denseWeightBytes + static_cast<int64_t>(cuda::CublasLt::kWorkspaceBytes);
+  for (size_t r = 0; r < spec.ranges.size(); ++r) {
+    PlannedRange &range = spec.ranges[r];
+    const PlannedKernel &kernel = spec.kernels[range.kernel];
+    if (!kernel.dense)
+      continue;
+    for (size_t d = 1; range.fallback < 0 && d < spec.ranges.size(); ++d) {
+      if (d <= r)
+        range.fallback = plainKernelOf(r - d);
+      if (range.fallback < 0 && r + d < spec.ranges.size())
+        range.fallback = plainKernelOf(r + d);
+    }
+    std::string note = "M " + rangeText(range.mLo, range.mHi) + ": the dense path (" +
+                       kernel.name + " writes dequant(W) into the workspace, then cuBLASLt), "
+                       "which needs a workspace of " + std::to_string(spec.workspaceBytes) +
+                       " bytes; ";
+    note += range.fallback < 0
+                ? std::string("no other kernel serves these M, so lowbit_matmul requires it")
+                : "with less, " + spec.kernels[static_cast<size_t>(range.fallback)].name +
+                      " serves them";
+    spec.notes.push_back(note);
+  }
+}
+
 } // namespace
+
+ApiStatus dropDenseRanges(PlanSpec &spec, const std::string &why) {
+  for (PlannedRange &range : spec.ranges) {
+    if (!spec.kernels[range.kernel].dense)
+      continue;
+    if (range.fallback < 0)
+      return apiError(LOWBIT_STATUS_NO_KERNEL,
+                      "the tuned table serves M " + rangeText(range.mLo, range.mHi) +
+                          " with the dense path, which needs cuBLASLt, and no other kernel of "
+                          "the plan serves those M: " + why);
+    spec.notes.push_back("M " + rangeText(range.mLo, range.mHi) + ": the dense path needs "
+                         "cuBLASLt (" + why + "); " +
+                         spec.kernels[static_cast<size_t>(range.fallback)].name +
+                         " serves these M");
+    range.kernel = static_cast<size_t>(range.fallback);
+    range.fallback = -1;
+  }
+  compact(spec);
+  spec.denseWeightBytes = 0;
+  spec.workspaceBytes = 0;
+  spec.notesText.clear();
+  for (const std::string &note : spec.notes)
+    spec.notesText += (spec.notesText.empty() ? "" : "\n") + note;
+  return ApiStatus();
+}
 
 Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry) {
   // launchShape owns the rules (tile validity, N divisible by the N tile, a
@@ -372,7 +443,7 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.hasZeros = problem.scheme.hasZeros();
   spec.zeroElementBytes = core::zeroElementBytes(problem);
   spec.zeroBytes = core::zeroBytes(problem);
-  spec.workspaceBytes = 0; // no kernel family uses a workspace yet
+  planDensePath(spec);
   for (const std::string &note : spec.notes)
     spec.notesText += (spec.notesText.empty() ? "" : "\n") + note;
   return spec;

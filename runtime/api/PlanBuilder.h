@@ -50,12 +50,20 @@ struct PlannedKernel {
   std::vector<uint8_t> image;
   bool fromPtx = false;
   LaunchGeometry geometry;
+  // The dense path (family "dequant"): this kernel writes dequant(W) into
+  // the workspace and cuBLASLt multiplies it by x. Only a tuned table
+  // dispatches it, at the M where it measured fastest.
+  bool dense = false;
 };
 
 struct PlannedRange {
   int64_t mLo = 1;
   int64_t mHi = -1; // -1: open-ended
   size_t kernel = 0; // index into PlanSpec::kernels
+  // For a range the dense path serves: the kernel that serves it instead
+  // when lowbit_matmul's workspace is too small for the dense weights (the
+  // nearest range's, below first), or -1 when the plan has none.
+  int fallback = -1;
   std::string databasePath;
 
   bool contains(int64_t m) const { return m >= mLo && (mHi < 0 || m < mHi); }
@@ -71,6 +79,17 @@ struct PlanSpec {
   uint64_t layoutId = 0;
   std::string layoutIdHex;
   int64_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
+  // With a dense range: the workspace holds dequant(W) ([N, K], the
+  // activation type) in its first denseWeightBytes and cuBLASLt's own
+  // workspace (CublasLt::kWorkspaceBytes) after them; workspaceBytes is the
+  // sum. 0 without one.
+  int64_t denseWeightBytes = 0;
+  bool hasDenseRange() const {
+    for (const PlannedRange &range : ranges)
+      if (kernels[range.kernel].dense)
+        return true;
+    return false;
+  }
   int scaleAlignment = 2; // a scale's bytes, at least 4 with a tensor scale
   int zeroElementBytes = 0; // the scale's bytes, 1 for zero codes (packed), 0 without zeros
   bool hasZeros = false;
@@ -85,6 +104,11 @@ struct PlanSpec {
     return -1;
   }
 };
+
+// Serves every dense range with its fallback kernel (cuBLASLt could not be
+// loaded: `why`), noting it; INVALID_ARGUMENT-free, but NO_KERNEL when a
+// dense range has no fallback.
+ApiStatus dropDenseRanges(PlanSpec &spec, const std::string &why);
 
 // Resolves and prepares every kernel of `problem` for `device`. Errors:
 // UNKNOWN_PROBLEM (no database has it), NO_KERNEL (nothing runs on the

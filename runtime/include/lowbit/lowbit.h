@@ -240,7 +240,10 @@ LOWBIT_API lowbit_status lowbit_plan_explain(const lowbit_plan *plan, int64_t m,
 /* Buffer sizes in bytes for the plan's problem. Any pointer may be NULL.
  * scale_bytes includes the tensor scale and the padding before it (see
  * lowbit_matmul). zero_bytes is 0 for LOWBIT_ZERO_NONE. workspace_bytes is what
- * lowbit_matmul needs for any M (0 for every kernel so far). */
+ * lowbit_matmul needs to run the fastest path at every M: 0 unless a tuned table
+ * serves some M with the dense path (a dequant kernel writing the weights into
+ * the workspace, then cuBLASLt), which needs N * K activation values (rounded up
+ * to 256 bytes) plus 32 MiB for cuBLASLt. */
 LOWBIT_API lowbit_status lowbit_plan_packed_sizes(const lowbit_plan *plan, size_t *weight_bytes,
                                                   size_t *scale_bytes, size_t *zero_bytes,
                                                   size_t *workspace_bytes);
@@ -312,10 +315,15 @@ typedef struct lowbit_weights {
  *  zeros:   device, like scales (zero codes: as lowbit_pack_zeros packed
  *           them, any alignment); required when the problem has a zero mode,
  *           NULL otherwise.
- *  workspace: at least lowbit_plan_packed_sizes' workspace_bytes (may be NULL
- *           when that is 0).
+ *  workspace: device, 16-byte aligned, lowbit_plan_packed_sizes' workspace_bytes
+ *           for the dense path. With less (or NULL), M that the dense path
+ *           serves run on the plan's nearest other kernel instead (the plan's
+ *           notes name it); only a plan whose every kernel is the dense path
+ *           returns LOWBIT_STATUS_BUFFER_TOO_SMALL. The dense path overwrites
+ *           the workspace, so calls on different streams need their own.
  * The hot path: no allocation, no synchronization, no compilation and no
- * database access; just a range lookup and cuLaunchKernel. Safe to call from
+ * database access; just a range lookup and cuLaunchKernel (the dense path:
+ * two launches, its kernel and cublasLtMatmul). Safe to call from
  * several threads at once with one plan, and under CUDA graph capture. */
 LOWBIT_API lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
                                        const lowbit_weights *w, const void *scales,

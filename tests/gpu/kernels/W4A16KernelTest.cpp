@@ -9,6 +9,7 @@
 // outputs are poisoned with NaN before each run.
 #include "compiler/measure/ProblemInputs.h"
 #include "runtime/kernels/KernelSet.h"
+#include "core/Schedule.h"
 #include "core/formats/DataFormat.h"
 #include "core/layout/WeightLayout.h"
 #include "tests/gpu/support/HostNumerics.h"
@@ -65,6 +66,10 @@ class ClusterKernels : public ReferenceCheckedKernels {
 protected:
   void SetUp() override { loadKernelSet("LOWBIT_CLUSTER_TEST_KERNELS", "cluster-gpu-tests"); }
 };
+
+bool isDequant(const kernels::KernelEntry &entry) {
+  return entry.family == core::familyName(core::Family::Dequant);
+}
 
 void prepareProblem(const cuda::DriverApi &api, const kernels::ProblemDesc &p, ProblemData &data,
                     SplitMix &rng) {
@@ -130,9 +135,11 @@ void ReferenceCheckedKernels::checkEveryKernel(const std::vector<int64_t> &rowCo
 
   // Each problem's data and references are made once and shared by all its
   // kernels, whatever their weight layout.
+  // The dense path's dequant kernels write W, not y: DequantKernels checks them.
   std::map<std::string, std::vector<const kernels::KernelEntry *>> byProblem;
   for (const kernels::KernelEntry &entry : entries)
-    byProblem[entry.problem.name].push_back(&entry);
+    if (!isDequant(entry))
+      byProblem[entry.problem.name].push_back(&entry);
 
   int checked = 0;
   double worst = 0;
@@ -305,6 +312,81 @@ TEST_F(ClusterKernels, GiveTheSameBitsOnEveryRun) {
     }
   }
   std::printf("%d (kernel, M) pairs gave the same bits on 5 runs\n", compared);
+}
+
+// The dense path's first half: every dequant kernel of the set writes
+// dequant(W)[N, K] in the activation type, whatever M its launch names. Each
+// value must be the f64 reference weight rounded to the activation type, up
+// to the scale's own rounding to it (the kernel multiplies in the packed
+// type): within 2 units in the last place of the value, plus one of its
+// row's largest, which a q·s - z zero point rounded to the activation type
+// may leave after cancelling; and all of W written.
+TEST_F(W4A16Kernels, DequantKernelsWriteTheReferenceWeights) {
+  SplitMix rng{20261203};
+  int checked = 0;
+  double worstUlps = 0;
+  for (const kernels::KernelEntry &entry : entries) {
+    if (!isDequant(entry))
+      continue;
+    SCOPED_TRACE(entry.name);
+    const kernels::ProblemDesc &p = entry.problem;
+    ProblemData data;
+    prepareProblem(*api, p, data, rng);
+    packFor(*api, entry.weightLayout, data);
+    CompiledKernel compiled;
+    loadCompiledKernel(*api, entry, compiled);
+    if (HasFatalFailure())
+      return;
+    const size_t count = static_cast<size_t>(p.n * p.k);
+    DeviceBuffer dense(*api, count * 2);
+    ASSERT_TRUE(dense.ok());
+    for (int64_t m : {int64_t{1}, int64_t{300}}) {
+      SCOPED_TRACE("M = " + std::to_string(m));
+      LOWBIT_CU_ASSERT(api, dense.poison(0xFF));
+      KernelOperands operands;
+      operands.w = data.packed.at(entry.weightLayout)->get();
+      operands.scales = data.scalesDevice->get();
+      operands.zeros = data.zerosDevice ? data.zerosDevice->get() : 0;
+      operands.y = dense.get();
+      launchCompiledKernel(*api, compiled, m, operands);
+      if (HasFatalFailure())
+        return;
+      std::vector<uint16_t> got(count);
+      LOWBIT_CU_ASSERT(api, dense.download(got.data(), count * 2));
+      // One unit in the last place of the activation type at |w|: f16 has 11
+      // significant bits, bf16 8; below f16's normals its subnormal step.
+      const int mantissaBits = p.activation == core::Activation::F16 ? 10 : 7;
+      const double smallest = p.activation == core::Activation::F16 ? std::ldexp(1.0, -24) : 0;
+      auto ulpOf = [&](double v) {
+        int exponent = 0;
+        std::frexp(v, &exponent);
+        return std::max(smallest, std::ldexp(1.0, exponent - 1 - mantissaBits));
+      };
+      const std::vector<double> &reference = data.inputs.referenceWeights;
+      size_t bad = 0;
+      double rowMax = 0;
+      for (size_t i = 0; i < count && bad < 8; ++i) {
+        if (i % static_cast<size_t>(p.k) == 0) {
+          rowMax = 0;
+          for (size_t j = i; j < i + static_cast<size_t>(p.k); ++j)
+            rowMax = std::max(rowMax, std::fabs(reference[j]));
+        }
+        double value = measure::activationValue(got[i], p.activation);
+        double want = reference[i];
+        double ulps = std::isfinite(value) ? std::fabs(value - want) / ulpOf(want) : 1e9;
+        worstUlps = std::max(worstUlps, ulps);
+        if (!(std::fabs(value - want) <= 2 * ulpOf(want) + ulpOf(rowMax))) {
+          ++bad;
+          ADD_FAILURE() << "W[" << static_cast<int64_t>(i) / p.k << ", "
+                        << static_cast<int64_t>(i) % p.k << "] = " << value << ", reference "
+                        << want;
+        }
+      }
+      ++checked;
+    }
+  }
+  std::printf("checked %d (dequant kernel, M) pairs; worst %.2f units in the last place\n",
+              checked, worstUlps);
 }
 
 TEST_F(W4A16Kernels, RejectsRowCountsItCannotServe) {

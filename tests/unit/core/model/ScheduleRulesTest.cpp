@@ -20,6 +20,7 @@ const Schedule kGemv{Family::Gemv, 1, 4, 1024, 1, 4, 1, 1};
 const Schedule kMma{Family::Mma, 16, 64, 128, 1, 1, 4, 1};
 const Schedule kGemvTiled{Family::GemvTiled, 1, 64, 128, 1, 1, 1, 8};
 const Schedule kMmaSplitK{Family::Mma, 16, 64, 128, 1, 1, 2, 8};
+const Schedule kDequant{Family::Dequant, 1, 64, 128, 1, 1, 1, 8};
 
 // The rules accept exactly the code types that decode to the activation
 // (the fragment facts, and for minifloats and tables core/DecodeFacts.h),
@@ -27,7 +28,7 @@ const Schedule kMmaSplitK{Family::Mma, 16, 64, 128, 1, 1, 2, 8};
 TEST(ScheduleRules, AcceptEveryCodeTheFragmentFactsDescribe) {
   for (const formats::DataFormat &code : formats::builtinElementFormats()) {
     for (Activation activation : {Activation::F16, Activation::BF16})
-      for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK}) {
+      for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK, kDequant}) {
         Status decodable = checkDecodable(code, activation);
         Problem p = problem(code);
         p.activation = activation;
@@ -302,6 +303,31 @@ TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKFamilies) {
   EXPECT_EQ(checkSchedule(g16, kWgmma).error(),
             "wgmma schedule: group size 16 is not a multiple of tile K = 64 (scales are applied "
             "once per K tile)");
+}
+
+// The dense path's dequant kernel: gemv_tiled's 64 x 32 tiles with split_k
+// warps along K, one row of blocks whatever M is, and no shared memory.
+TEST(ScheduleRules, DequantWritesWholeLayoutTilesAlongK) {
+  Problem p = problem(formats::DataFormat::unsignedInt(4), 4096, 4096);
+  EXPECT_TRUE(checkSchedule(p, kDequant).ok()) << checkSchedule(p, kDequant).error();
+  EXPECT_EQ(kDequant.threads(), 256);
+  EXPECT_EQ(staticSharedBytes(kDequant, 4) + dynamicSharedBytes(kDequant, 4), 0);
+  Schedule wide = kDequant;
+  wide.tileN = 128;
+  EXPECT_NE(checkScheduleStructure(wide).error().find("'dequant' schedule"), std::string::npos);
+  Schedule rows = kDequant;
+  rows.tileM = 8;
+  EXPECT_FALSE(checkScheduleStructure(rows).ok());
+  Schedule clustered = kDequant;
+  clustered.clusterK = 2;
+  EXPECT_FALSE(checkScheduleStructure(clustered).ok());
+  // K must be whole chunks, as in the split-K families.
+  Status k = checkSchedule(problem(formats::DataFormat::unsignedInt(4), 4096, 4160), kDequant);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.error().rfind("dequant schedule: ", 0), 0u) << k.error();
+  // No wgmma or cluster: every arch serves it.
+  for (const char *name : {"sm_80", "sm_86", "sm_89", "sm_90a"})
+    EXPECT_TRUE(checkScheduleArch(kDequant, *findTargetArch(name)).ok()) << name;
 }
 
 } // namespace

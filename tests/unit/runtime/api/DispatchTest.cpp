@@ -46,8 +46,9 @@ protected:
 
   lowbit_status check(const MatmulArgs &a, std::string *why = nullptr) {
     int index = -1;
+    size_t kernel = 0;
     std::string ignored;
-    return checkMatmul(spec, a, &index, why ? why : &ignored);
+    return checkMatmul(spec, a, &index, &kernel, why ? why : &ignored);
   }
 
   TempDir dir;
@@ -61,9 +62,12 @@ TEST_F(DispatchTest, PicksTheRangeForM) {
     MatmulArgs a = args;
     a.m = m;
     int index = -1;
+    size_t kernel = 0;
     std::string why;
-    ASSERT_EQ(checkMatmul(spec, a, &index, &why), LOWBIT_STATUS_SUCCESS) << m << ": " << why;
+    ASSERT_EQ(checkMatmul(spec, a, &index, &kernel, &why), LOWBIT_STATUS_SUCCESS)
+        << m << ": " << why;
     EXPECT_EQ(index, m < 9 ? 0 : 1) << m;
+    EXPECT_EQ(kernel, spec.ranges[static_cast<size_t>(index)].kernel) << m;
     EXPECT_TRUE(why.empty());
   }
 }
@@ -164,16 +168,13 @@ TEST_F(DispatchTest, RejectsWeightsPackedForAnotherLayout) {
   EXPECT_EQ(check(a, &why), LOWBIT_STATUS_LAYOUT_MISMATCH);
 }
 
-TEST_F(DispatchTest, WorkspaceIsNotNeededYet) {
+// Only the dense path uses a workspace (DensePathTest).
+TEST_F(DispatchTest, WorkspaceIsNotNeededWithoutTheDensePath) {
   MatmulArgs a = args;
   a.workspace = nullptr;
   a.workspaceBytes = 0;
+  EXPECT_EQ(spec.workspaceBytes, 0);
   EXPECT_EQ(check(a), LOWBIT_STATUS_SUCCESS);
-  PlanSpec needy = spec;
-  needy.workspaceBytes = 256;
-  int index = -1;
-  std::string why;
-  EXPECT_EQ(checkMatmul(needy, a, &index, &why), LOWBIT_STATUS_BUFFER_TOO_SMALL);
 }
 
 TEST_F(DispatchTest, PacksOnTheHostWithThePlansLayout) {
@@ -292,10 +293,11 @@ TEST_F(DispatchTest, PacksUint4ZeroCodesTwoAByte) {
   MatmulArgs a = args;
   a.zeros = fakeDevicePointer(0x50001); // bytes: no alignment needed
   int index = -1;
+  size_t kernel = 0;
   std::string why;
-  EXPECT_EQ(checkMatmul(gptq, a, &index, &why), LOWBIT_STATUS_SUCCESS) << why;
+  EXPECT_EQ(checkMatmul(gptq, a, &index, &kernel, &why), LOWBIT_STATUS_SUCCESS) << why;
   a.zeros = nullptr;
-  EXPECT_EQ(checkMatmul(gptq, a, &index, &why), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(checkMatmul(gptq, a, &index, &kernel, &why), LOWBIT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(why.find("quantized"), std::string::npos) << why;
 }
 

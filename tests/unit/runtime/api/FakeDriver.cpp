@@ -6,6 +6,7 @@
 // Every entry point Driver.h resolves exists: the ones the runtime's device
 // path uses are implemented here, the rest are weak stubs returning
 // CUDA_SUCCESS (FakeDriverStubs.cpp), generated from Driver.h's own list.
+#include "tests/unit/runtime/api/FakeDriverLaunch.h"
 #include "runtime/cuda/Driver.h"
 
 #include <cstdio>
@@ -34,18 +35,6 @@ int staticSharedOf(const char *text) {
 }
 } // namespace
 
-struct LowbitFakeLaunch {
-  char function[256];
-  unsigned grid[3], block[3], sharedBytes;
-  void *stream;
-  int contextWasCurrent;
-  unsigned long long pointers[5]; // x, w, scales, [zeros,] y as passed
-  long long m;
-  int launches;
-  int modulesLoaded;
-  int ptxLoads;
-  int dynamicSharedOptIns; // cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) calls
-};
 static LowbitFakeLaunch lastLaunch;
 
 extern "C" {

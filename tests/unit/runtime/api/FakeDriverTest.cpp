@@ -3,6 +3,7 @@
 // driver of FakeDriver.cpp, so it is exercised on machines without a GPU.
 // The fake is loaded first under the soname libcuda.so.1, so the runtime's
 // dlopen("libcuda.so.1") finds it even where a real driver is installed.
+#include "tests/unit/runtime/api/FakeDriverLaunch.h"
 #include "lowbit/lowbit.h"
 #include "runtime/api/Problem.h"
 #include "runtime/cuda/Driver.h"
@@ -15,19 +16,6 @@
 #include <cstddef>
 #include <cstring>
 #include <thread>
-
-struct LowbitFakeLaunch { // as FakeDriver.cpp defines it
-  char function[256];
-  unsigned grid[3], block[3], sharedBytes;
-  void *stream;
-  int contextWasCurrent;
-  unsigned long long pointers[5];
-  long long m;
-  int launches;
-  int modulesLoaded;
-  int ptxLoads;
-  int dynamicSharedOptIns;
-};
 
 namespace lowbit::api::testing {
 namespace {

@@ -1,0 +1,16 @@
+// What the fake driver (FakeDriver.cpp) records of its latest launch, and
+// counts, exported as lowbit_fake_cuda_last_launch(); its tests read it.
+#pragma once
+
+struct LowbitFakeLaunch {
+  char function[256];
+  unsigned grid[3], block[3], sharedBytes;
+  void *stream;
+  int contextWasCurrent;
+  unsigned long long pointers[5]; // x, w, scales, [zeros,] y as passed
+  long long m;
+  int launches;
+  int modulesLoaded;
+  int ptxLoads;
+  int dynamicSharedOptIns; // cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) calls
+};
