@@ -66,8 +66,9 @@ std::string scheduleSubject(const Schedule &schedule);
 // verifier states them: positive sizes, at most 32 warps, stages, split_k
 // and cluster_k at least 1 (cluster_k > 1 only for the split-K families,
 // and at most kMaxClusterK), and each family's tile shape (gemv_tiled: 64 columns, warps
-// [1, 1], K in 32-wide blocks; split-K mma: M in 8s, N in 16s, K in 32s;
-// mma and wgmma: whole m16n8k16 instructions per warp).
+// [1, 1], K in 32-wide blocks; dequant: the same with tile M 1; split-K mma:
+// M in 8s, N in 16s, K in 32s; mma and wgmma: whole m16n8k16 instructions per
+// warp).
 Status checkScheduleStructure(const Schedule &schedule);
 
 // OK when the schedule's family can compute the problem with it, or the

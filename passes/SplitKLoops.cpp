@@ -18,9 +18,9 @@ Value index(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
 }
 
-// A loop without carried values has its scf.yield from its builder, placed
-// after the ops built into its body.
-void yieldUnlessTerminated(OpBuilder &b, Location loc, scf::ForOp loop, ValueRange next) {
+// Ends a loop's body with its carried values' next ones; a loop that
+// carries none already ends in the scf.yield its builder made.
+void yieldCarried(OpBuilder &b, Location loc, scf::ForOp loop, ValueRange next) {
   if (loop.getInitArgs().empty())
     return;
   b.create<scf::YieldOp>(loc, next);
@@ -38,7 +38,7 @@ SmallVector<Value> unrolledLoop(OpBuilder &b, Location loc, Value base, int64_t 
   b.setInsertionPointToStart(loop.getBody());
   Value k0 = b.create<arith::AddIOp>(loc, base, loop.getInductionVar());
   SmallVector<Value> next = body(k0, loop.getRegionIterArgs());
-  yieldUnlessTerminated(b, loc, loop, next);
+  yieldCarried(b, loc, loop, next);
   return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
 }
 
@@ -96,7 +96,7 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
                          });
         return finishPeriod ? finishPeriod(quant, carried, sums) : sums;
       });
-  yieldUnlessTerminated(b, loc, chunks, next);
+  yieldCarried(b, loc, chunks, next);
   return SmallVector<Value>(chunks.getResults().begin(), chunks.getResults().end());
 }
 

@@ -212,14 +212,33 @@ struct Band {
   // The block tile M that suits the band: a kernel pads M to its tile, and
   // one tile per row block re-reads the weights M / tile times.
   int64_t tileM;
+  // The M the band's launches are sized for: its row blocks are part of the
+  // grid that must fill the device (deviceFillTenths).
+  int64_t typicalM;
+  // Warps an SM wants in flight. Up to M = 32 the split-K kernels stream
+  // weights: each warp keeps a chunk's 16-byte loads outstanding, and
+  // Little's law (the cost model's latency and bytes in flight,
+  // compiler/tuner/CostModel.cpp) asks for about 8 such warps an SM. From
+  // M = 33 each load feeds twice the math or more, and 4 warps an SM kept
+  // the H200's tensor cores as busy as more blocks along K did, without
+  // their reductions.
+  int64_t warpsWantedPerSm;
 };
+// Bands and tiles follow the H200's tuned tables on shapes no default was
+// tuned for (docs/measurements, 2026-12-02 stop 28: 2048 to 5120 columns,
+// M = 1 to 128): split-K mma everywhere below 257, 8-row tiles at M = 1,
+// then the tile that fills the device, 16-row ones up to 96 and 32-row ones
+// from there. One band for M = 9 to 256 with 16-row tiles had served
+// M = 16 at up to 1.65x the tuned time and M = 128 at 1.5x.
 constexpr Band kBands[] = {
     // Split-K mma with 8-row tiles (W·xᵀ) streams weights faster than the
     // CUDA-core gemv families even at M = 1 on the H200; gemv remains the
     // fallback where a set has no mma kernel.
-    {1, 9, {"mma", "gemv", "wgmma"}, 8},
-    {9, 257, {"mma", "wgmma", "gemv"}, 16},
-    {257, std::nullopt, {"wgmma", "mma", "gemv"}, 128},
+    {1, 9, {"mma", "gemv", "wgmma"}, 8, 1, 8},
+    {9, 33, {"mma", "wgmma", "gemv"}, 16, 16, 8},
+    {33, 97, {"mma", "wgmma", "gemv"}, 16, 64, 4},
+    {97, 257, {"mma", "wgmma", "gemv"}, 32, 128, 4},
+    {257, std::nullopt, {"wgmma", "mma", "gemv"}, 128, 512, 4},
 };
 
 // A field of the launch's grid rule ("n_tile=64;m_tile=16;split_k=2"), 0 if
@@ -234,19 +253,30 @@ int64_t gridRuleField(const KernelRecord &kernel, const std::string &key) {
 
 int64_t tileMOf(const KernelRecord &kernel) { return gridRuleField(kernel, "m_tile"); }
 
-// How much of the device one row block of the band's launch fills, in
-// tenths: N / n_tile column tiles times the blocks along K (split_k, a
-// cluster's blocks) against the SM count, at most 10. A grid of fewer blocks
-// than SMs leaves the rest idle, which no schedule detail makes up for (56
-// column tiles at N = 3584 ran at half the copy bandwidth on 132 SMs); past
-// one block an SM, more blocks only add reduction work. 0 when N or the SM
-// count is unknown, which leaves the order to the other criteria.
-int deviceFillTenths(const KernelRecord &kernel, int64_t n, int smCount) {
+// How much of the device the band's launch fills, in tenths: the lesser of
+// its blocks (N / n_tile column tiles, times the blocks along K (a
+// cluster's), times the row blocks of the band's typical M) against the SMs,
+// and of its warps against the warps the SMs want (Band::warpsWantedPerSm);
+// at most 10. A grid of fewer blocks leaves SMs idle, and one of fewer warps
+// leaves them short of loads in flight, which no schedule detail makes up
+// for (56 column tiles at N = 3584 ran at half the copy bandwidth on 132
+// SMs; a 16 x 128 tile with 2 warps and 8 blocks along K, 3.4 warps an SM,
+// served M = 16 at 1.65x the tuned time); past that, more blocks only add
+// reduction work. 0 when N or the SM count is unknown, which leaves the
+// order to the other criteria.
+int deviceFillTenths(const KernelRecord &kernel, const Band &band, int64_t n, int smCount) {
   int64_t nTile = gridRuleField(kernel, "n_tile"), kBlocks = gridRuleField(kernel, "split_k");
+  int64_t mTile = std::max<int64_t>(1, tileMOf(kernel));
   if (n <= 0 || smCount <= 0 || nTile <= 0)
     return 0;
-  int64_t blocks = n / nTile * std::max<int64_t>(1, kBlocks);
-  return static_cast<int>(std::min<int64_t>(10, blocks * 10 / smCount));
+  int64_t rowBlocks = (band.typicalM + mTile - 1) / mTile;
+  int64_t blocks = n / nTile * std::max<int64_t>(1, kBlocks) * rowBlocks;
+  int64_t warps = blocks * std::max<int64_t>(1, kernel.launch.blockX / 32);
+  // Rounded: 128 blocks on 132 SMs fill them.
+  int64_t wanted = smCount * band.warpsWantedPerSm;
+  int64_t tenths =
+      std::min((blocks * 10 + smCount / 2) / smCount, (warps * 10 + wanted / 2) / wanted);
+  return static_cast<int>(std::min<int64_t>(10, tenths));
 }
 
 // How far a kernel's tile M is from the band's, in factors of two (unknown
@@ -288,13 +318,22 @@ Expected<Resolution> heuristicTier(Context &ctx) {
     }
   }
   for (const Band &band : kBands) {
-    // Among kernels of the band's tile: the one that fills the device, with
-    // the fewest blocks along K that do.
+    // The kernels that fill the device at the band's M; of those the one
+    // with the fewest blocks along K (a cluster's reduction costs, and a
+    // 32 x 128 tile of 2 warps and 8 blocks along K served M = 128 at twice
+    // the tuned time at N = 2048), then the tile that suits the band, then
+    // the narrowest column tile (more blocks to spread; every tuned winner of
+    // the 2026-12-02 tables below M = 257 was 64 columns wide). Up to M = 8
+    // the tile comes first: there every row of a taller tile is padding.
     auto rank = [&](const Candidate &c) {
+      int fill = -deviceFillTenths(c.kernel, band, n, ctx.device.smCount);
+      int misfit = tileMisfit(c.kernel, band);
+      int64_t kBlocks = gridRuleField(c.kernel, "split_k");
+      bool tileFirst = band.typicalM < band.tileM;
       return std::make_tuple(-c.arch.number, c.runnable == Runnable::Cubin ? 0 : 1,
-                             c.measuredPass ? 0 : 1, tileMisfit(c.kernel, band),
-                             -deviceFillTenths(c.kernel, n, ctx.device.smCount),
-                             gridRuleField(c.kernel, "split_k"), c.kernel.id);
+                             c.measuredPass ? 0 : 1, tileFirst ? misfit : fill,
+                             tileFirst ? fill : 0, kBlocks, tileFirst ? 0 : misfit,
+                             gridRuleField(c.kernel, "n_tile"), c.kernel.id);
     };
     const Candidate *best = nullptr;
     for (const char *family : band.families) {

@@ -120,9 +120,10 @@ TEST_F(LookupTest, HeuristicPicksFamilyByMAndClosestArch) {
   EXPECT_EQ(ada->mLo, 1);
 }
 
-// Within a family the heuristic prefers the block tile M that suits the
-// band: a 16-row split-K mma for M 9..256 over an 8-row one, and the largest
-// tile from M = 257 on, whatever their ids.
+// Within a family, and when the fill cannot tell kernels apart (here N is
+// unknown: the signature is not the typed model's), the heuristic prefers
+// the block tile M that suits each band, whatever their ids: 8 rows up to
+// M = 8, 16 up to 96, 32 up to 256, the largest from 257.
 TEST_F(LookupTest, HeuristicPrefersTheTileMThatSuitsEachBand) {
   auto added = db->putProblem("int4 g128 f16 N=8192 K=8192");
   ASSERT_TRUE(added.ok());
@@ -136,10 +137,40 @@ TEST_F(LookupTest, HeuristicPrefersTheTileMThatSuitsEachBand) {
                                   withTile("t32", 32)};
   auto resolution = resolve({db.get()}, problem2, h100());
   ASSERT_TRUE(resolution.ok()) << resolution.error();
-  ASSERT_EQ(resolution->ranges.size(), 3u);
+  ASSERT_EQ(resolution->ranges.size(), 4u);
   EXPECT_EQ(resolution->ranges[0].kernelId, ids[0]); // M 1..8: no gemv, the 8-row mma
-  EXPECT_EQ(resolution->ranges[1].kernelId, ids[1]);
-  EXPECT_EQ(resolution->ranges[2].kernelId, ids[2]);
+  EXPECT_EQ(resolution->ranges[0].mHi, 9);
+  EXPECT_EQ(resolution->ranges[1].kernelId, ids[1]); // both 16-row bands, merged
+  EXPECT_EQ(resolution->ranges[1].mHi, 97);
+  EXPECT_EQ(resolution->ranges[2].kernelId, ids[3]);
+  EXPECT_EQ(resolution->ranges[2].mHi, 257);
+  EXPECT_EQ(resolution->ranges[3].kernelId, ids[2]);
+}
+
+// A 16-row tile of 2 warps with 8 blocks along K has 3.4 warps an SM at
+// N = 3584, M = 16; an 8-row tile of 8 warps with 2 blocks has 13.6 (its two
+// row blocks count), so it serves the band although its tile fits less
+// well: what the H200's tuned table chose (1.65x faster there).
+TEST_F(LookupTest, HeuristicFillsTheDeviceBeforeFittingTheTile) {
+  core::Problem shape;
+  shape.name = "w4";
+  shape.n = 3584;
+  shape.k = 18944;
+  shape.code = formats::DataFormat::unsignedInt(4);
+  auto added = db->putProblem(core::signature(shape));
+  ASSERT_TRUE(added.ok()) << added.error();
+  auto kernel = [&](const std::string &tag, const std::string &rule, int threads) {
+    KernelRecord k = makeKernel(*added, tag, "sm_90a", "mma");
+    k.launch.gridRule = rule;
+    k.launch.blockX = threads;
+    return put(k);
+  };
+  std::string thin = kernel("t16c8", "n_tile=128;m_tile=16;split_k=8", 64);
+  std::string full = kernel("t8c2", "n_tile=64;m_tile=8;split_k=2", 256);
+  Expected<Choice> at16 = lookup({db.get()}, *added, h100(), 16);
+  ASSERT_TRUE(at16.ok()) << at16.error();
+  EXPECT_EQ(at16->kernelId, full);
+  EXPECT_NE(at16->kernelId, thin);
 }
 
 // Among kernels of one tile M, the heuristic takes the one whose grid fills
@@ -158,6 +189,7 @@ TEST_F(LookupTest, HeuristicSplitsKAcrossBlocksOnlyWhereNLeavesSmsIdle) {
     auto withBlocksAlongK = [&](int blocks) {
       KernelRecord k = makeKernel(*added, "z" + std::to_string(blocks) + "n" + std::to_string(n),
                                   "sm_90a", "mma");
+      k.launch.blockX = 256; // 8 warps: 56 x 4 x 8 fills 132 SMs' 8 warps each, 56 x 2 x 8 not
       k.launch.gridRule = "n_tile=64;m_tile=8;split_k=" + std::to_string(blocks);
       return put(k);
     };
