@@ -34,6 +34,10 @@ protected:
   static constexpr int64_t n = 128, k = 256, denseFrom = 4;
 
   void SetUp() override {
+    // Loaded first under the soname libcuda.so.1, so that the runtime's
+    // dlopen finds the fake even where a real driver is installed.
+    ASSERT_NE(dlopen(LOWBIT_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr)
+        << "cannot load the fake driver " << LOWBIT_FAKE_CUDA_PATH << ": " << dlerror();
     std::string whyNot;
     ASSERT_NE(cuda::loadDriver(&whyNot), nullptr) << whyNot;
     Expected<db::DeviceFingerprint> device = db::readFingerprint(0);
