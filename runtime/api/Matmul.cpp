@@ -12,8 +12,6 @@
 #include "runtime/api/Dispatch.h"
 #include "runtime/api/LoadedPlan.h"
 
-#include <utility>
-
 using namespace lowbit::api;
 
 extern "C" {
@@ -40,15 +38,14 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
     CUdeviceptr sPtr = reinterpret_cast<CUdeviceptr>(scales);
     CUdeviceptr zPtr = reinterpret_cast<CUdeviceptr>(zeros);
     CUdeviceptr yPtr = reinterpret_cast<CUdeviceptr>(y);
-    // The dense path's kernel writes dequant(W) where y would be, and does
-    // the same work whatever M it is told.
-    CUdeviceptr densePtr = reinterpret_cast<CUdeviceptr>(workspace);
-    if (kernel.dense)
-      std::swap(yPtr, densePtr);
+    CUdeviceptr workspacePtr = reinterpret_cast<CUdeviceptr>(workspace);
+    // The dense path's kernel writes dequant(W) into the workspace where the
+    // others write y, and does the same work whatever M it is told.
+    CUdeviceptr written = kernel.dense ? workspacePtr : yPtr;
     long long rows = m;
     // The kernel ABI: (x, packed_w, scales, [zeros,] y, M).
-    void *withZeros[] = {&xPtr, &wPtr, &sPtr, &zPtr, &yPtr, &rows};
-    void *withoutZeros[] = {&xPtr, &wPtr, &sPtr, &yPtr, &rows};
+    void *withZeros[] = {&xPtr, &wPtr, &sPtr, &zPtr, &written, &rows};
+    void *withoutZeros[] = {&xPtr, &wPtr, &sPtr, &written, &rows};
     void **params = spec.hasZeros ? withZeros : withoutZeros;
 
     const lowbit::cuda::DriverApi &api = *plan->context->api;
@@ -68,11 +65,12 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
       return recordFailure(error);
     }
     if (kernel.dense) {
+      // y = x · Wᵀ with the dense weights at the workspace's start and
+      // cuBLASLt's own workspace after them (PlanSpec::denseWeightBytes).
       const lowbit::core::Problem &p = spec.problem;
-      CUdeviceptr denseWeights = yPtr, output = densePtr;
       CUresult g = plan->cublasLt->gemm(
-          p.activation == lowbit::core::Activation::BF16, m, p.n, p.k, xPtr, denseWeights,
-          output, denseWeights + static_cast<CUdeviceptr>(spec.denseWeightBytes),
+          p.activation == lowbit::core::Activation::BF16, m, p.n, p.k, xPtr, workspacePtr, yPtr,
+          workspacePtr + static_cast<CUdeviceptr>(spec.denseWeightBytes),
           workspace_bytes - static_cast<size_t>(spec.denseWeightBytes),
           static_cast<CUstream>(stream));
       if (g != CUDA_SUCCESS)
