@@ -100,6 +100,23 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
   return SmallVector<Value>(chunks.getResults().begin(), chunks.getResults().end());
 }
 
+SmallVector<Value> loadColumnsQuant(OpBuilder &b, Location loc, const KernelProblem &problem,
+                                    int64_t count, function_ref<Value(size_t)> columnOf,
+                                    Value laneK, function_ref<Value(size_t)> scaleOf,
+                                    function_ref<Value(size_t, Value)> adjust) {
+  SmallVector<Value> scales, biases, zeros;
+  for (size_t c = 0; c < static_cast<size_t>(count); ++c) {
+    Value loaded = scaleOf ? scaleOf(c) : Value();
+    ColumnQuant q = loadColumnQuant(b, loc, problem, columnOf(c), laneK, loaded);
+    scales.push_back(adjust ? adjust(c, q.scale) : q.scale);
+    biases.push_back(q.bias);
+    zeros.push_back(q.zero);
+  }
+  scales.append(biases.begin(), biases.end());
+  scales.append(zeros.begin(), zeros.end());
+  return scales;
+}
+
 void finishAcrossCluster(OpBuilder &b, Location loc, const SplitKShape &shape, Value warp,
                          Value lanes, int64_t slots, function_ref<void(int64_t slot)> keepBlockTotal,
                          function_ref<void(int64_t slot)> finish) {

@@ -82,6 +82,19 @@ llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Locati
                                                 PeriodFinisher finishPeriod = nullptr,
                                                 ChunkStarter startChunk = nullptr);
 
+// The quant buildSplitKLoops carries for a lane's `count` columns at K
+// offset `laneK`: every column's scale, then their sub_value biases, then
+// the zeros the decode subtracts (null where the zero mode has none), each
+// as loadColumnQuant gives it for column `columnOf(c)`. `scaleOf(c)`, when
+// given, is column c's scale already loaded (ScaleRuns::scaleAt) or null;
+// `adjust(c, scale)`, when given, is the scale the family multiplies by
+// instead (the raw decodes' factor).
+llvm::SmallVector<mlir::Value>
+loadColumnsQuant(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem,
+                 int64_t count, llvm::function_ref<mlir::Value(size_t)> columnOf,
+                 mlir::Value laneK, llvm::function_ref<mlir::Value(size_t)> scaleOf = nullptr,
+                 llvm::function_ref<mlir::Value(size_t, mlir::Value)> adjust = nullptr);
+
 // The end of a split-K kernel with cluster_k > 1, after the block barrier
 // that follows the warps' partial sums. First each slot's block total: warp
 // (slot mod split_k) runs `keepBlockTotal(slot)`, which adds the warps'

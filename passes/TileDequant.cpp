@@ -45,20 +45,10 @@ struct DequantBuilder : TileBuilderBase {
       columns.push_back(add(n0, add(index(8 * s), group)));
 
     HalfBlockLane halfBlock(b, loc, shape, inGroup);
-    // Scales, then sub_value biases, then the zeros the decode subtracts
-    // (each null where the zero mode has none), as gemv_tiled loads them.
+    // As gemv_tiled loads them, without scale runs: a chunk is one warp's.
     auto loadQuant = [&](Value k) {
-      SmallVector<Value> scales, biases, zeros;
-      Value laneK = halfBlock.quantK(b, loc, k);
-      for (int64_t s = 0; s < kSubtiles; ++s) {
-        ColumnQuant q = loadColumnQuant(b, loc, p, columns[s], laneK);
-        scales.push_back(q.scale);
-        biases.push_back(q.bias);
-        zeros.push_back(q.zero);
-      }
-      scales.append(biases.begin(), biases.end());
-      scales.append(zeros.begin(), zeros.end());
-      return scales;
+      return loadColumnsQuant(b, loc, p, kSubtiles, [&](size_t s) { return columns[s]; },
+                              halfBlock.quantK(b, loc, k));
     };
 
     auto pairType = VectorType::get({4}, p.activation);

@@ -61,18 +61,10 @@ struct GemvTiledBuilder : TileBuilderBase {
     // scales them by its own half block's scale.
     HalfBlockLane halfBlock(b, loc, shape, inGroup);
     auto loadQuant = [&](Value k) {
-      SmallVector<Value> scales, biases, zeros;
-      Value laneK = halfBlock.quantK(b, loc, k);
-      for (int64_t s = 0; s < kSubtiles; ++s) {
-        ColumnQuant q = loadColumnQuant(b, loc, p, columns[s], laneK,
-                                        runs.scaleAt(size_t(s), k, halfBlock.upperHalf));
-        scales.push_back(q.scale);
-        biases.push_back(q.bias);
-        zeros.push_back(q.zero);
-      }
-      scales.append(biases.begin(), biases.end());
-      scales.append(zeros.begin(), zeros.end());
-      return scales;
+      return loadColumnsQuant(
+          b, loc, p, kSubtiles, [&](size_t s) { return columns[s]; },
+          halfBlock.quantK(b, loc, k),
+          [&](size_t s) { return runs.scaleAt(s, k, halfBlock.upperHalf); });
     };
 
     // One 32-wide block of the mma_b_paired layout: two 16-byte code loads,

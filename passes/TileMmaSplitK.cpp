@@ -96,23 +96,20 @@ struct MmaSplitKBuilder : TileBuilderBase {
                                const HalfBlockLane *lane = nullptr) {
     Value upperHalf = lane ? lane->upperHalf : Value();
     Value laneK = lane ? lane->quantK(b, loc, k) : k;
-    SmallVector<Value> scales, biases, zeros;
-    for (int64_t s = 0; s < subtiles(); ++s) {
-      Value loaded = runs ? runs->scaleAt(size_t(s), k, upperHalf) : Value();
-      ColumnQuant q = loadColumnQuant(b, loc, p, column(n0, group, s), laneK, loaded);
-      if (rawCodes) {
-        int shift = rawScaleExponent(p, static_cast<int>(s % kSubtilesPerLoad));
-        Value factor = b.create<arith::ConstantOp>(
-            loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, shift))));
-        q.scale = b.create<arith::MulFOp>(loc, q.scale, factor);
-      }
-      scales.push_back(q.scale);
-      biases.push_back(q.bias);
-      zeros.push_back(q.zero);
-    }
-    scales.append(biases.begin(), biases.end());
-    scales.append(zeros.begin(), zeros.end());
-    return scales;
+    auto rawFactor = [&](size_t s, Value scale) -> Value {
+      int shift = rawScaleExponent(p, static_cast<int>(s % kSubtilesPerLoad));
+      Value factor = b.create<arith::ConstantOp>(
+          loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, shift))));
+      return b.create<arith::MulFOp>(loc, scale, factor);
+    };
+    return loadColumnsQuant(
+        b, loc, p, subtiles(),
+        [&](size_t s) { return column(n0, group, static_cast<int64_t>(s)); }, laneK,
+        runs ? function_ref<Value(size_t)>(
+                   [&](size_t s) { return runs->scaleAt(s, k, upperHalf); })
+             : function_ref<Value(size_t)>(),
+        rawCodes ? function_ref<Value(size_t, Value)>(rawFactor)
+                 : function_ref<Value(size_t, Value)>());
   }
 
   // The lane's column of subtile s (8 s + groupID).
