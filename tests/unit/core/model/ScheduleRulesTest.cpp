@@ -330,5 +330,20 @@ TEST(ScheduleRules, DequantWritesWholeLayoutTilesAlongK) {
     EXPECT_TRUE(checkScheduleArch(kDequant, *findTargetArch(name)).ok()) << name;
 }
 
+// A default that spilled: MXFP4 in gemv_tiled with 4 rows (16 bytes on
+// sm_90a at 5120 x 13824), so `lowbit compile` of such a problem failed.
+TEST(ScheduleRules, OneByteBlockScalesKeepGemvTiledToTwoRows) {
+  Problem p = problem(formats::DataFormat::e2m1(), 5120, 13824);
+  p.scheme.scale = formats::DataFormat::e8m0();
+  p.scheme.groupSize = 32;
+  Schedule fourRows{Family::GemvTiled, 4, 64, 128, 1, 1, 1, 8};
+  Status four = checkSchedule(p, fourRows);
+  ASSERT_FALSE(four.ok());
+  EXPECT_NE(four.error().find("one-byte block scales"), std::string::npos) << four.error();
+  Schedule twoRows = fourRows;
+  twoRows.tileM = 2;
+  EXPECT_TRUE(checkSchedule(p, twoRows).ok()) << checkSchedule(p, twoRows).error();
+}
+
 } // namespace
 } // namespace lowbit::core
