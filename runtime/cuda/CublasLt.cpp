@@ -65,6 +65,10 @@ Status check(const char *function, cublasStatus_t status) {
   return statusError(function, status);
 }
 
+// The matrix alignment cuBLASLt's heuristic assumes when not told
+// (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES' default).
+constexpr uint32_t kDefaultAlignment = 256;
+
 // Calls table.name(args...) and returns its error from the enclosing
 // function, named after `name` alone (not the whole call's text).
 #define LOWBIT_CUBLASLT_CALL(table, name, ...)                                                     \
@@ -96,8 +100,10 @@ void destroyPlan(const Functions &fn, Plan &plan) {
 
 struct CublasLt::State {
   ~State();
-  Expected<const Plan *> planFor(bool bf16, int64_t m, int64_t n, int64_t k);
-  Status fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, int64_t k);
+  Expected<const Plan *> planFor(bool bf16, int64_t m, int64_t n, int64_t k, uint32_t alignment);
+  Status fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, int64_t k, uint32_t alignment);
+  Status chooseAlgorithm(Plan &plan, uint32_t alignment, cublasLtMatmulHeuristicResult_t &result,
+                         int &found);
 
   void *library = nullptr;
   std::string libraryName;
@@ -107,7 +113,7 @@ struct CublasLt::State {
   // gemm() is const and is called from many threads (lowbit_matmul's
   // contract); the plans and the last error are its only mutable state.
   std::mutex mutex;
-  std::map<std::tuple<bool, int64_t, int64_t, int64_t>, Plan> plans;
+  std::map<std::tuple<bool, int64_t, int64_t, int64_t, uint32_t>, Plan> plans;
   std::string lastError;
 };
 
@@ -183,7 +189,39 @@ CublasLt::~CublasLt() = default;
 // compute Yᵀ[N, M] = W[N, K] · Xᵀ[K, M] with A = W (column-major [K, N],
 // transposed), B = X (column-major [K, M]) and C = D = Y (column-major
 // [N, M]): the mapping the cublasGemmEx baseline used (opA = T, opB = N).
-Status CublasLt::State::fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, int64_t k) {
+// The algorithm for `plan`. cuBLASLt's heuristic assumes every matrix is
+// 256-byte aligned unless told otherwise; lowbit_matmul promises only 16,
+// so less aligned matrices get a preference that says how little, and an
+// algorithm that works with it.
+Status CublasLt::State::chooseAlgorithm(Plan &plan, uint32_t alignment,
+                                        cublasLtMatmulHeuristicResult_t &result, int &found) {
+  if (alignment >= kDefaultAlignment) {
+    LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulAlgoGetHeuristic, handle, plan.desc, plan.w, plan.x,
+                         plan.y, plan.y, preference, 1, &result, &found);
+    return Status::success();
+  }
+  cublasLtMatmulPreference_t aligned = nullptr;
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulPreferenceCreate, &aligned);
+  Status status = [&]() -> Status {
+    const uint64_t maxWorkspace = kWorkspaceBytes;
+    LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulPreferenceSetAttribute, aligned,
+                         CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+                         sizeof(maxWorkspace));
+    for (cublasLtMatmulPreferenceAttributes_t attribute :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulPreferenceSetAttribute, aligned, attribute,
+                           &alignment, sizeof(alignment));
+    LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulAlgoGetHeuristic, handle, plan.desc, plan.w, plan.x,
+                         plan.y, plan.y, aligned, 1, &result, &found);
+    return Status::success();
+  }();
+  fn.cublasLtMatmulPreferenceDestroy(aligned);
+  return status;
+}
+
+Status CublasLt::State::fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, int64_t k,
+                                 uint32_t alignment) {
   const cudaDataType type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
   LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulDescCreate, &plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
   // The attributes are int32_t, whatever size the enum has.
@@ -198,8 +236,8 @@ Status CublasLt::State::fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, in
   LOWBIT_CUBLASLT_CALL(fn, cublasLtMatrixLayoutCreate, &plan.y, type, u64(n), u64(m), n);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulAlgoGetHeuristic, handle, plan.desc, plan.w, plan.x,
-                       plan.y, plan.y, preference, 1, &result, &found);
+  if (Status s = chooseAlgorithm(plan, alignment, result, found); !s.ok())
+    return s;
   if (found < 1)
     return makeError("cublasLtMatmulAlgoGetHeuristic: no algorithm for " +
                      std::string(bf16 ? "bf16" : "f16") + " M = " + std::to_string(m) +
@@ -214,8 +252,9 @@ Status CublasLt::State::fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, in
   return Status::success();
 }
 
-Expected<const Plan *> CublasLt::State::planFor(bool bf16, int64_t m, int64_t n, int64_t k) {
-  auto key = std::make_tuple(bf16, m, n, k);
+Expected<const Plan *> CublasLt::State::planFor(bool bf16, int64_t m, int64_t n, int64_t k,
+                                                uint32_t alignment) {
+  auto key = std::make_tuple(bf16, m, n, k, alignment);
   if (auto found = plans.find(key); found != plans.end())
     return &found->second;
   if (m <= 0 || n <= 0 || k <= 0)
@@ -225,7 +264,7 @@ Expected<const Plan *> CublasLt::State::planFor(bool bf16, int64_t m, int64_t n,
   // a failed plan is dropped again (destroying its parts) so a later call
   // retries rather than using a half-made plan.
   Plan &plan = plans[key];
-  if (Status s = fillPlan(plan, bf16, m, n, k); !s.ok()) {
+  if (Status s = fillPlan(plan, bf16, m, n, k, alignment); !s.ok()) {
     destroyPlan(fn, plan);
     plans.erase(key);
     return makeError(s.error());
@@ -243,7 +282,11 @@ CUresult CublasLt::gemm(bool bf16, int64_t m, int64_t n, int64_t k, CUdeviceptr 
                       " bytes, it needs " + std::to_string(kWorkspaceBytes);
     return CUDA_ERROR_INVALID_VALUE;
   }
-  Expected<const Plan *> plan = state.planFor(bf16, m, n, k);
+  // The largest power of two that divides every matrix's address, at most
+  // the heuristic's default.
+  uint64_t addresses = static_cast<uint64_t>(x | w | y | kDefaultAlignment);
+  const uint32_t alignment = static_cast<uint32_t>(addresses & (~addresses + 1));
+  Expected<const Plan *> plan = state.planFor(bf16, m, n, k, alignment);
   if (!plan.ok()) {
     state.lastError = plan.error();
     return CUDA_ERROR_UNKNOWN;

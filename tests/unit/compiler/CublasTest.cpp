@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -140,6 +141,39 @@ TEST_F(CublasFake, GivesTheHeuristicAndTheMatmulItsWorkspace) {
   EXPECT_EQ(fake_->preferenceMaxWorkspace, Cublas::kWorkspaceBytes);
   EXPECT_NE(fake_->matmulWorkspace, nullptr);
   EXPECT_EQ(fake_->matmulWorkspaceBytes, Cublas::kWorkspaceBytes);
+}
+
+// cuBLASLt's heuristic assumes 256-byte aligned matrices unless told; a
+// plan's x, y and workspace are only 16-byte aligned (lowbit_matmul's
+// contract), so those get a preference that says so, and a plan of their own.
+TEST_F(CublasFake, TellsTheHeuristicHowAlignedTheMatricesAre) {
+  auto cublas = load();
+  ASSERT_TRUE(cublas.ok()) << cublas.error();
+  Problem p = problem(false);
+  std::vector<uint16_t> x(p.x.size() + 256), w(p.w.size() + 256), y(p.y.size() + 256);
+  auto at = [](std::vector<uint16_t> &v, uintptr_t alignment) {
+    uintptr_t base = reinterpret_cast<uintptr_t>(v.data());
+    uintptr_t aligned = (base + 255) / 256 * 256 + alignment;
+    return reinterpret_cast<uint16_t *>(aligned);
+  };
+  uint16_t *x256 = at(x, 0), *w256 = at(w, 0), *y256 = at(y, 0);
+  std::copy(p.x.begin(), p.x.end(), x256);
+  std::copy(p.w.begin(), p.w.end(), w256);
+  auto run = [&](uint16_t *xs, uint16_t *ws, uint16_t *ys) {
+    return (*cublas)->gemm(p.bf16, p.m, p.n, p.k, reinterpret_cast<CUdeviceptr>(xs),
+                           reinterpret_cast<CUdeviceptr>(ws), reinterpret_cast<CUdeviceptr>(ys),
+                           nullptr);
+  };
+  fake_->preferenceMinAlignment = 0;
+  ASSERT_EQ(run(x256, w256, y256), CUDA_SUCCESS) << (*cublas)->lastError();
+  EXPECT_EQ(fake_->preferenceMinAlignment, 0u) << "256-byte aligned: the default preference";
+  int heuristics = fake_->heuristicCalls;
+  uint16_t *y16 = at(y, 16);
+  ASSERT_EQ(run(x256, w256, y16), CUDA_SUCCESS) << (*cublas)->lastError();
+  EXPECT_EQ(fake_->preferenceMinAlignment, 16u);
+  EXPECT_EQ(fake_->heuristicCalls, heuristics + 1) << "another alignment, another plan";
+  for (int64_t i = 0; i < p.m * p.n; ++i)
+    EXPECT_NEAR(value(y16[i], false), p.expected[static_cast<size_t>(i)], 1e-2) << i;
 }
 
 // The heuristic is host work: once per shape, not on every captured launch.

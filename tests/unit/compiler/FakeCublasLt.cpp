@@ -170,6 +170,16 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
                                                     cublasLtMatmulPreferenceAttributes_t attribute,
                                                     const void *buffer, size_t bytes) {
   LOWBIT_FAKE_MAYBE_FAIL("cublasLtMatmulPreferenceSetAttribute");
+  // The matrices' alignments, uint32_t each (the header's type for them).
+  if (attribute == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES ||
+      attribute == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES ||
+      attribute == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES ||
+      attribute == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES) {
+    if (bytes != sizeof(uint32_t))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    std::memcpy(&state().preferenceMinAlignment, buffer, 4);
+    return CUBLAS_STATUS_SUCCESS;
+  }
   if (attribute != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES || bytes != sizeof(uint64_t))
     return CUBLAS_STATUS_INVALID_VALUE;
   auto *p = reinterpret_cast<FakePreference *>(preference);

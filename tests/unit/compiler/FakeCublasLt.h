@@ -19,6 +19,7 @@ struct LowbitFakeCublasLtState {
   int heuristicCalls, matmulCalls;
   int alive; // handles, preferences, descriptors and layouts not destroyed
   uint64_t preferenceMaxWorkspace;
+  uint32_t preferenceMinAlignment; // the latest MIN_ALIGNMENT_*_BYTES set (0: none)
   const void *matmulWorkspace;
   size_t matmulWorkspaceBytes;
   int computeType, scaleType, matrixType, transA, transB; // of the last matmul
