@@ -24,9 +24,37 @@ KernelAvailability none(std::string reason) {
   return availability;
 }
 
-// The rules' answer for `scheme` over both activations: an arch has kernels
-// when some default schedule is accepted, runs there (wgmma: sm_90a) and
-// fits its shared memory.
+// Marks the archs where some default schedule accepts `problem`, runs there
+// (wgmma: sm_90a) and fits its shared memory; keeps the first rejection.
+bool markArchs(const Problem &problem, std::vector<bool> &archHasKernels, std::string &reason) {
+  bool accepted = false;
+  const int bits = problem.code.bits();
+  for (const Schedule &schedule : defaultSchedules()) {
+    Status rules = checkSchedule(problem, schedule);
+    if (!rules) {
+      if (reason.empty())
+        reason = rules.error();
+      continue;
+    }
+    int64_t shared = staticSharedBytes(schedule, bits) + dynamicSharedBytes(schedule, bits);
+    for (size_t a = 0; a < targetArchs().size(); ++a)
+      if (shared <= targetArchs()[a].maxSharedBytesPerBlock &&
+          checkScheduleArch(schedule, targetArchs()[a]))
+        archHasKernels[a] = accepted = true;
+  }
+  return accepted;
+}
+
+KernelAvailability collect(const std::vector<bool> &archHasKernels, KernelAvailability result) {
+  for (size_t a = 0; a < targetArchs().size(); ++a)
+    if (archHasKernels[a])
+      result.archs.push_back(targetArchs()[a].name);
+  if (result.any())
+    result.reason.clear();
+  return result;
+}
+
+// The rules' answer for `scheme` over both activations.
 KernelAvailability availability(const DataFormat &code, const Scheme &scheme) {
   if (Expected<CodeFragment> fragment = codeFragment(code); !fragment)
     return none(fragment.error());
@@ -40,30 +68,10 @@ KernelAvailability availability(const DataFormat &code, const Scheme &scheme) {
     problem.scheme = scheme;
     if (Status valid = validate(problem); !valid)
       return none(valid.error());
-    bool accepted = false;
-    for (const Schedule &schedule : defaultSchedules()) {
-      Status rules = checkSchedule(problem, schedule);
-      if (!rules) {
-        if (result.reason.empty())
-          result.reason = rules.error();
-        continue;
-      }
-      int64_t shared =
-          staticSharedBytes(schedule, code.bits()) + dynamicSharedBytes(schedule, code.bits());
-      for (size_t a = 0; a < targetArchs().size(); ++a)
-        if (shared <= targetArchs()[a].maxSharedBytesPerBlock &&
-            checkScheduleArch(schedule, targetArchs()[a]))
-          archHasKernels[a] = accepted = true;
-    }
-    if (accepted)
+    if (markArchs(problem, archHasKernels, result.reason))
       result.activations.push_back(activation);
   }
-  for (size_t a = 0; a < targetArchs().size(); ++a)
-    if (archHasKernels[a])
-      result.archs.push_back(targetArchs()[a].name);
-  if (result.any())
-    result.reason.clear();
-  return result;
+  return collect(archHasKernels, std::move(result));
 }
 
 // "sm_80 sm_86 sm_89 sm_90a", "... (f16 only)" or "none: <why>".
@@ -113,6 +121,18 @@ KernelAvailability schemeKernels(const QuantScheme &quant) {
   if (!scheme)
     return none(scheme.error());
   return availability(quant.element, *scheme);
+}
+
+KernelAvailability problemKernels(const Problem &problem) {
+  if (Status valid = validate(problem); !valid)
+    return none(valid.error());
+  if (Expected<CodeFragment> fragment = codeFragment(problem.code); !fragment)
+    return none(fragment.error());
+  std::vector<bool> archHasKernels(targetArchs().size(), false);
+  KernelAvailability result;
+  if (markArchs(problem, archHasKernels, result.reason))
+    result.activations.push_back(problem.activation);
+  return collect(archHasKernels, std::move(result));
 }
 
 std::string formatListing() {

@@ -37,6 +37,9 @@ struct KernelAvailability {
 KernelAvailability elementKernels(const formats::DataFormat &code);
 // A built-in scheme, converted by core::kernelScheme.
 KernelAvailability schemeKernels(const formats::QuantScheme &scheme);
+// One concrete problem (its shape, activation and scheme): what `lowbit
+// compile` with the default schedules would make kernels for.
+KernelAvailability problemKernels(const Problem &problem);
 
 std::string formatListing();
 

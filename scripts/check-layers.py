@@ -32,9 +32,9 @@ ALLOWED = {
 # of the layers that bring them.
 GPU_HOST = NO_LLVM + ["codegen/nvrtc/", "codegen/device/", "tuning_db/", "runtime/",
                       "compiler/spec/", "compiler/measure/", "compiler/tuner/",
-                      "compiler/tools/lowbit/", "compiler/KernelSetOutput.h"]
+                      "compiler/tools/lowbit/", "compiler/KernelSetOutput.h", "compiler/import/"]
 for folder in ["compiler/spec", "compiler/measure", "compiler/tuner", "compiler/tools/lowbit",
-               "compiler/KernelSetOutput"]:
+               "compiler/KernelSetOutput", "compiler/import"]:
     ALLOWED[folder] = GPU_HOST
 
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')

@@ -28,9 +28,9 @@ std::string where(const std::string &sourceName, const toml::node *node) {
 // The keys a [[problem]] (and [defaults]) may hold, and the top-level keys.
 // Anything else is a mistake that would silently change the problem
 // (`weigth = "int4"` compiled the default uint4), so it is an error.
-const char *const kProblemKeys[] = {"name", "n", "k", "activation", "weight", "scale",
-                                    "tensor_scale", "granularity", "group_size", "zero",
-                                    "zero_codes"};
+const char *const kProblemKeys[] = {
+    "name",         "n",           "k",          "activation", "weight",    "scale",
+    "tensor_scale", "granularity", "group_size", "zero",       "zero_codes"};
 const char *const kTopLevelKeys[] = {"archs", "defaults", "problem"};
 
 // Levenshtein distance, for "did you mean" (keys are short).
@@ -87,8 +87,8 @@ Status checkKeys(const toml::table &table, const char *const (&known)[N], const 
 // of another TOML type is an error (`n = true` once read as 1), absence
 // keeps `out` as is.
 template <typename T>
-Status readKey(const toml::table &table, const toml::table *defaults,
-               const char *key, T &out, const std::string &sourceName) {
+Status readKey(const toml::table &table, const toml::table *defaults, const char *key, T &out,
+               const std::string &sourceName) {
   const toml::node *node = table.get(key);
   if (!node && defaults)
     node = defaults->get(key);
@@ -153,7 +153,9 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
     std::snprintf(hex, sizeof hex, "0x%02X", c);
     return makeError(sourceName + ":" + std::to_string(line) + ": byte " + hex + " " + why);
   };
-  auto at = [&](size_t i, const char *token) { return text.compare(i, std::strlen(token), token) == 0; };
+  auto at = [&](size_t i, const char *token) {
+    return text.compare(i, std::strlen(token), token) == 0;
+  };
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     if (c == '\n') {
@@ -238,8 +240,7 @@ Status checkSpecText(const std::string &text, const std::string &sourceName) {
       if (at(i, "\'\'\'"))
         in = In::Code, i += 2;
       break;
-    case In::Comment:
-      break;
+    case In::Comment: break;
     }
   }
   return Status::success();
@@ -301,8 +302,7 @@ Expected<core::Problem> toProblem(const SpelledProblem &s, const std::string &at
       return makeError(at + ": problem '" + s.name + "' needs a positive group_size");
     if (s.k % s.groupSize != 0)
       return makeError(at + ": problem '" + s.name + "': group size " +
-                       std::to_string(s.groupSize) + " does not divide K = " +
-                       std::to_string(s.k));
+                       std::to_string(s.groupSize) + " does not divide K = " + std::to_string(s.k));
     p.scheme.groupSize = s.groupSize;
   } else {
     p.scheme.groupSize = 0; // a [defaults] group_size means nothing here
@@ -327,8 +327,7 @@ Expected<core::Problem> toProblem(const SpelledProblem &s, const std::string &at
 
 } // namespace
 
-Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
-                                           const std::string &sourceName) {
+Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text, const std::string &sourceName) {
   if (Status ascii = checkSpecText(text, sourceName); !ascii)
     return makeError(ascii.error());
   toml::table root;
@@ -336,8 +335,7 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
     root = toml::parse(text, sourceName);
   } catch (const toml::parse_error &error) {
     std::ostringstream message;
-    message << sourceName << ":" << error.source().begin.line << ": "
-            << error.description();
+    message << sourceName << ":" << error.source().begin.line << ": " << error.description();
     return makeError(message.str());
   }
 
@@ -404,6 +402,50 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
     spec.problems.push_back(std::move(*problem));
   }
   return spec;
+}
+
+namespace {
+
+std::string quoted(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+} // namespace
+
+std::string printKernelSetSpec(const KernelSetSpec &spec, const std::string &comment) {
+  std::ostringstream out;
+  std::istringstream lines(comment);
+  for (std::string line; std::getline(lines, line);)
+    out << (line.empty() ? "#" : "# " + line) << "\n";
+  out << "archs = [";
+  for (size_t i = 0; i < spec.archs.size(); ++i)
+    out << (i ? ", " : "") << quoted(spec.archs[i]);
+  out << "]\n";
+  for (const core::Problem &p : spec.problems) {
+    const core::Scheme &s = p.scheme;
+    out << "\n[[problem]]\n"
+        << "name = " << quoted(p.name) << "\n"
+        << "n = " << p.n << "\n"
+        << "k = " << p.k << "\n"
+        << "activation = " << quoted(core::activationName(p.activation)) << "\n"
+        << "weight = " << quoted(p.code.name()) << "\n"
+        << "scale = " << quoted(s.scale.name()) << "\n";
+    if (s.tensorScale)
+      out << "tensor_scale = " << quoted(s.tensorScale->name()) << "\n";
+    out << "granularity = " << quoted(core::granularitySpelling(s.granularity)) << "\n";
+    if (s.granularity == formats::Granularity::PerGroup)
+      out << "group_size = " << s.groupSize << "\n";
+    out << "zero = " << quoted(core::zeroSpelling(s.zero, s.zeroCodes.has_value())) << "\n";
+    if (s.zeroCodes)
+      out << "zero_codes = " << quoted(s.zeroCodes->name()) << "\n";
+  }
+  return out.str();
 }
 
 Expected<KernelSetSpec> loadKernelSetSpec(const std::string &path) {

@@ -37,6 +37,12 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text,
                                            const std::string &sourceName);
 Expected<KernelSetSpec> loadKernelSetSpec(const std::string &path);
 
+// The spec text of `spec`: `comment` first (each line made a TOML comment),
+// then archs and one [[problem]] table per problem with every key spelled
+// out, so parseKernelSetSpec gives the same problems back. Names must already
+// be printable ASCII (the parser's rule); quotes and backslashes are escaped.
+std::string printKernelSetSpec(const KernelSetSpec &spec, const std::string &comment = {});
+
 // The spec `lowbit compile --builtin` uses: examples/specs/llama3-8b-w4a16.toml,
 // embedded at build time.
 const char *builtinKernelSetSpecText();

@@ -9,24 +9,18 @@ namespace lowbit::formats {
 
 const char *computeTypeName(ComputeType type) {
   switch (type) {
-  case ComputeType::F16:
-    return "f16";
-  case ComputeType::BF16:
-    return "bf16";
-  case ComputeType::F32:
-    return "f32";
-  case ComputeType::S8:
-    return "s8";
-  case ComputeType::E4M3:
-    return "e4m3";
+  case ComputeType::F16: return "f16";
+  case ComputeType::BF16: return "bf16";
+  case ComputeType::F32: return "f32";
+  case ComputeType::S8: return "s8";
+  case ComputeType::E4M3: return "e4m3";
   }
   return "?";
 }
 
 const std::vector<ComputeType> &allComputeTypes() {
-  static const std::vector<ComputeType> types = {ComputeType::F16, ComputeType::BF16,
-                                                 ComputeType::F32, ComputeType::S8,
-                                                 ComputeType::E4M3};
+  static const std::vector<ComputeType> types = {
+      ComputeType::F16, ComputeType::BF16, ComputeType::F32, ComputeType::S8, ComputeType::E4M3};
   return types;
 }
 
@@ -77,7 +71,9 @@ Expected<DataFormat> DataFormat::tableOfValues(int bits, std::vector<double> tab
   return lut(bits, std::move(table), "");
 }
 
-DataFormat DataFormat::signedInt(int bits) { return builtin(IntFormat{bits, true, 0, false}); }
+DataFormat DataFormat::signedInt(int bits) {
+  return builtin(IntFormat{bits, true, 0, false});
+}
 
 DataFormat DataFormat::unsignedInt(int bits, int offset) {
   return builtin(IntFormat{bits, false, offset, false});
@@ -95,28 +91,20 @@ DataFormat DataFormat::fp4Lut() {
 
 DataFormat DataFormat::forComputeType(ComputeType type) {
   switch (type) {
-  case ComputeType::F16:
-    return f16();
-  case ComputeType::BF16:
-    return bf16();
-  case ComputeType::F32:
-    return f32();
-  case ComputeType::S8:
-    return int8();
-  case ComputeType::E4M3:
-    return e4m3fn();
+  case ComputeType::F16: return f16();
+  case ComputeType::BF16: return bf16();
+  case ComputeType::F32: return f32();
+  case ComputeType::S8: return int8();
+  case ComputeType::E4M3: return e4m3fn();
   }
   return f32();
 }
 
 DataFormat::Kind DataFormat::kind() const {
   switch (format_.index()) {
-  case 0:
-    return Kind::Int;
-  case 1:
-    return Kind::Float;
-  default:
-    return Kind::Lut;
+  case 0: return Kind::Int;
+  case 1: return Kind::Float;
+  default: return Kind::Lut;
   }
 }
 
@@ -133,7 +121,9 @@ int DataFormat::bits() const {
   return asLut()->bits;
 }
 
-bool DataFormat::isSigned() const { return minFinite() < 0; }
+bool DataFormat::isSigned() const {
+  return minFinite() < 0;
+}
 
 std::string DataFormat::name() const {
   if (auto *i = asInt())
@@ -149,8 +139,9 @@ std::string DataFormat::spelling() const {
   if (auto *f = asFloat())
     return floatFormatSpelling(*f);
   const std::string &name = asLut()->name;
-  return name.compare(0, 4, "lut<") == 0 ? name
-                                         : "lut<" + std::to_string(asLut()->bits) + "," + name + ">";
+  return name.compare(0, 4, "lut<") == 0
+             ? name
+             : "lut<" + std::to_string(asLut()->bits) + "," + name + ">";
 }
 
 bool DataFormat::isValidCode(uint32_t code) const {
@@ -230,8 +221,8 @@ std::vector<DecodeTarget> DataFormat::decodeTargets() const {
         exact = wideCode.ok() && wide.decode(*wideCode) == value;
       }
     }
-    bool floatTarget = type == ComputeType::F16 || type == ComputeType::BF16 ||
-                       type == ComputeType::F32;
+    bool floatTarget =
+        type == ComputeType::F16 || type == ComputeType::BF16 || type == ComputeType::F32;
     if (exact || floatTarget)
       targets.push_back(DecodeTarget{type, exact});
   }
@@ -299,7 +290,8 @@ Expected<DataFormat> parseTableFormat(const std::string &text) {
     return makeError("expected lut<bits,[v0, v1, ...]> or lut<4,nf4> in " + context);
   }
   if (comma == std::string::npos || open == std::string::npos || close == std::string::npos ||
-      comma > open || close + 2 != text.size() || trim(text.substr(comma + 1, open - comma - 1)) != "")
+      comma > open || close + 2 != text.size() ||
+      trim(text.substr(comma + 1, open - comma - 1)) != "")
     return makeError("expected lut<bits,[v0, v1, ...]> in " + context);
   Expected<int> bits = parseInteger(trim(text.substr(4, comma - 4)), context);
   if (!bits)
@@ -354,10 +346,30 @@ Expected<DataFormat> parseFormat(const std::string &rawText) {
     std::string p = prefix;
     if (text.compare(0, p.size(), p) == 0 && text.size() > p.size() &&
         std::isdigit(static_cast<unsigned char>(text[p.size()]))) {
-      Expected<int> bits = parseInteger(text.substr(p.size()), "format '" + text + "'");
+      // The short names of offset and fixed-point codes read back too:
+      // "uint4-8" (GGUF Q4_0's codes), "uint4+1" (GPTQ v1's stored zeros),
+      // "int8/2^6" (MXINT8's elements).
+      const std::string context = "format '" + text + "'";
+      const size_t slash = text.find("/2^", p.size());
+      const std::string integer = text.substr(0, slash);
+      const size_t sign = integer.find_first_of("+-", p.size());
+      Expected<int> bits = parseInteger(integer.substr(p.size(), sign - p.size()), context);
       if (!bits)
         return makeError(bits.error());
-      return DataFormat::integer(*bits, p == "int");
+      int offset = 0, fraction = 0;
+      if (sign != std::string::npos) {
+        Expected<int> parsed = parseInteger(integer.substr(sign + 1), context);
+        if (!parsed)
+          return makeError(parsed.error());
+        offset = integer[sign] == '-' ? -*parsed : *parsed;
+      }
+      if (slash != std::string::npos) {
+        Expected<int> parsed = parseInteger(text.substr(slash + 3), context);
+        if (!parsed)
+          return makeError(parsed.error());
+        fraction = *parsed;
+      }
+      return DataFormat::fromInt(IntFormat{*bits, p == "int", offset, false, fraction});
     }
   }
   if (text.compare(0, 4, "lut<") == 0 && text.back() == '>')
@@ -369,8 +381,9 @@ Expected<DataFormat> parseFormat(const std::string &rawText) {
     std::string context = "format '" + text + "'";
     if (head == "int") {
       if (args.size() < 2 || args.size() > 4)
-        return makeError("int<bits,signed|unsigned[,offset[,fraction]]> takes 2 to 4 arguments; got " +
-                         std::to_string(args.size()) + " in " + context);
+        return makeError(
+            "int<bits,signed|unsigned[,offset[,fraction]]> takes 2 to 4 arguments; got " +
+            std::to_string(args.size()) + " in " + context);
       Expected<int> bits = parseInteger(args[0], context);
       if (!bits)
         return makeError(bits.error());

@@ -1,5 +1,7 @@
 #include "runtime/api/ApiError.h"
 
+#include <algorithm>
+
 namespace lowbit::api {
 namespace {
 
@@ -38,15 +40,19 @@ const char *lastFailureText() noexcept {
 }
 
 ApiStatus checkInputStructSize(const void *object, size_t givenSize, size_t knownSize,
-                               const char *typeName, size_t oldestSize) {
+                               const char *typeName, std::initializer_list<size_t> olderSizes) {
   std::string name = typeName;
-  if (givenSize < knownSize && (oldestSize == 0 || givenSize != oldestSize))
+  const bool older = std::find(olderSizes.begin(), olderSizes.end(), givenSize) != olderSizes.end();
+  if (givenSize < knownSize && !older) {
+    std::string sizes;
+    for (size_t size : olderSizes)
+      sizes += (sizes.empty() ? "" : " or ") + std::to_string(size);
     return apiError(LOWBIT_STATUS_INVALID_ARGUMENT,
                     name + ".struct_size is " + std::to_string(givenSize) + ", less than sizeof(" +
                         name + ") = " + std::to_string(knownSize) +
-                        (oldestSize ? " and not an older header's " + std::to_string(oldestSize)
-                                    : std::string()) +
+                        (sizes.empty() ? std::string() : " and not an older header's " + sizes) +
                         ": set struct_size = sizeof(" + name + ")");
+  }
   if (givenSize > kLargestPlausibleStruct)
     return apiError(LOWBIT_STATUS_INVALID_ARGUMENT,
                     name + ".struct_size is " + std::to_string(givenSize) +

@@ -6,8 +6,10 @@
 // failure means, since that is what a C caller branches on.
 #pragma once
 
-#include "lowbit/lowbit.h"
+#include <initializer_list>
+
 #include "core/support/Expected.h"
+#include "lowbit/lowbit.h"
 
 #include <exception>
 #include <new>
@@ -77,12 +79,12 @@ lowbit_status guardEntryPoint(const char *entryPoint, Body &&body) noexcept {
 
 // Checks a caller's struct_size against the size this library was built
 // with: smaller is an error (an uninitialized or truncated struct) unless it
-// is at least `oldestSize`, the struct of an older header, whose missing
+// is one of `olderSizes`, the struct of an older header, whose missing
 // fields the caller reads as zero; larger (a newer header) is fine when the
 // fields we do not know are all zero. `object` points at the caller's
 // struct, which is `givenSize` bytes long.
 ApiStatus checkInputStructSize(const void *object, size_t givenSize, size_t knownSize,
-                               const char *typeName, size_t oldestSize = 0);
+                               const char *typeName, std::initializer_list<size_t> olderSizes = {});
 // For structs the library writes: at least knownSize; the bytes past it are
 // left alone.
 ApiStatus checkOutputStructSize(size_t givenSize, size_t knownSize, const char *typeName);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 namespace lowbit::api {
 namespace {
@@ -41,8 +43,11 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
                 "no range of the plan covers M = " + std::to_string(args.m));
   const PlannedRange &range = spec.ranges[static_cast<size_t>(index)];
   size_t launched = range.kernel;
-  const bool workspaceFits = args.workspace && args.workspaceBytes >= static_cast<size_t>(
-                                                                          spec.workspaceBytes);
+  // An act-order plan's gathered x comes first in the workspace; the dense
+  // path's weights and cuBLASLt's workspace follow it.
+  const size_t gathered = static_cast<size_t>(spec.permutedActivationBytes(args.m));
+  const bool workspaceFits =
+      args.workspace && args.workspaceBytes >= gathered + static_cast<size_t>(spec.workspaceBytes);
   if (spec.kernels[launched].dense && !workspaceFits && range.fallback >= 0)
     launched = static_cast<size_t>(range.fallback);
   const PlannedKernel &kernel = spec.kernels[launched];
@@ -53,13 +58,16 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
                     "); split the rows into several calls");
   if (!args.x || !args.y || !args.w || !args.scales)
     return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
-                std::string(!args.x ? "x" : !args.y ? "y" : !args.w ? "w" : "scales") +
+                std::string(!args.x   ? "x"
+                            : !args.y ? "y"
+                            : !args.w ? "w"
+                                      : "scales") +
                     " is NULL");
   if (args.w->struct_size < sizeof(lowbit_weights))
-    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
-                "w->struct_size is " + std::to_string(args.w->struct_size) +
-                    ", expected sizeof(lowbit_weights) = " +
-                    std::to_string(sizeof(lowbit_weights)));
+    return fail(
+        whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+        "w->struct_size is " + std::to_string(args.w->struct_size) +
+            ", expected sizeof(lowbit_weights) = " + std::to_string(sizeof(lowbit_weights)));
   if (!args.w->data)
     return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT, "w->data is NULL");
   if (spec.hasZeros && !args.zeros)
@@ -75,17 +83,17 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
     char expected[24], got[24];
     std::snprintf(expected, sizeof(expected), "%016llx",
                   static_cast<unsigned long long>(spec.layoutId));
-    std::snprintf(got, sizeof(got), "%016llx",
-                  static_cast<unsigned long long>(args.w->layout_id));
+    std::snprintf(got, sizeof(got), "%016llx", static_cast<unsigned long long>(args.w->layout_id));
     return fail(whyNot, LOWBIT_STATUS_LAYOUT_MISMATCH,
                 std::string("the weights were packed for layout ") + got +
                     ", but this plan's kernels read layout " + expected +
                     "; pack them with lowbit_pack_weights for this plan");
   }
-  if (args.w->bytes < static_cast<size_t>(spec.weightBytes))
+  if (args.w->bytes < static_cast<size_t>(spec.packedWeightBytes()))
     return fail(whyNot, LOWBIT_STATUS_LAYOUT_MISMATCH,
                 "w->bytes is " + std::to_string(args.w->bytes) + ", the packed weights take " +
-                    std::to_string(spec.weightBytes));
+                    std::to_string(spec.packedWeightBytes()) +
+                    (spec.permutedColumns ? " (codes, then the act-order permutation)" : ""));
   struct {
     const void *pointer;
     uintptr_t alignment;
@@ -102,11 +110,21 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
       return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
                   std::string(a.name) + " = " + pointerText(a.pointer) + " is not " +
                       std::to_string(a.alignment) + "-byte aligned");
+  if (spec.permutedColumns && (!args.workspace || args.workspaceBytes < gathered))
+    return fail(whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
+                    " bytes; an act-order plan gathers x[:, perm] into it, " +
+                    std::to_string(gathered) + " bytes at M = " + std::to_string(args.m) +
+                    " (lowbit_plan_workspace_bytes)");
+  if (spec.permutedColumns && !aligned(args.workspace, kVectorAlignment))
+    return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
+                "workspace = " + pointerText(args.workspace) + " is not " +
+                    std::to_string(kVectorAlignment) + "-byte aligned");
   if (kernel.dense && !workspaceFits)
     return fail(whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
                 "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
-                    " bytes; the dense path that serves M = " + std::to_string(args.m) +
-                    " needs " + std::to_string(spec.workspaceBytes) +
+                    " bytes; the dense path that serves M = " + std::to_string(args.m) + " needs " +
+                    std::to_string(gathered + static_cast<size_t>(spec.workspaceBytes)) +
                     " and no other kernel of the plan serves it");
   if (kernel.dense && !aligned(args.workspace, kVectorAlignment))
     return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
@@ -125,14 +143,37 @@ ApiStatus packOnHost(const PlanSpec &spec, const uint8_t *codes, uint8_t *packed
                         ", the packed weights take " + std::to_string(spec.weightBytes));
   // Each code must mean a weight of the plan's format: a ternary 3 or a
   // sign-extended int4 -1 (0xFF) fits no kernel's decode.
-  if (Status valid = formats::checkElementCodes(spec.problem.code, codes, spec.problem.n,
-                                                spec.problem.k);
+  if (Status valid =
+          formats::checkElementCodes(spec.problem.code, codes, spec.problem.n, spec.problem.k);
       !valid)
     return apiError(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_pack_weights: " + valid.error());
-  Status status = layout::packWeights(spec.layout, spec.problem.n, spec.problem.k, codes, packed,
-                                      packedBytes);
+  Status status =
+      layout::packWeights(spec.layout, spec.problem.n, spec.problem.k, codes, packed, packedBytes);
   if (!status)
     return apiError(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_pack_weights: " + status.error());
+  return ApiStatus();
+}
+
+ApiStatus packPermutationOnHost(const PlanSpec &spec, const int32_t *permutation, uint8_t *packed,
+                                size_t packedBytes) {
+  const int64_t k = spec.problem.k;
+  if (packedBytes < static_cast<size_t>(k) * sizeof(int32_t))
+    return apiError(LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                    "lowbit_pack_permutation: the permutation takes " +
+                        std::to_string(k * int64_t(sizeof(int32_t))) + " bytes");
+  std::vector<bool> seen(static_cast<size_t>(k), false);
+  for (int64_t j = 0; j < k; ++j) {
+    const int32_t column = permutation[j];
+    if (column < 0 || column >= k || seen[static_cast<size_t>(column)])
+      return apiError(
+          LOWBIT_STATUS_INVALID_ARGUMENT,
+          "lowbit_pack_permutation: entry " + std::to_string(j) + " is " + std::to_string(column) +
+              (column < 0 || column >= k ? ", outside [0, K = " + std::to_string(k) + ")"
+                                         : ", a column an earlier entry already took") +
+              "; a permutation holds every column once");
+    seen[static_cast<size_t>(column)] = true;
+  }
+  std::memcpy(packed, permutation, static_cast<size_t>(k) * sizeof(int32_t));
   return ApiStatus();
 }
 

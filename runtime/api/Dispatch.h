@@ -35,6 +35,11 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
 // LOWBIT_STATUS_INVALID_ARGUMENT, naming its position.
 ApiStatus packOnHost(const PlanSpec &spec, const uint8_t *codes, uint8_t *packed,
                      size_t packedBytes);
+// Copies an act-order plan's permutation (K int32) into `packed` after
+// checking that it holds every column once: a repeated or out-of-range
+// column would gather the wrong activations (or read outside x).
+ApiStatus packPermutationOnHost(const PlanSpec &spec, const int32_t *permutation, uint8_t *packed,
+                                size_t packedBytes);
 // Packs `count` zero codes (one per byte, the scales' layout) into `packed`
 // (host memory) as core::packZeroCodes says; INVALID_ARGUMENT for a problem
 // without zero codes or a code too wide, BUFFER_TOO_SMALL for a short buffer.

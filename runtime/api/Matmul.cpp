@@ -7,18 +7,21 @@
 // CUDA graph capture. The dense path (a tuned table's choice at large M)
 // launches its dequant kernel into the workspace and then cublasLtMatmul,
 // whose descriptors and algorithm for an M are made on that M's first call
-// (cuBLASLt's host work, under its lock) and kept.
+// (cuBLASLt's host work, under its lock) and kept. An act-order plan launches
+// its gather of x[:, perm] into the workspace first.
 #include "lowbit/lowbit.h"
 #include "runtime/api/Dispatch.h"
 #include "runtime/api/LoadedPlan.h"
+
+#include <algorithm>
 
 using namespace lowbit::api;
 
 extern "C" {
 
 lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
-                            const lowbit_weights *w, const void *scales, const void *zeros,
-                            void *y, void *workspace, size_t workspace_bytes, void *stream) {
+                            const lowbit_weights *w, const void *scales, const void *zeros, void *y,
+                            void *workspace, size_t workspace_bytes, void *stream) {
   return guardEntryPoint("lowbit_matmul", [&]() -> lowbit_status {
     if (!plan)
       return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_matmul: plan is NULL");
@@ -34,11 +37,39 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
     const LaunchGeometry &g = kernel.geometry;
 
     CUdeviceptr xPtr = reinterpret_cast<CUdeviceptr>(x);
+    CUdeviceptr workspacePtr = reinterpret_cast<CUdeviceptr>(workspace);
+    const lowbit::cuda::DriverApi &api = *plan->context->api;
+    ScopedCurrentContext current(api, plan->context->primaryContext);
+    if (current.result() != CUDA_SUCCESS)
+      return recordFailure(
+          driverError(api, "lowbit_matmul: making the context current", current.result()));
+    if (spec.permutedColumns) {
+      // x[:, perm] into the workspace's front; the kernels then read it as x.
+      CUdeviceptr perm =
+          reinterpret_cast<CUdeviceptr>(w->data) + static_cast<CUdeviceptr>(spec.permutationOffset);
+      CUdeviceptr gathered = workspacePtr;
+      long long rows = m, columns = spec.problem.k;
+      void *gatherParams[] = {&xPtr, &perm, &gathered, &rows, &columns};
+      const unsigned blocksX =
+          static_cast<unsigned>((columns + kPermuteThreads - 1) / kPermuteThreads);
+      const unsigned blocksY = static_cast<unsigned>(std::min<long long>(rows, 65535));
+      if (CUresult r = api.cuLaunchKernel(plan->functions[spec.permuteKernel], blocksX, blocksY, 1,
+                                          kPermuteThreads, 1, 1, 0, static_cast<CUstream>(stream),
+                                          gatherParams, nullptr);
+          r != CUDA_SUCCESS) {
+        ApiError error = driverError(api, "lowbit_matmul: launching the act-order gather", r);
+        if (error.status == LOWBIT_STATUS_DRIVER_ERROR)
+          error.status = LOWBIT_STATUS_LAUNCH_FAILED;
+        return recordFailure(error);
+      }
+      xPtr = gathered;
+      workspacePtr += static_cast<CUdeviceptr>(spec.permutedActivationBytes(m));
+      workspace_bytes -= static_cast<size_t>(spec.permutedActivationBytes(m));
+    }
     CUdeviceptr wPtr = reinterpret_cast<CUdeviceptr>(w->data);
     CUdeviceptr sPtr = reinterpret_cast<CUdeviceptr>(scales);
     CUdeviceptr zPtr = reinterpret_cast<CUdeviceptr>(zeros);
     CUdeviceptr yPtr = reinterpret_cast<CUdeviceptr>(y);
-    CUdeviceptr workspacePtr = reinterpret_cast<CUdeviceptr>(workspace);
     // The dense path's kernel writes dequant(W) into the workspace where the
     // others write y, and does the same work whatever M it is told.
     CUdeviceptr written = kernel.dense ? workspacePtr : yPtr;
@@ -48,18 +79,12 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
     void *withoutZeros[] = {&xPtr, &wPtr, &sPtr, &written, &rows};
     void **params = spec.hasZeros ? withZeros : withoutZeros;
 
-    const lowbit::cuda::DriverApi &api = *plan->context->api;
-    ScopedCurrentContext current(api, plan->context->primaryContext);
-    if (current.result() != CUDA_SUCCESS)
-      return recordFailure(driverError(api, "lowbit_matmul: making the context current",
-                                       current.result()));
     CUresult r = api.cuLaunchKernel(plan->functions[kernelIndex], g.gridX, g.gridY(m), g.gridZ,
                                     g.blockThreads, 1, 1, g.dynamicSharedBytes,
                                     static_cast<CUstream>(stream), params, nullptr);
     if (r != CUDA_SUCCESS) {
-      ApiError error = driverError(api, "lowbit_matmul: launching " + kernel.name + " for M = " +
-                                            std::to_string(m),
-                                   r);
+      ApiError error = driverError(
+          api, "lowbit_matmul: launching " + kernel.name + " for M = " + std::to_string(m), r);
       if (error.status == LOWBIT_STATUS_DRIVER_ERROR)
         error.status = LOWBIT_STATUS_LAUNCH_FAILED;
       return recordFailure(error);

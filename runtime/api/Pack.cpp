@@ -1,4 +1,4 @@
-// lowbit.h: lowbit_pack_weights and lowbit_pack_zeros.
+// lowbit.h: lowbit_pack_weights, lowbit_pack_zeros and lowbit_pack_permutation.
 #include "core/AbiFormats.h"
 #include "lowbit/lowbit.h"
 #include "runtime/api/Dispatch.h"
@@ -96,6 +96,36 @@ lowbit_status lowbit_pack_zeros(const lowbit_plan *plan, const uint8_t *zero_cod
                    packed_bytes, lowbit::core::abiField(where), stream,
                    [&](uint8_t *out, size_t bytes) {
                      return packZerosOnHost(spec, zero_codes, count, out, bytes);
+                   });
+  });
+}
+
+lowbit_status lowbit_pack_permutation(const lowbit_plan *plan, const int32_t *permutation,
+                                      void *packed_out, size_t packed_bytes, lowbit_memory where,
+                                      void *stream) {
+  return guardEntryPoint("lowbit_pack_permutation", [&]() -> lowbit_status {
+    if (!plan || !permutation || !packed_out)
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
+                           std::string("lowbit_pack_permutation: ") +
+                               (!plan          ? "plan"
+                                : !permutation ? "permutation"
+                                               : "packed_out") +
+                               " is NULL");
+    const PlanSpec &spec = plan->spec;
+    if (!spec.permutedColumns)
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
+                           "lowbit_pack_permutation: the plan's problem has act_order = 0");
+    if (packed_bytes < static_cast<size_t>(spec.packedWeightBytes()))
+      return recordFailure(LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                           "lowbit_pack_permutation: packed_bytes is " +
+                               std::to_string(packed_bytes) + ", the packed weights take " +
+                               std::to_string(spec.packedWeightBytes()));
+    const int64_t bytes = spec.problem.k * int64_t(sizeof(int32_t));
+    uint8_t *tail = static_cast<uint8_t *>(packed_out) + spec.permutationOffset;
+    return deliver("lowbit_pack_permutation", "permutation", plan, bytes, tail,
+                   static_cast<size_t>(bytes), lowbit::core::abiField(where), stream,
+                   [&](uint8_t *out, size_t outBytes) {
+                     return packPermutationOnHost(spec, permutation, out, outBytes);
                    });
   });
 }

@@ -10,8 +10,10 @@
 using namespace lowbit::api;
 
 namespace {
-// lowbit_problem up to tensor_scale, before the table.
-constexpr size_t kOldestProblemSize = offsetof(lowbit_problem, table);
+// Older headers' lowbit_problem: up to tensor_scale (before the table), and
+// up to the table (before act_order).
+constexpr size_t kProblemBeforeTable = offsetof(lowbit_problem, table);
+constexpr size_t kProblemBeforeActOrder = offsetof(lowbit_problem, act_order);
 } // namespace
 
 extern "C" {
@@ -26,8 +28,9 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
       return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_plan_create: context is NULL");
     if (!problem)
       return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_plan_create: problem is NULL");
-    if (ApiStatus s = checkInputStructSize(problem, problem->struct_size, sizeof(lowbit_problem),
-                                           "lowbit_problem", kOldestProblemSize);
+    if (ApiStatus s =
+            checkInputStructSize(problem, problem->struct_size, sizeof(lowbit_problem),
+                                 "lowbit_problem", {kProblemBeforeTable, kProblemBeforeActOrder});
         !s)
       return recordFailure(s.error());
     // An older header's struct lacks the later fields: they read as zero.
@@ -36,6 +39,10 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
     Result<lowbit::core::Problem> desc = problemFromApi(known);
     if (!desc)
       return recordFailure(desc.error());
+    if (known.act_order != 0 && known.act_order != 1)
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
+                           "lowbit_problem: act_order must be 0 or 1, got " +
+                               std::to_string(known.act_order));
 
     ContextState &state = *context->state;
     auto plan = std::make_unique<lowbit_plan>();
@@ -44,8 +51,7 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
       std::lock_guard<std::mutex> lock(state.planCreation);
       Result<PlanSpec> spec = buildPlanSpec(state.databases.view(), *desc, state.fingerprint);
       if (!spec)
-        return recordFailure(spec.error().status,
-                             "lowbit_plan_create: " + spec.error().message);
+        return recordFailure(spec.error().status, "lowbit_plan_create: " + spec.error().message);
       plan->spec = std::move(*spec);
       if (plan->spec.hasDenseRange()) {
         Result<std::shared_ptr<const lowbit::cuda::CublasLt>> lt = state.loadCublasLt();
@@ -56,6 +62,9 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
                                "lowbit_plan_create: " + dropped.error().message);
       }
     }
+    // The kernels are the plain problem's: act-order only adds the gather.
+    if (known.act_order)
+      addColumnPermutation(plan->spec);
     for (const std::string &note : state.databases.notes)
       plan->spec.notesText += (plan->spec.notesText.empty() ? "" : "\n") + note;
     Result<std::vector<CUmodule>> modules = loadModules(state, plan->spec, &plan->functions);
@@ -78,11 +87,11 @@ lowbit_status lowbit_plan_destroy(lowbit_plan *plan) {
 lowbit_status lowbit_plan_explain(const lowbit_plan *plan, int64_t m, lowbit_choice *out_choice) {
   return guardEntryPoint("lowbit_plan_explain", [&]() -> lowbit_status {
     if (!plan || !out_choice)
-      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
-                           std::string("lowbit_plan_explain: ") +
-                               (!plan ? "plan" : "out_choice") + " is NULL");
-    if (ApiStatus s = checkOutputStructSize(out_choice->struct_size, sizeof(lowbit_choice),
-                                            "lowbit_choice");
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, std::string("lowbit_plan_explain: ") +
+                                                               (!plan ? "plan" : "out_choice") +
+                                                               " is NULL");
+    if (ApiStatus s =
+            checkOutputStructSize(out_choice->struct_size, sizeof(lowbit_choice), "lowbit_choice");
         !s)
       return recordFailure(s.error());
     if (m <= 0)
@@ -124,7 +133,7 @@ lowbit_status lowbit_plan_packed_sizes(const lowbit_plan *plan, size_t *weight_b
                            "lowbit_plan_packed_sizes: plan is NULL");
     const PlanSpec &spec = plan->spec;
     if (weight_bytes)
-      *weight_bytes = static_cast<size_t>(spec.weightBytes);
+      *weight_bytes = static_cast<size_t>(spec.packedWeightBytes());
     if (scale_bytes)
       *scale_bytes = static_cast<size_t>(spec.scaleBytes);
     if (zero_bytes)
@@ -135,12 +144,30 @@ lowbit_status lowbit_plan_packed_sizes(const lowbit_plan *plan, size_t *weight_b
   });
 }
 
+lowbit_status lowbit_plan_workspace_bytes(const lowbit_plan *plan, int64_t m, size_t *out_bytes) {
+  return guardEntryPoint("lowbit_plan_workspace_bytes", [&]() -> lowbit_status {
+    if (!plan || !out_bytes)
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
+                           std::string("lowbit_plan_workspace_bytes: ") +
+                               (!plan ? "plan" : "out_bytes") + " is NULL");
+    const PlanSpec &spec = plan->spec;
+    // M beyond 2^31 rows would overflow the product below long before any
+    // kernel could serve it.
+    if (m <= 0 || m > (int64_t{1} << 31))
+      return recordFailure(LOWBIT_STATUS_INVALID_SHAPE,
+                           "lowbit_plan_workspace_bytes: M = " + std::to_string(m) +
+                               " must be in [1, 2^31]");
+    *out_bytes = static_cast<size_t>(spec.permutedActivationBytes(m) + spec.workspaceBytes);
+    return LOWBIT_STATUS_SUCCESS;
+  });
+}
+
 lowbit_status lowbit_plan_layout_id(const lowbit_plan *plan, uint64_t *out_layout_id) {
   return guardEntryPoint("lowbit_plan_layout_id", [&]() -> lowbit_status {
     if (!plan || !out_layout_id)
-      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
-                           std::string("lowbit_plan_layout_id: ") +
-                               (!plan ? "plan" : "out_layout_id") + " is NULL");
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, std::string("lowbit_plan_layout_id: ") +
+                                                               (!plan ? "plan" : "out_layout_id") +
+                                                               " is NULL");
     *out_layout_id = plan->spec.layoutId;
     return LOWBIT_STATUS_SUCCESS;
   });

@@ -1,5 +1,7 @@
 #include "runtime/api/PlanBuilder.h"
 
+#include "runtime/api/PermuteColumnsPtx.h"
+
 #include "core/Schedule.h"
 #include "runtime/cuda/CublasLt.h"
 
@@ -18,15 +20,16 @@ namespace {
 
 constexpr int64_t kMaxGridY = 65535;
 
-std::string shortId(const std::string &id) { return id.substr(0, 12); }
+std::string shortId(const std::string &id) {
+  return id.substr(0, 12);
+}
 
 std::string describeKernel(const db::KernelRecord &record) {
   return "kernel " + shortId(record.id) + " (" + record.entry + ", " + record.arch + ")";
 }
 
 std::string rangeText(int64_t lo, int64_t hi) {
-  return "[" + std::to_string(lo) + ", " + (hi < 0 ? std::string("inf") : std::to_string(hi)) +
-         ")";
+  return "[" + std::to_string(lo) + ", " + (hi < 0 ? std::string("inf") : std::to_string(hi)) + ")";
 }
 
 std::string archText(const db::DeviceFingerprint &device) {
@@ -68,9 +71,9 @@ Result<PlannedKernel> prepareKernel(const db::KernelRecord &record, const std::s
   bool hasPtx = !record.ptx.empty();
   db::Runnable runnable = db::runnableOn(*arch, hasPtx, device.computeCapability());
   if (runnable == db::Runnable::No)
-    return apiError(LOWBIT_STATUS_NO_KERNEL,
-                    describeKernel(record) + " cannot run on " + device.name + " (" +
-                        archText(device) + ")" + (hasPtx ? "" : " and has no PTX"));
+    return apiError(LOWBIT_STATUS_NO_KERNEL, describeKernel(record) + " cannot run on " +
+                                                 device.name + " (" + archText(device) + ")" +
+                                                 (hasPtx ? "" : " and has no PTX"));
   bool usePtx = runnable == db::Runnable::PtxOnly;
   if (!usePtx && !looksLikeCubin(record.cubin)) {
     if (!hasPtx)
@@ -126,7 +129,8 @@ Result<db::KernelRecord> findKernel(const std::vector<const db::Database *> &dat
       return std::move(**found);
   }
   return apiError(LOWBIT_STATUS_CORRUPT_KERNEL,
-                  "kernel " + shortId(kernelId) + " is named by the lookup but no database holds it");
+                  "kernel " + shortId(kernelId) +
+                      " is named by the lookup but no database holds it");
 }
 
 // Every kernel of the problem that prepares cleanly on this device, by
@@ -181,14 +185,14 @@ ApiStatus reconcileLayouts(PlanSpec &spec, const std::vector<const db::Database 
   Result<std::vector<PlannedKernel>> usable = allUsableKernels(databases, spec.problemId, device);
   if (!usable)
     return usable.error();
-  auto rank = [](const PlannedKernel &k, const PlannedKernel &current,
-                 const PlannedRange &range) {
+  auto rank = [](const PlannedKernel &k, const PlannedKernel &current, const PlannedRange &range) {
     Expected<db::Arch> arch = db::parseArch(k.arch);
-    double typicalM = range.mHi < 0 ? 2.0 * static_cast<double>(range.mLo)
-                                    : std::sqrt(static_cast<double>(range.mLo) *
-                                                static_cast<double>(range.mHi - 1));
-    double tileDistance = std::fabs(std::log2(static_cast<double>(k.geometry.rowsPerBlock)) -
-                                    std::log2(typicalM));
+    double typicalM =
+        range.mHi < 0
+            ? 2.0 * static_cast<double>(range.mLo)
+            : std::sqrt(static_cast<double>(range.mLo) * static_cast<double>(range.mHi - 1));
+    double tileDistance =
+        std::fabs(std::log2(static_cast<double>(k.geometry.rowsPerBlock)) - std::log2(typicalM));
     return std::make_tuple(k.family == current.family ? 0 : 1, arch ? -arch->number : 0,
                            k.fromPtx ? 1 : 0, tileDistance, k.id);
   };
@@ -219,11 +223,10 @@ ApiStatus reconcileLayouts(PlanSpec &spec, const std::vector<const db::Database 
         PlannedRange &range = spec.ranges[r];
         const PlannedKernel &old = spec.kernels[range.kernel];
         spec.notes.push_back("M " + rangeText(range.mLo, range.mHi) + ": kernel " +
-                             shortId(old.id) + " (" + old.name + ", " + old.family +
-                             ", layout " + old.layoutId + ") replaced by " +
-                             shortId(replacement[r]->id) + " (" + replacement[r]->name + ", " +
-                             replacement[r]->family + ", layout " + layout +
-                             ") so that one packed weight buffer serves every M");
+                             shortId(old.id) + " (" + old.name + ", " + old.family + ", layout " +
+                             old.layoutId + ") replaced by " + shortId(replacement[r]->id) + " (" +
+                             replacement[r]->name + ", " + replacement[r]->family + ", layout " +
+                             layout + ") so that one packed weight buffer serves every M");
         spec.kernels.push_back(*replacement[r]);
         range.kernel = spec.kernels.size() - 1;
       }
@@ -235,8 +238,8 @@ ApiStatus reconcileLayouts(PlanSpec &spec, const std::vector<const db::Database 
                         "every M range on this device:";
   for (const PlannedRange &range : spec.ranges) {
     const PlannedKernel &k = spec.kernels[range.kernel];
-    message += "\n  M " + rangeText(range.mLo, range.mHi) + ": " + k.name + " (layout " +
-               k.layoutId + ")";
+    message +=
+        "\n  M " + rangeText(range.mLo, range.mHi) + ": " + k.name + " (layout " + k.layoutId + ")";
   }
   return apiError(LOWBIT_STATUS_LAYOUT_CONFLICT, message);
 }
@@ -273,8 +276,8 @@ void planDensePath(PlanSpec &spec) {
     const PlannedKernel &k = spec.kernels[spec.ranges[r].kernel];
     return k.dense ? -1 : static_cast<int>(spec.ranges[r].kernel);
   };
-  const int64_t denseBytes = core::activationBytes(spec.problem.activation) * spec.problem.n *
-                             spec.problem.k;
+  const int64_t denseBytes =
+      core::activationBytes(spec.problem.activation) * spec.problem.n * spec.problem.k;
   // cuBLASLt's workspace starts 256-byte aligned, as cuMemAlloc's are.
   spec.denseWeightBytes = (denseBytes + 255) / 256 * 256;
   spec.workspaceBytes =
@@ -290,10 +293,10 @@ void planDensePath(PlanSpec &spec) {
       if (range.fallback < 0 && r + d < spec.ranges.size())
         range.fallback = plainKernelOf(r + d);
     }
-    std::string note = "M " + rangeText(range.mLo, range.mHi) + ": the dense path (" +
-                       kernel.name + " writes dequant(W) into the workspace, then cuBLASLt), "
-                       "which needs a workspace of " + std::to_string(spec.workspaceBytes) +
-                       " bytes; ";
+    std::string note = "M " + rangeText(range.mLo, range.mHi) + ": the dense path (" + kernel.name +
+                       " writes dequant(W) into the workspace, then cuBLASLt), "
+                       "which needs a workspace of " +
+                       std::to_string(spec.workspaceBytes) + " bytes; ";
     note += range.fallback < 0
                 ? std::string("no other kernel serves these M, so lowbit_matmul requires it")
                 : "with less, " + spec.kernels[static_cast<size_t>(range.fallback)].name +
@@ -312,10 +315,12 @@ ApiStatus dropDenseRanges(PlanSpec &spec, const std::string &why) {
       return apiError(LOWBIT_STATUS_NO_KERNEL,
                       "the tuned table serves M " + rangeText(range.mLo, range.mHi) +
                           " with the dense path, which needs cuBLASLt, and no other kernel of "
-                          "the plan serves those M: " + why);
-    spec.notes.push_back("M " + rangeText(range.mLo, range.mHi) + ": the dense path needs "
-                         "cuBLASLt (" + why + "); " +
-                         spec.kernels[static_cast<size_t>(range.fallback)].name +
+                          "the plan serves those M: " +
+                          why);
+    spec.notes.push_back("M " + rangeText(range.mLo, range.mHi) +
+                         ": the dense path needs "
+                         "cuBLASLt (" +
+                         why + "); " + spec.kernels[static_cast<size_t>(range.fallback)].name +
                          " serves these M");
     range.kernel = static_cast<size_t>(range.fallback);
     range.fallback = -1;
@@ -358,8 +363,7 @@ bool looksLikeCubin(const std::vector<uint8_t> &bytes) {
 }
 
 Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &databases,
-                               const core::Problem &problem,
-                               const db::DeviceFingerprint &device) {
+                               const core::Problem &problem, const db::DeviceFingerprint &device) {
   PlanSpec spec;
   spec.problem = problem;
   spec.signature = core::signature(problem);
@@ -447,6 +451,26 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   for (const std::string &note : spec.notes)
     spec.notesText += (spec.notesText.empty() ? "" : "\n") + note;
   return spec;
+}
+
+void addColumnPermutation(PlanSpec &spec) {
+  PlannedKernel gather;
+  gather.id = "lowbit_permute_columns (built in)";
+  gather.name = "lowbit_permute_columns";
+  gather.family = "act-order gather";
+  gather.arch = "compute_80 (PTX)";
+  const char *ptx = kPermuteColumnsPtx;
+  gather.image.assign(ptx, ptx + std::char_traits<char>::length(ptx) + 1);
+  gather.fromPtx = true;
+  gather.geometry.blockThreads = kPermuteThreads;
+  spec.permuteKernel = spec.kernels.size();
+  spec.kernels.push_back(std::move(gather));
+  spec.permutedColumns = true;
+  // 256 bytes keeps the permutation as aligned as the buffer's start.
+  spec.permutationOffset = (spec.weightBytes + 255) / 256 * 256;
+  spec.notes.push_back("act-order: each lowbit_matmul first gathers x[:, perm] into the "
+                       "workspace (M * K activation values; lowbit_plan_workspace_bytes)");
+  spec.notesText += (spec.notesText.empty() ? "" : "\n") + spec.notes.back();
 }
 
 } // namespace lowbit::api

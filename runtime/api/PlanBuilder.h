@@ -6,9 +6,9 @@
 // unit-tested without a GPU; LoadedPlan then loads the chosen images.
 #pragma once
 
+#include "core/layout/WeightLayout.h"
 #include "runtime/api/ApiError.h"
 #include "runtime/kernels/KernelSet.h"
-#include "core/layout/WeightLayout.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Fingerprint.h"
 #include "tuning_db/Lookup.h"
@@ -58,7 +58,7 @@ struct PlannedKernel {
 
 struct PlannedRange {
   int64_t mLo = 1;
-  int64_t mHi = -1; // -1: open-ended
+  int64_t mHi = -1;  // -1: open-ended
   size_t kernel = 0; // index into PlanSpec::kernels
   // For a range the dense path serves: the kernel that serves it instead
   // when lowbit_matmul's workspace is too small for the dense weights (the
@@ -90,7 +90,25 @@ struct PlanSpec {
         return true;
     return false;
   }
-  int scaleAlignment = 2; // a scale's bytes, at least 4 with a tensor scale
+  // Act-order (lowbit_problem.act_order): lowbit_matmul first gathers
+  // x[:, perm] into the workspace with kernels[permuteKernel]; perm (K
+  // int32) sits in the packed weights buffer at permutationOffset, after the
+  // codes' weightBytes.
+  bool permutedColumns = false;
+  size_t permuteKernel = 0;
+  int64_t permutationOffset = 0;
+  // The buffer lowbit_plan_packed_sizes reports: the codes, then the
+  // permutation of an act-order plan.
+  int64_t packedWeightBytes() const {
+    return permutedColumns ? permutationOffset + problem.k * int64_t(sizeof(int32_t)) : weightBytes;
+  }
+  // The workspace's front: the gathered x of an act-order plan at M.
+  int64_t permutedActivationBytes(int64_t m) const {
+    if (!permutedColumns)
+      return 0;
+    return (m * problem.k * core::activationBytes(problem.activation) + 255) / 256 * 256;
+  }
+  int scaleAlignment = 2;   // a scale's bytes, at least 4 with a tensor scale
   int zeroElementBytes = 0; // the scale's bytes, 1 for zero codes (packed), 0 without zeros
   bool hasZeros = false;
   std::vector<std::string> notes;
@@ -110,13 +128,19 @@ struct PlanSpec {
 // dense range has no fallback.
 ApiStatus dropDenseRanges(PlanSpec &spec, const std::string &why);
 
+// The act-order gather's block: one thread per column of x.
+constexpr unsigned kPermuteThreads = 256;
+
+// Makes `spec` an act-order plan: the gather kernel (embedded PTX) joins its
+// kernels, the permutation's place follows the codes, and a note says so.
+void addColumnPermutation(PlanSpec &spec);
+
 // Resolves and prepares every kernel of `problem` for `device`. Errors:
 // UNKNOWN_PROBLEM (no database has it), NO_KERNEL (nothing runs on the
 // device), CORRUPT_KERNEL (an unusable row, cubin or PTX), LAYOUT_CONFLICT
 // (the ranges need different weight layouts and no same-layout substitute
 // exists), INVALID_SHAPE (N, K not servable by the layout), DATABASE_ERROR.
 Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &databases,
-                               const core::Problem &problem,
-                               const db::DeviceFingerprint &device);
+                               const core::Problem &problem, const db::DeviceFingerprint &device);
 
 } // namespace lowbit::api

@@ -11,6 +11,7 @@ namespace lowbit::cli {
 
 void addCompileCommand(CLI::App &app);
 void addFormatsCommand(CLI::App &app);
+void addImportCommand(CLI::App &app);
 void addDbCommand(CLI::App &app);
 void addBenchCommand(CLI::App &app);
 void addTuneCommand(CLI::App &app);

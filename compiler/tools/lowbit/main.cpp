@@ -11,6 +11,7 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", LOWBIT_VERSION_STRING);
   lowbit::cli::addCompileCommand(app);
   lowbit::cli::addFormatsCommand(app);
+  lowbit::cli::addImportCommand(app);
   lowbit::cli::addDbCommand(app);
   lowbit::cli::addBenchCommand(app);
   lowbit::cli::addTuneCommand(app);

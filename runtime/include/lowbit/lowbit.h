@@ -173,6 +173,13 @@ typedef struct lowbit_problem {
    * doubles. (Added after tensor_scale: a struct_size that ends at
    * tensor_scale, from an older header, is accepted and means no table.) */
   const double *table;
+  /* 1: act-order weights (GPTQ's desc_act, g_idx), imported with their
+   * columns sorted by group (`lowbit import` writes the permutation), so
+   * y = x[:, perm] · dequant(W)ᵀ. The plan gathers x into the workspace
+   * before each matmul; perm travels with the packed weights
+   * (lowbit_pack_permutation). 0: none. (Added after table: an older
+   * struct_size means 0.) */
+  int act_order;
 } lowbit_problem;
 
 /* ---- context ---------------------------------------------------------- */
@@ -238,6 +245,9 @@ LOWBIT_API lowbit_status lowbit_plan_explain(const lowbit_plan *plan, int64_t m,
                                              lowbit_choice *out_choice);
 
 /* Buffer sizes in bytes for the plan's problem. Any pointer may be NULL.
+ * weight_bytes covers the permutation an act-order plan packs after the
+ * codes (lowbit_pack_permutation). An act-order plan's workspace also
+ * depends on M: lowbit_plan_workspace_bytes gives it.
  * scale_bytes includes the tensor scale and the padding before it (see
  * lowbit_matmul). zero_bytes is 0 for LOWBIT_ZERO_NONE. workspace_bytes is what
  * lowbit_matmul needs to run the fastest path at every M: 0 unless a tuned table
@@ -248,6 +258,11 @@ LOWBIT_API lowbit_status lowbit_plan_packed_sizes(const lowbit_plan *plan, size_
                                                   size_t *scale_bytes, size_t *zero_bytes,
                                                   size_t *workspace_bytes);
 
+/* The workspace lowbit_matmul needs at M: workspace_bytes of
+ * lowbit_plan_packed_sizes, plus, for an act-order plan, M · K activation
+ * values (rounded up to 256 bytes) for the permuted x, which come first. */
+LOWBIT_API lowbit_status lowbit_plan_workspace_bytes(const lowbit_plan *plan, int64_t m,
+                                                     size_t *out_bytes);
 /* The id of the weight layout the plan's kernels read (a 64-bit hash of the
  * layout's description). Packed weights carry it in lowbit_weights so that a
  * plan rejects weights packed for another layout. */
@@ -291,6 +306,19 @@ LOWBIT_API lowbit_status lowbit_pack_zeros(const lowbit_plan *plan, const uint8_
                                            size_t count, void *packed_out, size_t packed_bytes,
                                            lowbit_memory where, void *stream);
 
+/* Act-order plans only: writes the permutation into the packed weights
+ * buffer, after the codes lowbit_pack_weights wrote (which leaves it alone),
+ * so lowbit_matmul computes y = x[:, perm] · dequant(W)ᵀ.
+ *  permutation: host memory, K int32 values, each column 0..K-1 exactly
+ *               once (anything else is LOWBIT_STATUS_INVALID_ARGUMENT).
+ *  packed_out:  the whole packed weights buffer (weight_bytes of
+ *               lowbit_plan_packed_sizes), host memory or a device pointer
+ *               as `where` says; the DEVICE copy is made and finished as in
+ *               lowbit_pack_weights. */
+LOWBIT_API lowbit_status lowbit_pack_permutation(const lowbit_plan *plan,
+                                                 const int32_t *permutation, void *packed_out,
+                                                 size_t packed_bytes, lowbit_memory where,
+                                                 void *stream);
 /* Packed weights on the device, as lowbit_matmul takes them. */
 typedef struct lowbit_weights {
   size_t struct_size; /* sizeof(lowbit_weights) */
@@ -315,15 +343,17 @@ typedef struct lowbit_weights {
  *  zeros:   device, like scales (zero codes: as lowbit_pack_zeros packed
  *           them, any alignment); required when the problem has a zero mode,
  *           NULL otherwise.
- *  workspace: device, 16-byte aligned, lowbit_plan_packed_sizes' workspace_bytes
- *           for the dense path. With less (or NULL), M that the dense path
+ *  workspace: device, 16-byte aligned, lowbit_plan_workspace_bytes(m): an
+ *           act-order plan's gathered x first (required), then what the
+ *           dense path needs (lowbit_plan_packed_sizes' workspace_bytes). With less (or NULL), M that the dense path
  *           serves run on the plan's nearest other kernel instead (the plan's
  *           notes name it); only a plan whose every kernel is the dense path
  *           returns LOWBIT_STATUS_BUFFER_TOO_SMALL. The dense path overwrites
  *           the workspace, so calls on different streams need their own.
  * The hot path: no allocation, no synchronization, no compilation and no
  * database access; just a range lookup and cuLaunchKernel (the dense path:
- * two launches, its kernel and cublasLtMatmul). Safe to call from
+ * two launches, its kernel and cublasLtMatmul; act-order: the gather of x
+ * first). Safe to call from
  * several threads at once with one plan, and under CUDA graph capture. */
 LOWBIT_API lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
                                        const lowbit_weights *w, const void *scales,

@@ -4,10 +4,12 @@
 // from several threads at once, the PTX JIT path, and the errors a bad call
 // or a bad database must give with a real driver.
 #include "compiler/measure/ProblemInputs.h"
+#include "core/checkpoint/KernelWeights.h"
+#include "core/formats/Gptq.h"
 #include "lowbit/lowbit.h"
 #include "runtime/api/Problem.h"
-#include "tests/gpu/support/HostNumerics.h"
 #include "tests/gpu/support/GpuTest.h"
+#include "tests/gpu/support/HostNumerics.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Sqlite.h"
 
@@ -18,12 +20,16 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <thread>
 
 namespace lowbit::testing {
 namespace {
 
-std::string mainDatabase() { return testKernelsPath("LOWBIT_RUNTIME_TEST_DB", "runtime-tests.db"); }
+std::string mainDatabase() {
+  return testKernelsPath("LOWBIT_RUNTIME_TEST_DB", "runtime-tests.db");
+}
 std::string jitDatabase() {
   return testKernelsPath("LOWBIT_RUNTIME_TEST_JIT_DB", "runtime-tests-jit.db");
 }
@@ -50,11 +56,11 @@ lowbit_problem hostExampleProblem() {
                      128, LOWBIT_ZERO_NONE);
 }
 
-#define LOWBIT_OK(call)                                                                  \
-  do {                                                                                   \
-    lowbit_status lowbitStatus = (call);                                                 \
-    ASSERT_EQ(lowbitStatus, LOWBIT_STATUS_SUCCESS)                                       \
-        << #call << ": " << lowbit_status_string(lowbitStatus) << ": " << lowbit_last_error(); \
+#define LOWBIT_OK(call)                                                                            \
+  do {                                                                                             \
+    lowbit_status lowbitStatus = (call);                                                           \
+    ASSERT_EQ(lowbitStatus, LOWBIT_STATUS_SUCCESS)                                                 \
+        << #call << ": " << lowbit_status_string(lowbitStatus) << ": " << lowbit_last_error();     \
   } while (0)
 
 // A plan with its weights, scales and zeros packed and uploaded, and the
@@ -80,8 +86,8 @@ void prepare(const cuda::DriverApi &api, lowbit_context *context, const lowbit_p
   out.model = *model;
   LOWBIT_OK(lowbit_plan_create(context, &problem, &out.plan));
   size_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
-  LOWBIT_OK(lowbit_plan_packed_sizes(out.plan, &weightBytes, &scaleBytes, &zeroBytes,
-                                     &workspaceBytes));
+  LOWBIT_OK(
+      lowbit_plan_packed_sizes(out.plan, &weightBytes, &scaleBytes, &zeroBytes, &workspaceBytes));
   EXPECT_EQ(workspaceBytes, 0u);
   measure::ProblemInputOptions options;
   options.seed = rng.next();
@@ -159,14 +165,17 @@ double relativeError(const PreparedProblem &p, int64_t m, const Activations &x,
   double errorSquared = 0, referenceSquared = 0;
   for (auto [row, col] : samples) {
     double want = p.inputs.reference(&x.values[static_cast<size_t>(row * k)], col);
-    double got = measure::activationValue(y[static_cast<size_t>(row * n + col)], p.model.activation);
+    double got =
+        measure::activationValue(y[static_cast<size_t>(row * n + col)], p.model.activation);
     errorSquared += (got - want) * (got - want);
     referenceSquared += want * want;
   }
   return std::sqrt(errorSquared / referenceSquared);
 }
 
-double tolerance(const PreparedProblem &p) { return measure::defaultTolerance(p.model.activation); }
+double tolerance(const PreparedProblem &p) {
+  return measure::defaultTolerance(p.model.activation);
+}
 
 class RuntimeGpu : public ::testing::Test {
 protected:
@@ -197,7 +206,8 @@ protected:
   void runAndCheck(PreparedProblem &p, int64_t m, SplitMix &rng, CUstream stream = nullptr) {
     SCOPED_TRACE("M = " + std::to_string(m));
     Activations x = randomActivations(p, m, rng);
-    DeviceBuffer xDevice(*api, x.bits.size() * 2), yDevice(*api, static_cast<size_t>(m * p.problem.n * 2));
+    DeviceBuffer xDevice(*api, x.bits.size() * 2),
+        yDevice(*api, static_cast<size_t>(m * p.problem.n * 2));
     ASSERT_TRUE(xDevice.ok() && yDevice.ok());
     LOWBIT_CU_ASSERT(api, xDevice.upload(x.bits.data(), x.bits.size() * 2));
     LOWBIT_CU_ASSERT(api, yDevice.poison(0xFF));
@@ -231,8 +241,8 @@ TEST_F(RuntimeGpu, MatchesTheReferenceForSeveralM) {
       hostExampleProblem(),
       makeProblem(2048, 4096, LOWBIT_DTYPE_F16, LOWBIT_WEIGHT_INT4, LOWBIT_GRANULARITY_GROUP, 64,
                   LOWBIT_ZERO_SUB_CODE),
-      makeProblem(4096, 2048, LOWBIT_DTYPE_BF16, LOWBIT_WEIGHT_UINT4,
-                  LOWBIT_GRANULARITY_CHANNEL, 0, LOWBIT_ZERO_NONE),
+      makeProblem(4096, 2048, LOWBIT_DTYPE_BF16, LOWBIT_WEIGHT_UINT4, LOWBIT_GRANULARITY_CHANNEL, 0,
+                  LOWBIT_ZERO_NONE),
   };
   for (const lowbit_problem &problem : problems) {
     PreparedProblem p;
@@ -243,6 +253,137 @@ TEST_F(RuntimeGpu, MatchesTheReferenceForSeveralM) {
                 static_cast<long long>(problem.k), core::signature(p.model).c_str());
     for (int64_t m : {1, 7, 16, 64, 300})
       runAndCheck(p, m, rng);
+  }
+}
+
+// A GPTQ act-order (desc_act) layer as `lowbit import` converts it: columns
+// sorted by group, v1 zeros as uint8 codes, the permutation packed with the
+// weights. y must be x · Wᵀ with W in the checkpoint's own column order (the
+// formats library's dequantizeGptq), eagerly and replayed from a CUDA graph.
+TEST_F(RuntimeGpu, ImportedActOrderGptqLayerMatchesTheCheckpoint) {
+  ASSERT_NE(context, nullptr);
+  constexpr int64_t n = 1024, k = 2048, group = 128;
+  std::mt19937 rng(20261202);
+  formats::GptqCheckpoint c;
+  c.bits = 4;
+  c.inFeatures = k;
+  c.outFeatures = n;
+  c.groupSize = int(group);
+  c.qweight.resize(size_t(k / 8 * n));
+  c.qzeros.resize(size_t(k / group * n / 8));
+  for (int32_t &word : c.qweight)
+    word = int32_t(rng());
+  for (int32_t &word : c.qzeros)
+    word = int32_t(rng());
+  for (int64_t i = 0; i < k / group * n; ++i)
+    c.scales.push_back(uint16_t(0x2000 + rng() % 0x1000)); // f16 in [2^-7, 2^-3)
+  std::vector<int32_t> order(static_cast<size_t>(k));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  c.gIdx.resize(size_t(k));
+  for (int64_t i = 0; i < k; ++i)
+    c.gIdx[size_t(order[size_t(i)])] = int32_t(i / group);
+  Expected<std::vector<double>> reference = formats::dequantizeGptq(c);
+  ASSERT_TRUE(reference.ok()) << reference.error();
+  Expected<formats::QuantizedMatrix> imported = formats::importGptq(c);
+  ASSERT_TRUE(imported.ok()) << imported.error();
+  Expected<checkpoint::KernelWeights> weights =
+      checkpoint::toKernelWeights(std::move(*imported), core::Activation::F16);
+  ASSERT_TRUE(weights.ok()) << weights.error();
+  ASSERT_EQ(weights->permutation.size(), size_t(k));
+  ASSERT_EQ(*weights->problem.scheme.zeroCodes, formats::DataFormat::unsignedInt(8));
+
+  lowbit_problem problem = makeProblem(n, k, LOWBIT_DTYPE_F16, LOWBIT_WEIGHT_UINT4,
+                                       LOWBIT_GRANULARITY_GROUP, group, LOWBIT_ZERO_UINT8_CODES);
+  problem.act_order = 1;
+  lowbit_plan *plan = nullptr;
+  LOWBIT_OK(lowbit_plan_create(context, &problem, &plan));
+  std::unique_ptr<lowbit_plan, lowbit_status (*)(lowbit_plan *)> owned(plan, lowbit_plan_destroy);
+  size_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0;
+  LOWBIT_OK(lowbit_plan_packed_sizes(plan, &weightBytes, &scaleBytes, &zeroBytes, nullptr));
+  ASSERT_EQ(scaleBytes, weights->scales.size());
+  DeviceBuffer packed(*api, weightBytes), scales(*api, scaleBytes), zeros(*api, zeroBytes);
+  ASSERT_TRUE(packed.ok() && scales.ok() && zeros.ok());
+  void *packedPtr = reinterpret_cast<void *>(packed.get());
+  LOWBIT_OK(lowbit_pack_weights(plan, weights->codes.data(), packedPtr, weightBytes,
+                                LOWBIT_MEMORY_DEVICE, nullptr));
+  LOWBIT_OK(lowbit_pack_permutation(plan, weights->permutation.data(), packedPtr, weightBytes,
+                                    LOWBIT_MEMORY_DEVICE, nullptr));
+  LOWBIT_OK(lowbit_pack_zeros(plan, weights->zeros.data(), weights->zeros.size(),
+                              reinterpret_cast<void *>(zeros.get()), zeroBytes,
+                              LOWBIT_MEMORY_DEVICE, nullptr));
+  LOWBIT_CU_ASSERT(api, scales.upload(weights->scales.data(), scaleBytes));
+  lowbit_weights w{sizeof(w), packedPtr, weightBytes, 0};
+  LOWBIT_OK(lowbit_plan_layout_id(plan, &w.layout_id));
+
+  for (int64_t m : {1, 7, 64, 300}) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    std::vector<uint16_t> xBits(size_t(m * k));
+    std::vector<double> xValues(xBits.size());
+    std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+    for (size_t i = 0; i < xBits.size(); ++i) {
+      xBits[i] = measure::activationBits(uniform(rng), core::Activation::F16);
+      xValues[i] = measure::activationValue(xBits[i], core::Activation::F16);
+    }
+    size_t workspaceBytes = 0;
+    LOWBIT_OK(lowbit_plan_workspace_bytes(plan, m, &workspaceBytes));
+    ASSERT_GE(workspaceBytes, size_t(m * k * 2));
+    DeviceBuffer x(*api, xBits.size() * 2), y(*api, size_t(m * n * 2)),
+        workspace(*api, workspaceBytes);
+    ASSERT_TRUE(x.ok() && y.ok() && workspace.ok());
+    LOWBIT_CU_ASSERT(api, x.upload(xBits.data(), xBits.size() * 2));
+    auto check = [&](const char *how) {
+      std::vector<uint16_t> out(size_t(m * n));
+      LOWBIT_CU_ASSERT(api, y.download(out.data(), out.size() * 2));
+      double errorSquared = 0, referenceSquared = 0;
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t col = 0; col < n; ++col) {
+          double want = 0;
+          for (int64_t j = 0; j < k; ++j)
+            want += xValues[size_t(r * k + j)] * (*reference)[size_t(col * k + j)];
+          const double got =
+              measure::activationValue(out[size_t(r * n + col)], core::Activation::F16);
+          ASSERT_FALSE(std::isnan(got)) << how << ": y[" << r << ", " << col << "] unwritten";
+          errorSquared += (got - want) * (got - want);
+          referenceSquared += want * want;
+        }
+      const double error = std::sqrt(errorSquared / referenceSquared);
+      EXPECT_LT(error, measure::defaultTolerance(core::Activation::F16)) << how;
+      std::printf("  act-order M = %-4lld %s: relative error %.3g\n", static_cast<long long>(m),
+                  how, error);
+    };
+    LOWBIT_CU_ASSERT(api, y.poison(0xFF));
+    LOWBIT_OK(lowbit_matmul(
+        plan, m, reinterpret_cast<void *>(x.get()), &w, reinterpret_cast<void *>(scales.get()),
+        reinterpret_cast<void *>(zeros.get()), reinterpret_cast<void *>(y.get()),
+        reinterpret_cast<void *>(workspace.get()), workspaceBytes, nullptr));
+    LOWBIT_CU_ASSERT(api, api->cuCtxSynchronize());
+    check("eager");
+    if (HasFatalFailure())
+      return;
+
+    // The gather and the matmul, captured together and replayed.
+    CUstream stream = nullptr;
+    LOWBIT_CU_ASSERT(api, api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    LOWBIT_CU_ASSERT(api, api->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    lowbit_status captured = lowbit_matmul(
+        plan, m, reinterpret_cast<void *>(x.get()), &w, reinterpret_cast<void *>(scales.get()),
+        reinterpret_cast<void *>(zeros.get()), reinterpret_cast<void *>(y.get()),
+        reinterpret_cast<void *>(workspace.get()), workspaceBytes, stream);
+    CUgraph graph = nullptr;
+    CUresult ended = api->cuStreamEndCapture(stream, &graph);
+    ASSERT_EQ(captured, LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+    LOWBIT_CU_ASSERT(api, ended);
+    CUgraphExec exec = nullptr;
+    LOWBIT_CU_ASSERT(api, api->cuGraphInstantiate(&exec, graph, 0));
+    LOWBIT_CU_ASSERT(api, y.poison(0xFF));
+    LOWBIT_CU_ASSERT(api, api->cuCtxSynchronize());
+    LOWBIT_CU_ASSERT(api, api->cuGraphLaunch(exec, stream));
+    LOWBIT_CU_ASSERT(api, api->cuStreamSynchronize(stream));
+    check("graph replay");
+    api->cuGraphExecDestroy(exec);
+    api->cuGraphDestroy(graph);
+    api->cuStreamDestroy(stream);
   }
 }
 
@@ -285,10 +426,10 @@ TEST_F(RuntimeGpu, GraphCaptureAndReplay) {
   // Global mode: any call that is illegal during capture, from any thread,
   // would invalidate the capture; lowbit_matmul must make none.
   LOWBIT_CU_ASSERT(api, api->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  lowbit_status captured = lowbit_matmul(p.plan, m, reinterpret_cast<void *>(xDevice.get()), &p.w,
-                                         reinterpret_cast<void *>(p.scales->get()), nullptr,
-                                         reinterpret_cast<void *>(yDevice.get()), nullptr, 0,
-                                         stream);
+  lowbit_status captured =
+      lowbit_matmul(p.plan, m, reinterpret_cast<void *>(xDevice.get()), &p.w,
+                    reinterpret_cast<void *>(p.scales->get()), nullptr,
+                    reinterpret_cast<void *>(yDevice.get()), nullptr, 0, stream);
   CUgraph graph = nullptr;
   CUresult ended = api->cuStreamEndCapture(stream, &graph);
   ASSERT_EQ(captured, LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
@@ -343,10 +484,10 @@ TEST_F(RuntimeGpu, ConcurrentLaunchesFromSeveralThreads) {
     threads.emplace_back([&, t] {
       Lane &lane = lanes[t];
       for (int i = 0; i < kLaunchesPerThread && lane.status == LOWBIT_STATUS_SUCCESS; ++i) {
-        lane.status = lowbit_matmul(p.plan, rowsOf[t], reinterpret_cast<void *>(lane.xDevice->get()),
-                                    &p.w, reinterpret_cast<void *>(p.scales->get()), nullptr,
-                                    reinterpret_cast<void *>(lane.yDevice->get()), nullptr, 0,
-                                    lane.stream);
+        lane.status =
+            lowbit_matmul(p.plan, rowsOf[t], reinterpret_cast<void *>(lane.xDevice->get()), &p.w,
+                          reinterpret_cast<void *>(p.scales->get()), nullptr,
+                          reinterpret_cast<void *>(lane.yDevice->get()), nullptr, 0, lane.stream);
         if (lane.status != LOWBIT_STATUS_SUCCESS)
           lane.error = lowbit_last_error();
       }
@@ -433,8 +574,8 @@ TEST_F(RuntimeGpu, BadCallsGetClearStatuses) {
 class DatabaseCopy {
 public:
   explicit DatabaseCopy(const std::string &source) {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("lowbit-runtime-gpu-" + std::to_string(getpid()));
+    dir_ =
+        std::filesystem::temp_directory_path() / ("lowbit-runtime-gpu-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
     path_ = (dir_ / "copy.db").string();
     std::filesystem::copy_file(source, path_, std::filesystem::copy_options::overwrite_existing);

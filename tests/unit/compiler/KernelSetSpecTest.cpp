@@ -53,9 +53,9 @@ struct BadSpec {
 // The strict rules hold for every spec the repository ships or tests with.
 TEST(KernelSetSpec, EverySpecInTheRepositoryParses) {
   int parsed = 0;
-  for (const char *dir : {"/examples/specs", "/tests/gpu/kernels", "/tests/gpu/tuner",
-                          "/tests/gpu/runtime", "/tests/unit/compiler/specs",
-                          "/docs/measurements/specs"}) {
+  for (const char *dir :
+       {"/examples/specs", "/tests/gpu/kernels", "/tests/gpu/tuner", "/tests/gpu/runtime",
+        "/tests/unit/compiler/specs", "/docs/measurements/specs"}) {
     std::filesystem::path root = std::string(LOWBIT_SOURCE_DIR) + dir;
     if (!std::filesystem::exists(root))
       continue;
@@ -66,6 +66,19 @@ TEST(KernelSetSpec, EverySpecInTheRepositoryParses) {
       // no-kernels.toml parses; it is the compile that fails.
       EXPECT_TRUE(spec.ok()) << spec.error();
       ++parsed;
+      if (!spec.ok())
+        continue;
+      // printKernelSetSpec (lowbit import's writer) gives the same problems
+      // back through the parser.
+      Expected<KernelSetSpec> again =
+          parseKernelSetSpec(printKernelSetSpec(*spec, "printed\n\nagain"), "printed");
+      ASSERT_TRUE(again.ok()) << entry.path() << ": " << again.error();
+      EXPECT_EQ(again->archs, spec->archs);
+      ASSERT_EQ(again->problems.size(), spec->problems.size());
+      for (size_t i = 0; i < spec->problems.size(); ++i) {
+        EXPECT_TRUE(again->problems[i].sameAs(spec->problems[i])) << spec->problems[i].name;
+        EXPECT_EQ(again->problems[i].name, spec->problems[i].name);
+      }
     }
   }
   EXPECT_GT(parsed, 10);
@@ -82,12 +95,12 @@ TEST(KernelSetSpec, CommentsAndStringsMayHoldUtf8) {
 }
 
 TEST(KernelSetSpec, BlockScalesAndTheTensorScale) {
-  Expected<KernelSetSpec> spec = parseKernelSetSpec(
-      "archs = [\"sm_80\"]\n"
-      "[[problem]]\nname='mx'\nn=64\nk=256\nscale='e8m0'\ngroup_size=32\n"
-      "[[problem]]\nname='nv'\nn=64\nk=256\nweight='int4'\nscale='e4m3fn'\n"
-      "tensor_scale='f32'\ngroup_size=16\n",
-      "<t>");
+  Expected<KernelSetSpec> spec =
+      parseKernelSetSpec("archs = [\"sm_80\"]\n"
+                         "[[problem]]\nname='mx'\nn=64\nk=256\nscale='e8m0'\ngroup_size=32\n"
+                         "[[problem]]\nname='nv'\nn=64\nk=256\nweight='int4'\nscale='e4m3fn'\n"
+                         "tensor_scale='f32'\ngroup_size=16\n",
+                         "<t>");
   ASSERT_TRUE(spec.ok()) << spec.error();
   EXPECT_EQ(spec->problems[0].scheme.scale, formats::DataFormat::e8m0());
   EXPECT_FALSE(spec->problems[0].scheme.tensorScale.has_value());
@@ -106,13 +119,13 @@ TEST(KernelSetSpec, RejectsBadSpecsWithTheReason) {
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=64\nweight='uint9'\n",
        "weight 'uint9'"},
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn='x'\nk=64\n", "'n' must be an integer"},
-      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\n[[problem]]\nname='a'\nn=64\nk=128\n",
+      {"archs = "
+       "[\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\n[[problem]]\nname='a'\nn=64\nk=128\n",
        "appears twice"},
       {"archs = [\"sm_80\"\n", "<t>:"},
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\nactivation='f32'\n",
        "activation 'f32'"},
-      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\nzero='quantized'\n",
-       "zero_codes"},
+      {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\nzero='quantized'\n", "zero_codes"},
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\nzero_codes='uint4'\n",
        "zero_codes"},
       {"archs = [\"sm_80\"]\n[[problem]]\nname='a'\nn=64\nk=128\nzero='quantized'\n"
@@ -150,9 +163,9 @@ TEST(KernelSetSpec, MistakesAreErrorsNotDefaults) {
       {head + "weigth = 'int4'\n",
        "<t>:6: unknown key 'weigth' in [[problem]] (did you mean 'weight'?)"},
       {head + "groupsize = 64\n", "unknown key 'groupsize' in [[problem]] (did you mean "
-                                   "'group_size'?)"},
+                                  "'group_size'?)"},
       {head + "zero_point = 'sub_code'\n", "unknown key 'zero_point' in [[problem]] (did you "
-                                             "mean 'zero'?)"},
+                                           "mean 'zero'?)"},
       {"archs = [\"sm_80\"]\n[default]\nweight='int4'\n[[problem]]\nname='a'\nn=64\nk=256\n",
        "unknown key 'default' in the spec (did you mean 'defaults'?)"},
       {"archs = [\"sm_80\"]\n[defaults]\nwieght='int4'\n[[problem]]\nname='a'\nn=64\nk=256\n",
@@ -184,7 +197,8 @@ TEST(KernelSetSpec, MistakesAreErrorsNotDefaults) {
       // (tests/fuzz/corpus/spec/non-ascii-after-line-ending-backslash).
       {"archs = [\"sm_80\"]\nx = \"\"\"a\\\n\n  \xEF\xBB\xB6\"\"\"\n",
        "<t>:2: byte 0xEF follows a backslash"},
-      {"archs = [\"sm_80\"]\nx = \"\"\"a\\\xC8\x85\"\"\"\n", "<t>:2: byte 0xC8 follows a backslash"},
+      {"archs = [\"sm_80\"]\nx = \"\"\"a\\\xC8\x85\"\"\"\n",
+       "<t>:2: byte 0xC8 follows a backslash"},
       {"archs = [\"sm_80\"]\n\x01\n", "<t>:2: byte 0x01 is a control character"},
       {std::string(kMaxSpecBytes + 1, ' '), "a spec has at most 4194304 bytes"},
   };

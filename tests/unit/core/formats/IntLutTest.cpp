@@ -2,6 +2,7 @@
 // complement written out, the QLoRA NF4 table and its construction from
 // normal quantiles, the OCP FP4 values.
 #include "core/formats/DataFormat.h"
+#include "core/formats/Scheme.h"
 
 #include <gtest/gtest.h>
 
@@ -97,6 +98,29 @@ double normalQuantile(double p) {
     (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
   }
   return (lo + hi) / 2;
+}
+
+// Every format a scheme stores (elements, scales, zeros) is named by name()
+// and read by parseFormat: a spec lowbit import writes names them so. The
+// offset codes' names ("uint4-8", GGUF Q4_0's codes) once did not parse.
+TEST(IntFormat, EveryStoredFormatsNameParsesBack) {
+  std::vector<DataFormat> formats = builtinElementFormats();
+  for (const QuantScheme &scheme : builtinSchemes()) {
+    formats.push_back(scheme.element);
+    formats.push_back(scheme.scaleFormat);
+    if (scheme.zeroFormat)
+      formats.push_back(*scheme.zeroFormat);
+  }
+  for (const DataFormat &format : formats) {
+    Expected<DataFormat> parsed = parseFormat(format.name());
+    ASSERT_TRUE(parsed) << format.name() << ": " << parsed.error();
+    EXPECT_EQ(*parsed, format) << format.name();
+  }
+  EXPECT_EQ(*parseFormat("uint4-8"), DataFormat::unsignedInt(4, -8));
+  EXPECT_EQ(*parseFormat("uint4+1"), DataFormat::unsignedInt(4, 1));
+  EXPECT_EQ(*parseFormat("int8-3"), *DataFormat::integer(8, true, -3));
+  EXPECT_FALSE(parseFormat("uint4-"));
+  EXPECT_FALSE(parseFormat("uint4+x"));
 }
 
 TEST(LutFormat, Nf4MatchesQloraTableAndConstruction) {
@@ -219,7 +243,7 @@ TEST(DataFormat, DecodeTargetsFollowFromTheValues) {
   for (ComputeType t : allComputeTypes())
     EXPECT_TRUE(hasTarget(int4, t, true)) << computeTypeName(t);
   DataFormat uint8 = DataFormat::unsignedInt(8);
-  EXPECT_TRUE(lacksTarget(uint8, ComputeType::S8)); // 255 does not fit
+  EXPECT_TRUE(lacksTarget(uint8, ComputeType::S8));   // 255 does not fit
   EXPECT_TRUE(lacksTarget(uint8, ComputeType::E4M3)); // 17 does not fit
   EXPECT_TRUE(hasTarget(uint8, ComputeType::BF16, true));
   DataFormat e2m1 = DataFormat::e2m1();

@@ -9,6 +9,7 @@
 #include "tests/unit/runtime/api/FakeDriverLaunch.h"
 #include "runtime/cuda/Driver.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -136,6 +137,22 @@ LOWBIT_FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, 
       return CUDA_ERROR_INVALID_VALUE;
   }
   LowbitFakeLaunch &l = lastLaunch;
+  if (std::strcmp(reinterpret_cast<const char *>(f), "lowbit_permute_columns") == 0) {
+    // (x, perm, out, M, K): out[m][j] = x[m][perm[j]], 16-bit values.
+    auto *x = *static_cast<const uint16_t *const *>(params[0]);
+    auto *perm = *static_cast<const int32_t *const *>(params[1]);
+    auto *out = *static_cast<uint16_t *const *>(params[2]);
+    const long long m = *static_cast<long long *>(params[3]);
+    const long long k = *static_cast<long long *>(params[4]);
+    if (static_cast<long long>(gx) * bx < k || gy == 0)
+      return CUDA_ERROR_INVALID_VALUE; // the grid must cover every column
+    for (long long row = 0; row < m; ++row)
+      for (long long j = 0; j < k; ++j)
+        out[row * k + j] = x[row * k + perm[j]];
+    ++l.gatherLaunches;
+    l.gatherGrid[0] = gx, l.gatherGrid[1] = gy;
+    return CUDA_SUCCESS;
+  }
   std::snprintf(l.function, sizeof(l.function), "%s", reinterpret_cast<const char *>(f));
   l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = gz;
   l.block[0] = bx, l.block[1] = by, l.block[2] = bz;

@@ -25,7 +25,9 @@ template <typename T> T *symbol(const char *library, const char *name) {
   return handle ? reinterpret_cast<T *>(dlsym(handle, name)) : nullptr;
 }
 
-uintptr_t address(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+uintptr_t address(const void *p) {
+  return reinterpret_cast<uintptr_t>(p);
+}
 
 // A plan for 128 x 256 W4 g128 whose table serves M < 4 with an mma kernel
 // and larger M with the dense path, made with $LOWBIT_CUBLASLT = `cublasLt`.
@@ -50,8 +52,7 @@ protected:
         addKernel(database, problem, {"dense", "sm_90a", "dequant", kLayoutA, 16777216});
     ASSERT_TRUE(database.putDevice(*device).ok());
     ASSERT_TRUE(database
-                    .setDispatch(db::problemIdForSignature(core::signature(problem)),
-                                 device->id(),
+                    .setDispatch(db::problemIdForSignature(core::signature(problem)), device->id(),
                                  {{1, denseFrom, mid}, {denseFrom, std::nullopt, dense}})
                     .ok());
   }
@@ -68,17 +69,7 @@ protected:
     options.system_db_path = path.c_str();
     ASSERT_EQ(lowbit_context_create(&options, &context), LOWBIT_STATUS_SUCCESS)
         << lowbit_last_error();
-    lowbit_problem p;
-    std::memset(&p, 0, sizeof(p));
-    p.struct_size = sizeof(p);
-    p.n = n;
-    p.k = k;
-    p.activation = LOWBIT_DTYPE_F16;
-    p.weight = LOWBIT_WEIGHT_UINT4;
-    p.scale = LOWBIT_DTYPE_F16;
-    p.granularity = LOWBIT_GRANULARITY_GROUP;
-    p.group_size = 128;
-    p.zero = LOWBIT_ZERO_NONE;
+    lowbit_problem p = w4a16Abi(n, k);
     lowbit_status made = lowbit_plan_create(context, &p, &plan);
     unsetenv("LOWBIT_CUBLASLT");
     ASSERT_EQ(made, LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
@@ -99,8 +90,8 @@ protected:
 };
 
 TEST_F(FakeDriverDense, RunsTheDequantKernelIntoTheWorkspaceThenCublasLt) {
-  auto last = symbol<const LowbitFakeLaunch *()>(LOWBIT_FAKE_CUDA_PATH,
-                                                 "lowbit_fake_cuda_last_launch");
+  auto last =
+      symbol<const LowbitFakeLaunch *()>(LOWBIT_FAKE_CUDA_PATH, "lowbit_fake_cuda_last_launch");
   ASSERT_NE(last, nullptr) << "cannot load the fake driver " << LOWBIT_FAKE_CUDA_PATH;
   const LowbitFakeLaunch *launch = last();
   auto *lt = symbol<LowbitFakeCublasLtState>(LOWBIT_FAKE_CUBLASLT, LOWBIT_FAKE_CUBLASLT_STATE);
@@ -140,8 +131,8 @@ TEST_F(FakeDriverDense, RunsTheDequantKernelIntoTheWorkspaceThenCublasLt) {
   EXPECT_EQ(launch->pointers[3], address(aligned)) << "the kernel writes the workspace";
   EXPECT_EQ(launch->grid[1], 1u) << "one row of blocks, whatever M";
   ASSERT_EQ(lt->matmulCalls, calls + 1);
-  EXPECT_EQ(lt->matmulWorkspace, reinterpret_cast<const char *>(aligned) +
-                                     (n * k * 2 + 255) / 256 * 256);
+  EXPECT_EQ(lt->matmulWorkspace,
+            reinterpret_cast<const char *>(aligned) + (n * k * 2 + 255) / 256 * 256);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
       ASSERT_EQ(y[static_cast<size_t>(i * n + j)], want[j % 3]) << "y[" << i << ", " << j << "]";

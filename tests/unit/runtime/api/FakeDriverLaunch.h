@@ -13,4 +13,8 @@ struct LowbitFakeLaunch {
   int modulesLoaded;
   int ptxLoads;
   int dynamicSharedOptIns; // cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) calls
+  // The act-order gather runs here, on "device" memory that is host memory,
+  // and leaves the fields above to the matmul launch that follows it.
+  int gatherLaunches;
+  unsigned gatherGrid[2];
 };

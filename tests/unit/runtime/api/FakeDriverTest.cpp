@@ -3,11 +3,11 @@
 // driver of FakeDriver.cpp, so it is exercised on machines without a GPU.
 // The fake is loaded first under the soname libcuda.so.1, so the runtime's
 // dlopen("libcuda.so.1") finds it even where a real driver is installed.
-#include "tests/unit/runtime/api/FakeDriverLaunch.h"
 #include "lowbit/lowbit.h"
 #include "runtime/api/Problem.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/kernels/KernelRecordCodec.h"
+#include "tests/unit/runtime/api/FakeDriverLaunch.h"
 #include "tests/unit/runtime/api/RuntimeTestSupport.h"
 
 #include <dlfcn.h>
@@ -49,8 +49,8 @@ protected:
     std::string large = addKernel(database, problem, {"large", "sm_90a", "mma", kLayoutA, 16});
     ASSERT_TRUE(database.putDevice(*device).ok());
     ASSERT_TRUE(database
-                    .setDispatch(db::problemIdForSignature(core::signature(problem)),
-                                 device->id(), {{1, 9, small}, {9, std::nullopt, large}})
+                    .setDispatch(db::problemIdForSignature(core::signature(problem)), device->id(),
+                                 {{1, 9, small}, {9, std::nullopt, large}})
                     .ok());
     kernels::ProblemDesc withZeros = w4a16Problem(1024, 4096);
     withZeros.scheme.zero = formats::ZeroMode::SubtractCode;
@@ -95,21 +95,6 @@ protected:
     return table;
   }
 
-  // W4A16 g128 f16 scales, as the database's kernels were added for.
-  static lowbit_problem w4a16Abi(int64_t n, int64_t k, lowbit_zero_mode zero = LOWBIT_ZERO_NONE) {
-    lowbit_problem p;
-    std::memset(&p, 0, sizeof(p));
-    p.struct_size = sizeof(p);
-    p.n = n;
-    p.k = k;
-    p.activation = LOWBIT_DTYPE_F16;
-    p.weight = LOWBIT_WEIGHT_UINT4;
-    p.scale = LOWBIT_DTYPE_F16;
-    p.granularity = LOWBIT_GRANULARITY_GROUP;
-    p.group_size = 128;
-    p.zero = zero;
-    return p;
-  }
   lowbit_plan *plan(const lowbit_problem &p) {
     lowbit_plan *made = nullptr;
     EXPECT_EQ(lowbit_plan_create(context, &p, &made), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
@@ -137,7 +122,9 @@ protected:
 };
 
 // Fake device pointers: never dereferenced by a launch, only recorded.
-void *at(uintptr_t address) { return reinterpret_cast<void *>(address); }
+void *at(uintptr_t address) {
+  return reinterpret_cast<void *>(address);
+}
 
 // A user's codebook through the C ABI finds the kernel compiled for exactly
 // that table; another table is another problem, with no kernel.
@@ -183,9 +170,9 @@ TEST_F(FakeDriverTest, LaunchesTheRangesKernelWithItsGridAndRestoresTheContext) 
   const cuda::DriverApi &api = *cuda::loadDriver();
   ASSERT_EQ(api.cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
 
-  ASSERT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
-                          at(0x77)),
-            LOWBIT_STATUS_SUCCESS)
+  ASSERT_EQ(
+      lowbit_matmul(p, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0, at(0x77)),
+      LOWBIT_STATUS_SUCCESS)
       << lowbit_last_error();
   EXPECT_STREQ(state->function, "fake_small");
   EXPECT_EQ(state->grid[0], 1024u);
@@ -217,9 +204,9 @@ TEST_F(FakeDriverTest, LaunchesTheRangesKernelWithItsGridAndRestoresTheContext) 
 
   int launches = state->launches;
   w.layout_id ^= 1;
-  EXPECT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
-                          nullptr),
-            LOWBIT_STATUS_LAYOUT_MISMATCH);
+  EXPECT_EQ(
+      lowbit_matmul(p, 1, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0, nullptr),
+      LOWBIT_STATUS_LAYOUT_MISMATCH);
   EXPECT_EQ(state->launches, launches) << "a refused call launches nothing";
   lowbit_plan_destroy(p);
   EXPECT_EQ(state->modulesLoaded, 0);
@@ -237,9 +224,9 @@ void FakeDriverTest::launchOnce(int64_t n, int64_t k, int64_t m, const char *fun
   EXPECT_EQ(state->dynamicSharedOptIns, optInsBefore + optIns);
   lowbit_weights w{sizeof(lowbit_weights), at(0x10000), static_cast<size_t>(n * k / 2), 0};
   ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
-  ASSERT_EQ(lowbit_matmul(p, m, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0,
-                          nullptr),
-            LOWBIT_STATUS_SUCCESS)
+  ASSERT_EQ(
+      lowbit_matmul(p, m, at(0x20000), &w, at(0x30000), nullptr, at(0x40000), nullptr, 0, nullptr),
+      LOWBIT_STATUS_SUCCESS)
       << lowbit_last_error();
   EXPECT_STREQ(state->function, function);
   EXPECT_EQ(state->sharedBytes, sharedBytes);
@@ -298,15 +285,15 @@ TEST_F(FakeDriverTest, TensorScaleRidesInTheScalesBuffer) {
   EXPECT_EQ(zeroBytes, 0u);
   lowbit_weights w{sizeof(lowbit_weights), at(0x10000), 512 * 4096 / 2, 0};
   ASSERT_EQ(lowbit_plan_layout_id(p, &w.layout_id), LOWBIT_STATUS_SUCCESS);
-  EXPECT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30002), nullptr, at(0x40000), nullptr, 0,
-                          nullptr),
-            LOWBIT_STATUS_MISALIGNED);
+  EXPECT_EQ(
+      lowbit_matmul(p, 1, at(0x20000), &w, at(0x30002), nullptr, at(0x40000), nullptr, 0, nullptr),
+      LOWBIT_STATUS_MISALIGNED);
   EXPECT_NE(std::string(lowbit_last_error()).find("scales = 0x30002 is not 16-byte aligned"),
             std::string::npos)
       << lowbit_last_error();
-  ASSERT_EQ(lowbit_matmul(p, 1, at(0x20000), &w, at(0x30010), nullptr, at(0x40000), nullptr, 0,
-                          nullptr),
-            LOWBIT_STATUS_SUCCESS)
+  ASSERT_EQ(
+      lowbit_matmul(p, 1, at(0x20000), &w, at(0x30010), nullptr, at(0x40000), nullptr, 0, nullptr),
+      LOWBIT_STATUS_SUCCESS)
       << lowbit_last_error();
   EXPECT_STREQ(state->function, "fake_tensor_scaled");
   EXPECT_EQ(state->pointers[2], 0x30010u); // x, w, scales, y
@@ -410,8 +397,9 @@ TEST_F(FakeDriverTest, PacksToTheDeviceAsOnTheHost) {
   // A code uint4 does not have, on either path, with its position.
   codes[4096 + 3] = 16;
   for (lowbit_memory where : {LOWBIT_MEMORY_HOST, LOWBIT_MEMORY_DEVICE}) {
-    EXPECT_EQ(lowbit_pack_weights(p, codes.data(), where == LOWBIT_MEMORY_HOST ? host.data() : device,
-                                  bytes, where, nullptr),
+    EXPECT_EQ(lowbit_pack_weights(p, codes.data(),
+                                  where == LOWBIT_MEMORY_HOST ? host.data() : device, bytes, where,
+                                  nullptr),
               LOWBIT_STATUS_INVALID_ARGUMENT);
     EXPECT_NE(std::string(lowbit_last_error()).find("code 16 at (1, 3) is not a valid uint4 code"),
               std::string::npos)

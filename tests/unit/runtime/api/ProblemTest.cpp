@@ -1,6 +1,7 @@
 // lowbit_problem validation and translation, and struct_size checks.
-#include "runtime/api/ApiError.h"
 #include "runtime/api/Problem.h"
+#include "runtime/api/ApiError.h"
+#include "tests/unit/runtime/api/RuntimeTestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -13,18 +14,7 @@ namespace lowbit::api {
 namespace {
 
 lowbit_problem w4a16() {
-  lowbit_problem p;
-  std::memset(&p, 0, sizeof(p));
-  p.struct_size = sizeof(p);
-  p.n = 4096;
-  p.k = 4096;
-  p.activation = LOWBIT_DTYPE_F16;
-  p.weight = LOWBIT_WEIGHT_UINT4;
-  p.scale = LOWBIT_DTYPE_F16;
-  p.granularity = LOWBIT_GRANULARITY_GROUP;
-  p.group_size = 128;
-  p.zero = LOWBIT_ZERO_NONE;
-  return p;
+  return api::testing::w4a16Abi();
 }
 
 TEST(ProblemTest, TranslatesToTheCompilersSignature) {
@@ -56,8 +46,8 @@ TEST(ProblemTest, TranslatesToTheCompilersSignature) {
 // spec's lut<4,[...]> of the same numbers compiled (one signature), and the
 // NF4 values are nf4 whichever way they come.
 TEST(ProblemTest, UserTablesThroughLut4) {
-  const double table[16] = {-1.5, -1, -0.75, -0.5, -0.375, -0.25, -0.125, -0.0625,
-                            0,    0.0625, 0.125, 0.25, 0.5, 0.75, 1, 1.5};
+  const double table[16] = {-1.5, -1,     -0.75, -0.5, -0.375, -0.25, -0.125, -0.0625,
+                            0,    0.0625, 0.125, 0.25, 0.5,    0.75,  1,      1.5};
   lowbit_problem p = w4a16();
   p.weight = LOWBIT_WEIGHT_LUT4;
   p.table = table;
@@ -214,8 +204,8 @@ TEST(StructSizeTest, OlderOrGarbageSizesAreRejectedNewerOnesNeedZeroTails) {
   // The struct of an older header (lowbit_problem before its table) is
   // accepted where the entry point names it, and no other smaller size.
   const size_t older = offsetof(lowbit_problem, table);
-  EXPECT_TRUE(checkInputStructSize(&p, older, sizeof(p), "lowbit_problem", older).ok());
-  ApiStatus between = checkInputStructSize(&p, older + 4, sizeof(p), "lowbit_problem", older);
+  EXPECT_TRUE(checkInputStructSize(&p, older, sizeof(p), "lowbit_problem", {older}).ok());
+  ApiStatus between = checkInputStructSize(&p, older + 4, sizeof(p), "lowbit_problem", {older});
   EXPECT_EQ(between.status(), LOWBIT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(between.error().message.find("older header's"), std::string::npos)
       << between.error().message;

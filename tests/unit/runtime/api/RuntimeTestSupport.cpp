@@ -1,5 +1,7 @@
 #include "tests/unit/runtime/api/RuntimeTestSupport.h"
 
+#include <cstring>
+
 #include "runtime/kernels/KernelRecordCodec.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +38,21 @@ kernels::ProblemDesc w4a16Problem(int64_t n, int64_t k) {
   return p;
 }
 
+lowbit_problem w4a16Abi(int64_t n, int64_t k, lowbit_zero_mode zero) {
+  lowbit_problem p;
+  std::memset(&p, 0, sizeof(p));
+  p.struct_size = sizeof(p);
+  p.n = n;
+  p.k = k;
+  p.activation = LOWBIT_DTYPE_F16;
+  p.weight = LOWBIT_WEIGHT_UINT4;
+  p.scale = LOWBIT_DTYPE_F16;
+  p.granularity = LOWBIT_GRANULARITY_GROUP;
+  p.group_size = 128;
+  p.zero = zero;
+  return p;
+}
+
 std::vector<char> fakeCubin(const std::string &tag) {
   // The tag ends in a NUL: the fake driver reads it as text (strstr), and
   // without one it read past the image (AddressSanitizer).
@@ -44,8 +61,8 @@ std::vector<char> fakeCubin(const std::string &tag) {
   image[1] = 'E';
   image[2] = 'L';
   image[3] = 'F';
-  image[4] = 2;   // ELFCLASS64
-  image[5] = 1;   // little-endian
+  image[4] = 2;                       // ELFCLASS64
+  image[5] = 1;                       // little-endian
   image[18] = static_cast<char>(190); // EM_CUDA
   for (size_t i = 0; i < tag.size(); ++i)
     image[64 + i] = tag[i];
@@ -106,8 +123,14 @@ db::DeviceFingerprint device(const char *name, int major, int minor, int sms) {
 }
 } // namespace
 
-db::DeviceFingerprint h100() { return device("NVIDIA H100 80GB HBM3", 9, 0, 132); }
-db::DeviceFingerprint a100() { return device("NVIDIA A100-SXM4-80GB", 8, 0, 108); }
-db::DeviceFingerprint future() { return device("Future GPU", 12, 0, 160); }
+db::DeviceFingerprint h100() {
+  return device("NVIDIA H100 80GB HBM3", 9, 0, 132);
+}
+db::DeviceFingerprint a100() {
+  return device("NVIDIA A100-SXM4-80GB", 8, 0, 108);
+}
+db::DeviceFingerprint future() {
+  return device("Future GPU", 12, 0, 160);
+}
 
 } // namespace lowbit::api::testing

@@ -3,6 +3,7 @@
 // is tested end to end without a GPU or the compiler.
 #pragma once
 
+#include "lowbit/lowbit.h"
 #include "runtime/kernels/KernelSet.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Fingerprint.h"
@@ -27,13 +28,17 @@ private:
 
 // The W4A16 problem of the host example: 4096 x 4096, f16, uint4, g128.
 kernels::ProblemDesc w4a16Problem(int64_t n = 4096, int64_t k = 4096);
+// The same problem as a caller fills lowbit_problem (struct_size set, the
+// rest zeroed).
+lowbit_problem w4a16Abi(int64_t n = 4096, int64_t k = 4096,
+                        lowbit_zero_mode zero = LOWBIT_ZERO_NONE);
 
 // Two 4-bit layouts that both tile 1 x 32 codes; they differ in the order.
 extern const char *const kLayoutA;
 extern const char *const kLayoutB;
 
 struct FakeKernel {
-  std::string tag;    // makes the cubin (and so the id) unique
+  std::string tag; // makes the cubin (and so the id) unique
   std::string arch = "sm_90a";
   std::string family = "gemv";
   std::string layout = kLayoutA;

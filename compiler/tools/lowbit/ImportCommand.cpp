@@ -1,0 +1,86 @@
+// `lowbit import`: a GPTQ, AWQ or GGUF checkpoint to lowbit's weights and a
+// kernel-set spec (compiler/import/CheckpointImport.h says what it writes).
+#include "compiler/tools/lowbit/Command.h"
+
+#include "compiler/import/CheckpointImport.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace lowbit::cli {
+namespace {
+
+struct ImportArguments {
+  std::vector<std::string> paths;
+  std::string format = "auto";
+  std::string activation = "f16";
+  std::vector<std::string> archs;
+  std::string output;
+  bool skipUnservable = false;
+};
+
+int runImport(const ImportArguments &args) {
+  import::ImportOptions options;
+  Expected<import::CheckpointFormat> format = import::parseCheckpointFormat(args.format);
+  if (!format) {
+    std::cerr << "lowbit import: " << format.error() << "\n";
+    return 2;
+  }
+  Expected<core::Activation> activation = core::parseActivation(args.activation);
+  if (!activation) {
+    std::cerr << "lowbit import: " << activation.error() << "\n";
+    return 2;
+  }
+  options.format = *format;
+  options.activation = *activation;
+  options.archs = args.archs;
+  options.outputDir = args.output;
+  options.skipUnservable = args.skipUnservable;
+  Expected<import::ImportReport> report = import::importCheckpoints(args.paths, options);
+  if (!report) {
+    std::cerr << "lowbit import: " << report.error() << "\n";
+    return 1;
+  }
+  size_t leftQuantized = 0;
+  for (const import::LeftOut &left : report->leftOut)
+    leftQuantized += left.quantized;
+  for (const std::string &note : report->notes)
+    std::cerr << "lowbit import: note: " << note << "\n";
+  std::cout << "imported " << report->layers.size() << " layers ("
+            << import::checkpointFormatName(report->format) << ") into " << report->problems.size()
+            << " problems\n";
+  if (leftQuantized)
+    std::cout << "left out " << leftQuantized
+              << " quantized layers no kernel serves (listed in import.txt)\n";
+  std::cout << "left " << report->leftOut.size() - leftQuantized
+            << " other tensors in the checkpoint\n"
+            << "wrote " << args.output << "/weights.safetensors, " << args.output
+            << "/spec.toml and " << args.output << "/import.txt\n"
+            << "next: lowbit compile " << args.output << "/spec.toml -o kernels.db\n";
+  return 0;
+}
+
+} // namespace
+
+void addImportCommand(CLI::App &app) {
+  auto args = std::make_shared<ImportArguments>();
+  CLI::App *command = app.add_subcommand(
+      "import", "a GPTQ, AWQ or GGUF checkpoint to lowbit weights and a kernel-set spec");
+  command
+      ->add_option("checkpoints", args->paths,
+                   "safetensors files (all shards of one model) or one .gguf file")
+      ->required();
+  command->add_option("-o,--output", args->output, "output directory")->required();
+  command->add_option("--format", args->format, "auto | gptq | gptq-v2 | awq | gguf")
+      ->capture_default_str();
+  command->add_option("--activation", args->activation, "the layers' activations: f16 | bf16")
+      ->capture_default_str();
+  command->add_option("--arch", args->archs, "archs for the spec (default: every arch)");
+  command->add_flag("--skip-unservable", args->skipUnservable,
+                    "leave out quantized layers no kernel serves instead of failing");
+  command->callback([args] { setExitCode(runImport(*args)); });
+}
+
+} // namespace lowbit::cli

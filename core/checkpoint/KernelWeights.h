@@ -1,0 +1,62 @@
+// A quantized matrix as lowbit's kernels read it: the problem, and the
+// buffers the C ABI takes (codes one per byte, lowbit_pack_weights' input;
+// scales in the scale dtype; zero codes one per byte, lowbit_pack_zeros'
+// input, or zeros in the scale dtype), plus the act-order permutation.
+//
+// Checkpoints store some schemes no kernel reads as they are. Each is turned
+// into one a kernel does read, exactly (every weight keeps its value), and
+// the change is written into `notes` so an import can report it:
+//  - act-order (GPTQ's g_idx): the columns are sorted by group, so groups
+//    are contiguous again; y = x[:, perm] · W'ᵀ with W'[:, j] = W[:, perm[j]].
+//    The permutation is the caller's to apply to x (docs/architecture.md,
+//    "Importing checkpoints").
+//  - two-level scales (GGUF Q4_K, Q6_K): each group's scale (and min) is
+//    multiplied out into one f32, which holds the product of an f16 step and
+//    an 8-bit code exactly.
+//  - integer codes whose width has no register decode (Q6_K's 6-bit codes)
+//    are re-encoded as int8 or uint8 codes of the same values.
+//  - zero codes in a format kernels do not read (GPTQ v1's z + 1) become
+//    uint8 codes of the same values, or zeros in the scale dtype when a value
+//    does not fit in a byte.
+#pragma once
+
+#include "core/Problem.h"
+#include "core/formats/Quantize.h"
+#include "core/support/Expected.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::checkpoint {
+
+struct KernelWeights {
+  core::Problem problem;
+  std::vector<uint8_t> codes;  // N * K, row-major, one code per byte
+  std::vector<uint8_t> scales; // scaleCount scales, each scaleElementBytes, little-endian
+  // Zero codes (one per byte) when problem.scheme.zeroCodes is set, zeros in
+  // the scale dtype otherwise; empty without zero points.
+  std::vector<uint8_t> zeros;
+  std::vector<int32_t> permutation; // act-order: K entries; empty otherwise
+  std::vector<std::string> notes;
+};
+
+// `matrix` is consumed (its codes move into the result). The problem gets
+// `activation` and an empty name. An error says why no kernel scheme holds
+// the matrix exactly; whether default schedules accept the problem is
+// core::problemKernels' question.
+Expected<KernelWeights> toKernelWeights(formats::QuantizedMatrix matrix,
+                                        core::Activation activation);
+
+// The f64 weights W'[N][K] the buffers describe (the formats library's
+// dequantize of the same codes, scales and zeros): the reference an import is
+// checked against. With a permutation, W'[:, j] is the checkpoint's
+// W[:, permutation[j]].
+Expected<std::vector<double>> dequantizeKernelWeights(const KernelWeights &weights);
+
+// The act-order rewrite alone: sorts the columns by group (stable, so ties
+// keep their order) and returns perm with W'[:, j] = W[:, perm[j]]. Every
+// group must hold exactly groupSize columns, as GPTQ's do.
+Expected<std::vector<int32_t>> sortColumnsByGroup(formats::QuantizedMatrix &matrix);
+
+} // namespace lowbit::checkpoint

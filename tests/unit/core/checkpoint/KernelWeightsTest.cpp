@@ -1,0 +1,156 @@
+// Checkpoint schemes turned into schemes kernels read: every weight keeps its
+// value exactly (the f64 dequantize of both is compared with ==), and the
+// problem is one core::validate accepts.
+#include "core/checkpoint/KernelWeights.h"
+
+#include "core/formats/Quantize.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace lowbit::checkpoint {
+namespace {
+
+using formats::DataFormat;
+using formats::QuantizedMatrix;
+using formats::QuantScheme;
+
+std::vector<double> gaussian(int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0.0, 0.02);
+  std::vector<double> w(size_t(rows * cols));
+  for (double &v : w)
+    v = normal(rng);
+  return w;
+}
+
+QuantizedMatrix quantized(const QuantScheme &scheme, int64_t rows, int64_t cols,
+                          const formats::QuantizeOptions &options = {}) {
+  std::vector<double> w = gaussian(rows, cols, 7);
+  Expected<QuantizedMatrix> m = formats::quantize(w.data(), rows, cols, scheme, options);
+  EXPECT_TRUE(m) << m.error();
+  return m ? std::move(m).value() : QuantizedMatrix{};
+}
+
+QuantScheme builtin(const char *name) {
+  Expected<QuantScheme> scheme = formats::findScheme(name);
+  EXPECT_TRUE(scheme) << name;
+  return *scheme;
+}
+
+// The converted weights dequantize to exactly the checkpoint's.
+KernelWeights expectSameWeights(const QuantizedMatrix &m) {
+  Expected<std::vector<double>> reference = formats::dequantize(m);
+  EXPECT_TRUE(reference) << reference.error();
+  Expected<KernelWeights> weights = toKernelWeights(m, core::Activation::F16);
+  EXPECT_TRUE(weights) << weights.error();
+  if (!weights || !reference)
+    return {};
+  EXPECT_TRUE(core::validate(weights->problem));
+  Expected<std::vector<double>> ours = dequantizeKernelWeights(*weights);
+  EXPECT_TRUE(ours) << ours.error();
+  if (!ours)
+    return std::move(weights).value();
+  const std::vector<int32_t> &perm = weights->permutation;
+  int64_t mismatches = 0;
+  for (int64_t n = 0; n < m.rows; ++n)
+    for (int64_t j = 0; j < m.cols; ++j) {
+      const int64_t k = perm.empty() ? j : perm[size_t(j)];
+      const double ourWeight = (*ours)[size_t(n * m.cols + j)];
+      const double theirs = (*reference)[size_t(n * m.cols + k)];
+      if (ourWeight != theirs && mismatches++ < 3)
+        ADD_FAILURE() << "row " << n << ", column " << j << ": " << ourWeight << " != " << theirs;
+    }
+  EXPECT_EQ(mismatches, 0);
+  return std::move(weights).value();
+}
+
+TEST(KernelWeights, ActOrderSortsColumnsByGroupAndKeepsEveryWeight) {
+  QuantScheme scheme = builtin("gptq-w4-g128-actorder");
+  scheme.groupSize = 16;
+  const int64_t k = 64;
+  // GPTQ's desc_act: a random order of columns, taken 16 at a time.
+  std::vector<int32_t> order(k);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(3));
+  formats::QuantizeOptions options;
+  options.groupIndex.resize(k);
+  for (int64_t i = 0; i < k; ++i)
+    options.groupIndex[size_t(order[size_t(i)])] = int32_t(i / 16);
+  KernelWeights w = expectSameWeights(quantized(scheme, 8, k, options));
+  EXPECT_FALSE(w.problem.scheme.actOrder);
+  ASSERT_EQ(w.permutation.size(), size_t(k));
+  std::vector<int32_t> sorted = w.permutation;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < k; ++i)
+    EXPECT_EQ(sorted[size_t(i)], i);
+  for (int64_t j = 0; j < k; ++j)
+    EXPECT_EQ(options.groupIndex[size_t(w.permutation[size_t(j)])], j / 16) << j;
+  EXPECT_FALSE(w.notes.empty());
+}
+
+TEST(KernelWeights, ActOrderGroupsOfUnequalSizeAreAnError) {
+  QuantScheme scheme = builtin("gptq-w4-g128-actorder");
+  scheme.groupSize = 16;
+  formats::QuantizeOptions options;
+  options.groupIndex.assign(64, 0);
+  for (int i = 0; i < 64; ++i)
+    options.groupIndex[size_t(i)] = i < 20 ? 0 : (i < 32 ? 1 : i / 16);
+  QuantizedMatrix m = quantized(scheme, 4, 64, options);
+  Expected<KernelWeights> w = toKernelWeights(m, core::Activation::F16);
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().find("unequal sizes"), std::string::npos) << w.error();
+}
+
+TEST(KernelWeights, GptqV1ZerosBecomeUint8Codes) {
+  KernelWeights w = expectSameWeights(quantized(builtin("gptq-w4-g128"), 8, 256));
+  ASSERT_TRUE(w.problem.scheme.zeroCodes);
+  EXPECT_EQ(*w.problem.scheme.zeroCodes, DataFormat::unsignedInt(8));
+  EXPECT_EQ(w.zeros.size(), size_t(8 * 2));
+}
+
+TEST(KernelWeights, AwqZerosStayUint4Codes) {
+  KernelWeights w = expectSameWeights(quantized(builtin("awq-w4-g128"), 8, 256));
+  ASSERT_TRUE(w.problem.scheme.zeroCodes);
+  EXPECT_EQ(*w.problem.scheme.zeroCodes, DataFormat::unsignedInt(4));
+  EXPECT_TRUE(w.notes.empty());
+}
+
+TEST(KernelWeights, Q4KScalesAndMinsAreMultipliedOutIntoF32) {
+  KernelWeights w = expectSameWeights(quantized(builtin("gguf-q4_k"), 4, 512));
+  EXPECT_EQ(w.problem.code, DataFormat::unsignedInt(4));
+  EXPECT_EQ(w.problem.scheme.scale, DataFormat::f32());
+  EXPECT_EQ(w.problem.scheme.groupSize, 32);
+  EXPECT_EQ(w.problem.scheme.zero, formats::ZeroMode::SubtractScaled);
+  EXPECT_FALSE(w.problem.scheme.zeroCodes);
+  EXPECT_EQ(w.scales.size(), size_t(4 * 16 * 4));
+}
+
+TEST(KernelWeights, Q6KCodesWidenToInt8) {
+  KernelWeights w = expectSameWeights(quantized(builtin("gguf-q6_k"), 4, 512));
+  EXPECT_EQ(w.problem.code, DataFormat::int8());
+  EXPECT_EQ(w.problem.scheme.scale, DataFormat::f32());
+  EXPECT_EQ(w.problem.scheme.groupSize, 16);
+  EXPECT_EQ(w.notes.size(), 2u); // the scales, then the codes
+}
+
+TEST(KernelWeights, Q4_0AndQ8_0NeedNoChange) {
+  for (const char *name : {"gguf-q4_0", "gguf-q8_0"}) {
+    KernelWeights w = expectSameWeights(quantized(builtin(name), 4, 256));
+    EXPECT_TRUE(w.notes.empty()) << name;
+    EXPECT_TRUE(w.permutation.empty());
+  }
+}
+
+TEST(KernelWeights, MinifloatsWithoutADecodeAreAnError) {
+  Expected<KernelWeights> w =
+      toKernelWeights(quantized(builtin("fp6-e3m2-g32"), 4, 64), core::Activation::F16);
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().find("no kernel decode"), std::string::npos) << w.error();
+}
+
+} // namespace
+} // namespace lowbit::checkpoint
