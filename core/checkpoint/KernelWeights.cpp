@@ -105,12 +105,18 @@ Status normalizeZeroCodes(QuantizedMatrix &m, KernelWeights &out) {
   const DataFormat uint4 = DataFormat::unsignedInt(4), uint8 = DataFormat::unsignedInt(8);
   if (from == uint4 || from == uint8 || from == m.scheme.scaleFormat)
     return Status::success();
-  bool fitsByte = from.asInt() != nullptr;
+  // The narrowest codes that hold every zero: GPTQ v1's z = stored + 1 is
+  // 1..16, and fits uint4 whenever no group stored 15 (symmetric
+  // checkpoints store 7 everywhere), which halves the zero bytes.
+  bool integral = from.asInt() != nullptr;
+  double largest = 0;
   for (uint32_t z : m.zeros) {
     const double value = from.decode(z);
-    fitsByte = fitsByte && value >= 0 && value <= 255 && value == std::floor(value);
+    integral = integral && value >= 0 && value == std::floor(value);
+    largest = std::max(largest, value);
   }
-  const DataFormat to = fitsByte ? uint8 : m.scheme.scaleFormat;
+  const bool fitsByte = integral && largest <= 255;
+  const DataFormat to = !fitsByte ? m.scheme.scaleFormat : largest <= 15 ? uint4 : uint8;
   for (uint32_t &z : m.zeros) {
     Expected<uint32_t> code = exactCode(to, from.decode(z), "the zero point");
     if (!code)

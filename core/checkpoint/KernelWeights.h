@@ -16,8 +16,8 @@
 //  - integer codes whose width has no register decode (Q6_K's 6-bit codes)
 //    are re-encoded as int8 or uint8 codes of the same values.
 //  - zero codes in a format kernels do not read (GPTQ v1's z + 1) become
-//    uint8 codes of the same values, or zeros in the scale dtype when a value
-//    does not fit in a byte.
+//    uint4 codes of the same values when all are below 16, else uint8 codes,
+//    or zeros in the scale dtype when a value does not fit in a byte.
 #pragma once
 
 #include "core/Problem.h"

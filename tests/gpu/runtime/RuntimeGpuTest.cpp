@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -384,6 +385,72 @@ TEST_F(RuntimeGpu, ImportedActOrderGptqLayerMatchesTheCheckpoint) {
     api->cuGraphExecDestroy(exec);
     api->cuGraphDestroy(graph);
     api->cuStreamDestroy(stream);
+  }
+}
+
+// What act-order costs: the same 4096 x 4096 W4 g128 plan with and without
+// the gather, 200 back-to-back launches each (weights warm in L2: this is the
+// gather's cost on top of the kernel, not a cold-L2 kernel time).
+TEST_F(RuntimeGpu, ActOrderGatherCost) {
+  ASSERT_NE(context, nullptr);
+  constexpr int64_t n = 4096, k = 4096;
+  std::vector<int32_t> perm(static_cast<size_t>(k));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(5));
+  std::vector<uint8_t> codes(size_t(n * k), 5);
+  std::printf("  act-order gather cost, %lld x %lld W4 g128 f16:\n", static_cast<long long>(n),
+              static_cast<long long>(k));
+  for (int64_t m : {1, 16, 256}) {
+    double us[2] = {0, 0};
+    for (int actOrder : {0, 1}) {
+      lowbit_problem problem = hostExampleProblem();
+      problem.act_order = actOrder;
+      lowbit_plan *plan = nullptr;
+      LOWBIT_OK(lowbit_plan_create(context, &problem, &plan));
+      std::unique_ptr<lowbit_plan, lowbit_status (*)(lowbit_plan *)> owned(plan,
+                                                                          lowbit_plan_destroy);
+      size_t weightBytes = 0, scaleBytes = 0, workspaceBytes = 0;
+      LOWBIT_OK(lowbit_plan_packed_sizes(plan, &weightBytes, &scaleBytes, nullptr, nullptr));
+      LOWBIT_OK(lowbit_plan_workspace_bytes(plan, m, &workspaceBytes));
+      DeviceBuffer packed(*api, weightBytes), scales(*api, scaleBytes),
+          x(*api, size_t(m * k * 2)), y(*api, size_t(m * n * 2)),
+          workspace(*api, std::max<size_t>(workspaceBytes, 16));
+      ASSERT_TRUE(packed.ok() && scales.ok() && x.ok() && y.ok() && workspace.ok());
+      void *packedPtr = reinterpret_cast<void *>(packed.get());
+      LOWBIT_OK(lowbit_pack_weights(plan, codes.data(), packedPtr, weightBytes,
+                                    LOWBIT_MEMORY_DEVICE, nullptr));
+      if (actOrder)
+        LOWBIT_OK(lowbit_pack_permutation(plan, perm.data(), packedPtr, weightBytes,
+                                          LOWBIT_MEMORY_DEVICE, nullptr));
+      LOWBIT_CU_ASSERT(api, scales.poison(0x10));
+      LOWBIT_CU_ASSERT(api, x.poison(0x20));
+      lowbit_weights w{sizeof(w), packedPtr, weightBytes, 0};
+      LOWBIT_OK(lowbit_plan_layout_id(plan, &w.layout_id));
+      auto launch = [&] {
+        return lowbit_matmul(plan, m, reinterpret_cast<void *>(x.get()), &w,
+                             reinterpret_cast<void *>(scales.get()), nullptr,
+                             reinterpret_cast<void *>(y.get()),
+                             reinterpret_cast<void *>(workspace.get()), workspaceBytes, nullptr);
+      };
+      for (int i = 0; i < 20; ++i)
+        LOWBIT_OK(launch());
+      CUevent start = nullptr, stop = nullptr;
+      LOWBIT_CU_ASSERT(api, api->cuEventCreate(&start, 0));
+      LOWBIT_CU_ASSERT(api, api->cuEventCreate(&stop, 0));
+      constexpr int kLaunches = 200;
+      LOWBIT_CU_ASSERT(api, api->cuEventRecord(start, nullptr));
+      for (int i = 0; i < kLaunches; ++i)
+        LOWBIT_OK(launch());
+      LOWBIT_CU_ASSERT(api, api->cuEventRecord(stop, nullptr));
+      LOWBIT_CU_ASSERT(api, api->cuEventSynchronize(stop));
+      float ms = 0;
+      LOWBIT_CU_ASSERT(api, api->cuEventElapsedTime(&ms, start, stop));
+      us[actOrder] = 1000.0 * ms / kLaunches;
+      api->cuEventDestroy(start);
+      api->cuEventDestroy(stop);
+    }
+    std::printf("    M = %-4lld plain %7.2f us, act-order %7.2f us (+%.2f us)\n",
+                static_cast<long long>(m), us[0], us[1], us[1] - us[0]);
   }
 }
 

@@ -105,11 +105,21 @@ TEST(KernelWeights, ActOrderGroupsOfUnequalSizeAreAnError) {
   EXPECT_NE(w.error().find("unequal sizes"), std::string::npos) << w.error();
 }
 
-TEST(KernelWeights, GptqV1ZerosBecomeUint8Codes) {
-  KernelWeights w = expectSameWeights(quantized(builtin("gptq-w4-g128"), 8, 256));
-  ASSERT_TRUE(w.problem.scheme.zeroCodes);
-  EXPECT_EQ(*w.problem.scheme.zeroCodes, DataFormat::unsignedInt(8));
-  EXPECT_EQ(w.zeros.size(), size_t(8 * 2));
+// GPTQ v1 stores z - 1, so z is 1..16: uint4 codes hold it unless some
+// group has z = 16, which takes uint8 codes.
+TEST(KernelWeights, GptqV1ZerosBecomeTheNarrowestCodesThatHoldThem) {
+  QuantizedMatrix m = quantized(builtin("gptq-w4-g128"), 8, 256);
+  ASSERT_EQ(*m.scheme.zeroFormat, DataFormat::unsignedInt(4, 1));
+  for (uint32_t &z : m.zeros)
+    z = std::min<uint32_t>(z, 14); // z <= 15 everywhere
+  KernelWeights narrow = expectSameWeights(m);
+  ASSERT_TRUE(narrow.problem.scheme.zeroCodes);
+  EXPECT_EQ(*narrow.problem.scheme.zeroCodes, DataFormat::unsignedInt(4));
+  m.zeros[3] = 15; // z = 16 in one group
+  KernelWeights wide = expectSameWeights(m);
+  ASSERT_TRUE(wide.problem.scheme.zeroCodes);
+  EXPECT_EQ(*wide.problem.scheme.zeroCodes, DataFormat::unsignedInt(8));
+  EXPECT_EQ(wide.zeros.size(), size_t(8 * 2));
 }
 
 TEST(KernelWeights, AwqZerosStayUint4Codes) {
