@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-600}
 build=${LOWBIT_FUZZ_BUILD_DIR:-$root/build-fuzz}
-targets=(spec gguf gguf_file gptq layout database)
+targets=(spec gguf gguf_file safetensors gptq layout database)
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \

@@ -171,8 +171,8 @@ Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation acti
     if (!perm)
       return makeError(perm.error());
     out.permutation = std::move(perm).value();
-    out.notes.push_back("act-order: columns sorted by group; x must be permuted by the "
-                        "layer's permutation");
+    out.notes.push_back("act-order: columns sorted by group; a plan with act_order = 1 "
+                        "gathers x by the layer's permutation");
   }
   if (m.scheme.superBlock)
     if (Status s = expandSuperBlocks(m, out); !s)
