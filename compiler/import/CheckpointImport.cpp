@@ -217,15 +217,13 @@ Status importSafetensors(const std::vector<std::string> &paths, const ImportOpti
   return Status::success();
 }
 
-Status importGguf(const std::string &path, const ImportOptions &options, Output &output,
-                  ImportReport &report) {
+Status importGguf(const std::string &path, Output &output, ImportReport &report) {
   Expected<checkpoint::MappedFile> file = checkpoint::MappedFile::open(path);
   if (!file)
     return makeError(file.error());
   Expected<checkpoint::GgufFile> gguf = checkpoint::parseGguf(file->data(), file->size(), path);
   if (!gguf)
     return makeError(gguf.error());
-  (void)options;
   for (const checkpoint::GgufTensor &tensor : gguf->tensors) {
     const std::string typeName = checkpoint::ggmlTypeName(tensor.type);
     const bool plain = tensor.type == 0 || tensor.type == 1 || tensor.type == 30 ||
@@ -299,7 +297,7 @@ Expected<ImportReport> importChecked(const std::vector<std::string> &paths,
     return makeError(writer.error());
   Output output(std::move(writer).value(), options);
   ImportReport report;
-  Status read = gguf ? importGguf(paths.front(), options, output, report)
+  Status read = gguf ? importGguf(paths.front(), output, report)
                      : importSafetensors(paths, options, output, report);
   if (gguf)
     report.format = CheckpointFormat::Gguf;

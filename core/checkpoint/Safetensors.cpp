@@ -170,21 +170,18 @@ Expected<SafetensorsFile> parseChecked(const uint8_t *data, size_t size, const s
     file.tensors.push_back(std::move(tensor).value());
   }
   // nlohmann's object is sorted by key; the files' order is the offsets'.
-  std::vector<const SafetensorsTensor *> byOffset;
-  for (const SafetensorsTensor &tensor : file.tensors)
-    byOffset.push_back(&tensor);
-  std::sort(byOffset.begin(), byOffset.end(),
-            [](const SafetensorsTensor *a, const SafetensorsTensor *b) {
-              return a->data != b->data ? a->data < b->data : a->bytes < b->bytes;
-            });
-  for (size_t i = 1; i < byOffset.size(); ++i)
-    if (byOffset[i - 1]->data + byOffset[i - 1]->bytes > byOffset[i]->data)
-      return makeError(label + ": tensors '" + byOffset[i - 1]->name + "' and '" +
-                       byOffset[i]->name + "' overlap");
+  // In that order a tensor overlaps another exactly when it overlaps the next
+  // (empty tensors sort first at a shared offset and overlap nothing).
   std::sort(file.tensors.begin(), file.tensors.end(),
             [](const SafetensorsTensor &a, const SafetensorsTensor &b) {
-              return a.data != b.data ? a.data < b.data : a.name < b.name;
+              if (a.data != b.data)
+                return a.data < b.data;
+              return a.bytes != b.bytes ? a.bytes < b.bytes : a.name < b.name;
             });
+  for (size_t i = 1; i < file.tensors.size(); ++i)
+    if (file.tensors[i - 1].data + file.tensors[i - 1].bytes > file.tensors[i].data)
+      return makeError(label + ": tensors '" + file.tensors[i - 1].name + "' and '" +
+                       file.tensors[i].name + "' overlap");
   return file;
 }
 
