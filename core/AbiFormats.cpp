@@ -1,5 +1,6 @@
 #include "core/AbiFormats.h"
 
+#include <cstring>
 #include <string>
 
 namespace lowbit::core {
@@ -129,6 +130,81 @@ Expected<formats::Granularity> granularityFromAbi(int granularity) {
 
 Expected<AbiZeroPoints> zeroPointsFromAbi(int zero) {
   return lookUp("zero", zero, kZeros, parseZeroPoints);
+}
+
+namespace {
+
+// The ABI value whose spelling parses to `value`.
+template <typename Enum, typename Value, size_t N>
+Expected<Enum> abiValueOf(const char *field, const Value &value, const std::string &valueName,
+                          const std::pair<Enum, const char *> (&table)[N],
+                          Expected<Value> (*parse)(const std::string &)) {
+  for (const auto &[abi, spelling] : table) {
+    Expected<Value> parsed = parse(spelling);
+    if (parsed && *parsed == value)
+      return abi;
+  }
+  return makeError(std::string(field) + " " + valueName + " has no lowbit.h value");
+}
+
+} // namespace
+
+Status problemToAbi(const Problem &p, lowbit_problem *out, std::vector<double> *table) {
+  lowbit_problem abi;
+  std::memset(&abi, 0, sizeof abi);
+  abi.struct_size = sizeof abi;
+  abi.n = p.n;
+  abi.k = p.k;
+  Expected<lowbit_dtype> activation =
+      abiValueOf("activation", p.activation, activationName(p.activation), kActivations,
+                 parseActivation);
+  if (!activation)
+    return makeError(activation.error());
+  abi.activation = *activation;
+  // Named formats first (nf4 is a table too, with a value of its own).
+  Expected<lowbit_weight_format> weight =
+      abiValueOf("weight", p.code, p.code.name(), kWeights, formats::parseFormat);
+  if (weight) {
+    abi.weight = *weight;
+  } else if (p.code.asLut() && p.code.bits() == 4) {
+    abi.weight = LOWBIT_WEIGHT_LUT4;
+    table->clear();
+    for (uint32_t code = 0; code < 16; ++code)
+      table->push_back(p.code.decode(code));
+    abi.table = table->data();
+  } else {
+    return makeError(weight.error());
+  }
+  Expected<lowbit_dtype> scale =
+      abiValueOf("scale", p.scheme.scale, p.scheme.scale.name(), kScales, formats::parseFormat);
+  if (!scale)
+    return makeError(scale.error());
+  abi.scale = *scale;
+  if (p.scheme.tensorScale) {
+    Expected<lowbit_dtype> tensorScale =
+        abiValueOf("tensor_scale", *p.scheme.tensorScale, p.scheme.tensorScale->name(),
+                   kTensorScales, formats::parseFormat);
+    if (!tensorScale)
+      return makeError(tensorScale.error());
+    abi.tensor_scale = *tensorScale;
+  }
+  Expected<lowbit_granularity> granularity =
+      abiValueOf("granularity", p.scheme.granularity, granularitySpelling(p.scheme.granularity),
+                 kGranularities, parseGranularity);
+  if (!granularity)
+    return makeError(granularity.error());
+  abi.granularity = *granularity;
+  abi.group_size = p.scheme.groupSize;
+  AbiZeroPoints zero{p.scheme.zero, p.scheme.zeroCodes};
+  Expected<lowbit_zero_mode> zeroMode =
+      abiValueOf("zero", zero, zeroSpelling(p.scheme.zero, p.scheme.zeroCodes.has_value()),
+                 kZeros, parseZeroPoints);
+  if (!zeroMode)
+    return makeError(zeroMode.error());
+  abi.zero = *zeroMode;
+  abi.act_order = p.scheme.actOrder ? 1 : 0;
+  *out = abi;
+  return Status::success();
 }
 
 } // namespace lowbit::core

@@ -8,6 +8,7 @@
 #include "lowbit/lowbit.h"
 
 #include <cstring>
+#include <vector>
 
 namespace lowbit::core {
 
@@ -30,8 +31,16 @@ Expected<formats::Granularity> granularityFromAbi(int granularity);
 struct AbiZeroPoints {
   formats::ZeroMode mode = formats::ZeroMode::None;
   std::optional<formats::DataFormat> codes;
+  bool operator==(const AbiZeroPoints &o) const { return mode == o.mode && codes == o.codes; }
 };
 Expected<AbiZeroPoints> zeroPointsFromAbi(int zero);
+
+// The other way: the lowbit_problem the C ABI takes for a typed problem,
+// through the same tables, so a problem crosses the ABI and comes back the
+// same. A LUT4 problem's 16 values go to *table, which problem.table points
+// into: keep it alive as long as the struct. An error names the field that
+// has no lowbit.h value (a code or scale dtype the ABI does not spell).
+Status problemToAbi(const Problem &problem, lowbit_problem *out, std::vector<double> *table);
 
 // The integer stored in a C enum field of a lowbit.h struct.
 template <typename Enum> int abiField(const Enum &field) {

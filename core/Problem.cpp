@@ -426,4 +426,25 @@ Status packZeroCodes(const Problem &p, const uint8_t *codes, size_t count, uint8
   return Status::success();
 }
 
+Expected<std::vector<uint8_t>> unpackZeroCodes(const Problem &p, const uint8_t *packed,
+                                               size_t packedBytes) {
+  if (!p.scheme.zeroCodes)
+    return makeError("the problem has no zero codes (zero = " +
+                     std::string(zeroSpelling(p.scheme.zero, false)) + ")");
+  if (static_cast<int64_t>(packedBytes) < zeroBytes(p))
+    return makeError("the packed zero codes take " + std::to_string(zeroBytes(p)) +
+                     " bytes, the buffer has " + std::to_string(packedBytes));
+  formats::PackedCodes codes;
+  codes.layout.bitsPerCode = p.scheme.zeroCodes->bits();
+  codes.layout.container = formats::Container::U8;
+  codes.rows = 1;
+  codes.cols = scaleCount(p);
+  codes.containersPerRow = formats::containersPerRow(codes.layout, codes.cols);
+  codes.bytes.assign(packed, packed + zeroBytes(p));
+  Expected<std::vector<uint8_t>> unpacked = formats::unpack(codes);
+  if (!unpacked)
+    return makeError(p.scheme.zeroCodes->name() + " zero codes: " + unpacked.error());
+  return unpacked;
+}
+
 } // namespace lowbit::core

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lowbit::core {
 
@@ -164,5 +165,9 @@ int64_t zeroBytes(const Problem &problem);
 // error, never masked; `out` must hold zeroBytes.
 Status packZeroCodes(const Problem &problem, const uint8_t *codes, size_t count, uint8_t *out,
                      size_t outBytes);
+// The exact inverse: scaleCount codes, one per byte, from `packed`
+// (zeroBytes of it are read).
+Expected<std::vector<uint8_t>> unpackZeroCodes(const Problem &problem, const uint8_t *packed,
+                                               size_t packedBytes);
 
 } // namespace lowbit::core

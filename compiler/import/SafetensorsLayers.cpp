@@ -1,5 +1,6 @@
 #include "compiler/import/SafetensorsLayers.h"
 
+#include "core/checkpoint/PackedLayerShapes.h"
 #include "core/formats/Gptq.h"
 
 #include <nlohmann/json.hpp>
@@ -99,13 +100,6 @@ Expected<SafetensorsSet> openSafetensors(const std::vector<std::string> &paths) 
   return set;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + str(shape[i]);
-  return text + "]";
-}
-
 bool endsWith(const std::string &text, const std::string &suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -121,40 +115,21 @@ Expected<formats::QuantizedMatrix> importGptqLayer(const SafetensorsSet &set,
   const SafetensorsTensor *qweight = layer->qweight, *qzeros = layer->qzeros,
                           *scales = layer->scales;
   const SafetensorsTensor *gIdx = set.find(prefix + ".g_idx");
-  const int64_t n = scales->shape[1], groups = scales->shape[0];
-  // Shapes are the file's: every product below is of dimensions that
-  // already fit a byte count, times 32 at most, so below 2^62 first.
-  if (n < 1 || groups < 1 || qweight->shape[1] != n || qzeros->shape[0] != groups ||
-      qzeros->shape[1] > (int64_t{1} << 56) || qweight->shape[0] > (int64_t{1} << 56) ||
-      (qzeros->shape[1] * 32) % n != 0)
-    return makeError("GPTQ layer '" + prefix + "': shapes qweight " + shapeText(qweight->shape) +
-                     ", qzeros " + shapeText(qzeros->shape) + ", scales " +
-                     shapeText(scales->shape) + " do not fit together");
-  const int64_t bits = qzeros->shape[1] * 32 / n;
-  if (bits != 2 && bits != 4 && bits != 8)
-    return makeError("GPTQ layer '" + prefix + "': " + str(bits) +
-                     "-bit codes (from qzeros' shape); lowbit imports 2, 4 and 8 bits");
-  const int64_t k = qweight->shape[0] * 32 / bits;
-  if (k % groups != 0)
-    return makeError("GPTQ layer '" + prefix + "': K = " + str(k) + " is not " + str(groups) +
-                     " whole groups");
-  formats::GptqCheckpoint c;
-  c.bits = int(bits);
-  c.inFeatures = k;
-  c.outFeatures = n;
-  c.groupSize = int(k / groups);
-  c.zeroPointPlusOne = !v2;
-  c.qweight = copyElements<int32_t>(*qweight);
-  c.qzeros = copyElements<int32_t>(*qzeros);
-  c.scales = copyElements<uint16_t>(*scales);
+  Expected<formats::GptqCheckpoint> c =
+      checkpoint::gptqLayerShape(qweight->shape, qzeros->shape, scales->shape, v2);
+  if (!c)
+    return makeError("GPTQ layer '" + prefix + "': " + c.error());
+  c->qweight = copyElements<int32_t>(*qweight);
+  c->qzeros = copyElements<int32_t>(*qzeros);
+  c->scales = copyElements<uint16_t>(*scales);
   if (gIdx) {
     if (Status s = expectTensor(gIdx, prefix + ".g_idx",
                                 {SafetensorsDtype::I32, SafetensorsDtype::I64}, 1);
         !s)
       return makeError(s.error());
-    c.gIdx = copyIndices(*gIdx);
+    c->gIdx = copyIndices(*gIdx);
   }
-  Expected<formats::QuantizedMatrix> matrix = formats::importGptq(c);
+  Expected<formats::QuantizedMatrix> matrix = formats::importGptq(*c);
   if (!matrix)
     return makeError("GPTQ layer '" + prefix + "': " + matrix.error());
   return matrix;
@@ -166,22 +141,15 @@ Expected<formats::QuantizedMatrix> importAwqLayer(const SafetensorsSet &set,
   Expected<PackedLayer> layer = packedLayer(set, prefix);
   if (!layer)
     return makeError(layer.error());
-  const SafetensorsTensor *qweight = layer->qweight, *qzeros = layer->qzeros,
-                          *scales = layer->scales;
-  const int64_t k = qweight->shape[0], n = scales->shape[1], groups = scales->shape[0];
-  if (groups < 1 || k % groups != 0 || n % 8 != 0 || qweight->shape[1] != n / 8 ||
-      qzeros->shape[0] != groups || qzeros->shape[1] != n / 8)
-    return makeError("AWQ layer '" + prefix + "': shapes qweight " + shapeText(qweight->shape) +
-                     ", qzeros " + shapeText(qzeros->shape) + ", scales " +
-                     shapeText(scales->shape) + " do not fit together");
-  formats::AwqCheckpoint c;
-  c.inFeatures = k;
-  c.outFeatures = n;
-  c.groupSize = int(k / groups);
-  c.qweight = copyElements<int32_t>(*qweight);
-  c.qzeros = copyElements<int32_t>(*qzeros);
-  c.scales = copyElements<uint16_t>(*scales);
-  Expected<formats::QuantizedMatrix> matrix = formats::importAwq(c);
+  Expected<formats::AwqCheckpoint> c =
+      checkpoint::awqLayerShape(layer->qweight->shape, layer->qzeros->shape,
+                                layer->scales->shape);
+  if (!c)
+    return makeError("AWQ layer '" + prefix + "': " + c.error());
+  c->qweight = copyElements<int32_t>(*layer->qweight);
+  c->qzeros = copyElements<int32_t>(*layer->qzeros);
+  c->scales = copyElements<uint16_t>(*layer->scales);
+  Expected<formats::QuantizedMatrix> matrix = formats::importAwq(*c);
   if (!matrix)
     return makeError("AWQ layer '" + prefix + "': " + matrix.error());
   return matrix;

@@ -6,6 +6,7 @@
 
 #include "compiler/import/CheckpointImport.h"
 #include "core/checkpoint/MappedFile.h"
+#include "core/checkpoint/PackedLayerShapes.h"
 #include "core/checkpoint/Safetensors.h"
 #include "core/formats/Quantize.h"
 
@@ -44,7 +45,7 @@ Expected<CheckpointFormat> detectSafetensorsFormat(const SafetensorsSet &set);
 // checkpoint says which; nullopt when neither does.
 std::optional<bool> gptqV2FromConfig(const std::string &checkpointPath);
 
-std::string shapeText(const std::vector<int64_t> &shape);
+using checkpoint::shapeText;
 bool endsWith(const std::string &text, const std::string &suffix);
 
 } // namespace lowbit::import

@@ -200,6 +200,10 @@ Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation acti
   out.scales.reserve(m.scales.size() * size_t(scaleBytes));
   for (uint32_t scale : m.scales)
     appendLittleEndian(out.scales, scale, scaleBytes);
+  if (p.scheme.tensorScale) {
+    out.scales.resize(size_t(core::tensorScaleOffset(p)), 0);
+    appendLittleEndian(out.scales, m.tensorScale, 4);
+  }
   if (p.scheme.hasZeros()) {
     const int zeroBytes = p.scheme.zeroCodes ? 1 : scaleBytes;
     out.zeros.reserve(m.zeros.size() * size_t(zeroBytes));
@@ -223,7 +227,7 @@ Expected<std::vector<double>> dequantizeKernelWeights(const KernelWeights &w) {
   const size_t slots = size_t(core::scaleCount(p));
   const int scaleBytes = core::scaleElementBytes(p);
   const int zeroBytes = p.scheme.zeroCodes ? 1 : scaleBytes;
-  if (w.scales.size() != slots * size_t(scaleBytes) ||
+  if (w.scales.size() != size_t(core::scaleBytes(p)) ||
       (p.scheme.hasZeros() && w.zeros.size() != slots * size_t(zeroBytes)))
     return makeError("scales or zeros of another size than the problem's " + std::to_string(slots) +
                      " slots");
@@ -233,6 +237,8 @@ Expected<std::vector<double>> dequantizeKernelWeights(const KernelWeights &w) {
       value |= uint32_t(bytes[i * size_t(size) + size_t(b)]) << (8 * b);
     return value;
   };
+  if (p.scheme.tensorScale)
+    m.tensorScale = read(w.scales, size_t(core::tensorScaleOffset(p)) / 4, 4);
   for (size_t i = 0; i < slots; ++i) {
     m.scales.push_back(read(w.scales, i, scaleBytes));
     if (p.scheme.hasZeros())

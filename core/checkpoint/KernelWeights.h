@@ -33,7 +33,10 @@ namespace lowbit::checkpoint {
 struct KernelWeights {
   core::Problem problem;
   std::vector<uint8_t> codes;  // N * K, row-major, one code per byte
-  std::vector<uint8_t> scales; // scaleCount scales, each scaleElementBytes, little-endian
+  // The scales buffer kernels read (core::scaleBytes): scaleCount scales,
+  // each scaleElementBytes, little-endian, then a tensor scale's f32 at
+  // core::tensorScaleOffset.
+  std::vector<uint8_t> scales;
   // Zero codes (one per byte) when problem.scheme.zeroCodes is set, zeros in
   // the scale dtype otherwise; empty without zero points.
   std::vector<uint8_t> zeros;

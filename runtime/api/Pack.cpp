@@ -1,10 +1,13 @@
-// lowbit.h: lowbit_pack_weights, lowbit_pack_zeros and lowbit_pack_permutation.
+// lowbit.h: lowbit_pack_weights, lowbit_pack_zeros, lowbit_pack_permutation and
+// lowbit_unpack_weights.
 #include "core/AbiFormats.h"
+#include "core/layout/WeightLayout.h"
 #include "lowbit/lowbit.h"
 #include "runtime/api/Dispatch.h"
 #include "runtime/api/LoadedPlan.h"
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -127,6 +130,39 @@ lowbit_status lowbit_pack_permutation(const lowbit_plan *plan, const int32_t *pe
                    [&](uint8_t *out, size_t outBytes) {
                      return packPermutationOnHost(spec, permutation, out, outBytes);
                    });
+  });
+}
+
+lowbit_status lowbit_unpack_weights(const lowbit_plan *plan, const void *packed,
+                                    size_t packed_bytes, uint8_t *codes_out, size_t codes_count,
+                                    int32_t *permutation_out) {
+  return guardEntryPoint("lowbit_unpack_weights", [&]() -> lowbit_status {
+    if (!plan || !packed || !codes_out)
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, std::string("lowbit_unpack_weights: ") +
+                                                               (!plan     ? "plan"
+                                                                : !packed ? "packed"
+                                                                          : "codes_out") +
+                                                               " is NULL");
+    const PlanSpec &spec = plan->spec;
+    const int64_t n = spec.problem.n, k = spec.problem.k;
+    if (codes_count != static_cast<size_t>(n * k))
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
+                           "lowbit_unpack_weights: codes_count is " + std::to_string(codes_count) +
+                               ", the problem has N * K = " + std::to_string(n * k) + " codes");
+    if (packed_bytes < static_cast<size_t>(spec.packedWeightBytes()))
+      return recordFailure(LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                           "lowbit_unpack_weights: packed_bytes is " +
+                               std::to_string(packed_bytes) + ", the packed weights take " +
+                               std::to_string(spec.packedWeightBytes()));
+    const auto *bytes = static_cast<const uint8_t *>(packed);
+    if (lowbit::Status s = lowbit::layout::unpackWeights(spec.layout, n, k, bytes, packed_bytes,
+                                                          codes_out);
+        !s)
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_unpack_weights: " + s.error());
+    if (spec.permutedColumns && permutation_out)
+      std::memcpy(permutation_out, bytes + spec.permutationOffset,
+                  static_cast<size_t>(k) * sizeof(int32_t));
+    return LOWBIT_STATUS_SUCCESS;
   });
 }
 

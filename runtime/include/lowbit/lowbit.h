@@ -319,6 +319,16 @@ LOWBIT_API lowbit_status lowbit_pack_permutation(const lowbit_plan *plan,
                                                  const int32_t *permutation, void *packed_out,
                                                  size_t packed_bytes, lowbit_memory where,
                                                  void *stream);
+/* The inverse of lowbit_pack_weights (and lowbit_pack_permutation), on the
+ * host: reads the plan's packed weights from `packed` (host memory,
+ * packed_bytes of it) and writes the N * K codes, one per byte, row-major,
+ * into codes_out (codes_count must be N * K). For an act-order plan, the K
+ * int32 entries of the permutation go to permutation_out when it is not
+ * NULL. For reference checks, export, and the CPU path of bindings. */
+LOWBIT_API lowbit_status lowbit_unpack_weights(const lowbit_plan *plan, const void *packed,
+                                               size_t packed_bytes, uint8_t *codes_out,
+                                               size_t codes_count, int32_t *permutation_out);
+
 /* Packed weights on the device, as lowbit_matmul takes them. */
 typedef struct lowbit_weights {
   size_t struct_size; /* sizeof(lowbit_weights) */

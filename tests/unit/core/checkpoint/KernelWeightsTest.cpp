@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -153,6 +154,19 @@ TEST(KernelWeights, Q4_0AndQ8_0NeedNoChange) {
     EXPECT_TRUE(w.notes.empty()) << name;
     EXPECT_TRUE(w.permutation.empty());
   }
+}
+
+// NVFP4's f32 tensor scale travels in the scales buffer, after the block
+// scales, where kernels read it; dropping it would scale every weight by 0.
+TEST(KernelWeights, Nvfp4TensorScaleFollowsTheBlockScales) {
+  QuantizedMatrix m = quantized(formats::makeNvfp4Scheme(), 4, 64);
+  ASSERT_NE(m.tensorScale, 0u);
+  KernelWeights w = expectSameWeights(m);
+  ASSERT_TRUE(w.problem.scheme.tensorScale.has_value());
+  ASSERT_EQ(int64_t(w.scales.size()), core::scaleBytes(w.problem));
+  uint32_t stored = 0;
+  std::memcpy(&stored, w.scales.data() + core::tensorScaleOffset(w.problem), 4);
+  EXPECT_EQ(stored, m.tensorScale);
 }
 
 TEST(KernelWeights, MinifloatsWithoutADecodeAreAnError) {

@@ -117,5 +117,73 @@ TEST(AbiFormats, ZeroCodesAreSubCodeWithTheirIntegerFormat) {
   }
 }
 
+// problemToAbi is the tables read the other way: each field of the struct
+// it writes reads back as the problem's.
+TEST(AbiFormats, ProblemsCrossTheAbiAndComeBackTheSame) {
+  auto withZeroCodes = [] {
+    Problem p;
+    p.n = 256, p.k = 512;
+    p.scheme.zero = formats::ZeroMode::SubtractCode;
+    p.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
+    p.scheme.actOrder = true;
+    return p;
+  };
+  auto nf4 = [] {
+    Problem p;
+    p.n = 128, p.k = 256;
+    p.activation = Activation::BF16;
+    p.code = formats::DataFormat::nf4();
+    p.scheme.scale = formats::DataFormat::bf16();
+    p.scheme.granularity = formats::Granularity::PerChannel;
+    p.scheme.groupSize = 0;
+    return p;
+  };
+  auto table = [] {
+    Problem p;
+    p.n = 64, p.k = 128;
+    std::vector<double> values;
+    for (int i = 0; i < 16; ++i)
+      values.push_back(0.25 * (i - 7));
+    p.code = *formats::DataFormat::tableOfValues(4, values);
+    return p;
+  };
+  for (const Problem &p : {Problem{}, withZeroCodes(), nf4(), table()}) {
+    lowbit_problem abi;
+    std::vector<double> storage;
+    ASSERT_TRUE(problemToAbi(p, &abi, &storage).ok()) << signature(p);
+    EXPECT_EQ(abi.struct_size, sizeof(lowbit_problem));
+    EXPECT_EQ(abi.n, p.n);
+    EXPECT_EQ(abi.k, p.k);
+    EXPECT_EQ(*activationFromAbi(abiField(abi.activation)), p.activation);
+    Expected<formats::DataFormat> code = weightFormatFromAbi(abiField(abi.weight), abi.table);
+    ASSERT_TRUE(code.ok()) << code.error();
+    EXPECT_EQ(*code, p.code) << signature(p);
+    EXPECT_EQ(*scaleFormatFromAbi(abiField(abi.scale)), p.scheme.scale);
+    EXPECT_EQ(*granularityFromAbi(abiField(abi.granularity)), p.scheme.granularity);
+    EXPECT_EQ(abi.group_size, p.scheme.groupSize);
+    Expected<AbiZeroPoints> zero = zeroPointsFromAbi(abiField(abi.zero));
+    ASSERT_TRUE(zero.ok());
+    EXPECT_EQ(zero->mode, p.scheme.zero);
+    EXPECT_EQ(zero->codes, p.scheme.zeroCodes);
+    EXPECT_EQ(abi.act_order, p.scheme.actOrder ? 1 : 0);
+  }
+  EXPECT_EQ(nf4().code.asLut() != nullptr, true);
+  lowbit_problem abi;
+  std::vector<double> storage;
+  ASSERT_TRUE(problemToAbi(nf4(), &abi, &storage).ok());
+  EXPECT_EQ(abi.weight, LOWBIT_WEIGHT_NF4);
+  EXPECT_EQ(abi.table, nullptr);
+  ASSERT_TRUE(problemToAbi(table(), &abi, &storage).ok());
+  EXPECT_EQ(abi.weight, LOWBIT_WEIGHT_LUT4);
+  EXPECT_EQ(abi.table, storage.data());
+
+  Problem e3m2;
+  e3m2.code = formats::DataFormat::e3m2();
+  Status refused = problemToAbi(e3m2, &abi, &storage);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("weight e3m2 has no lowbit.h value"), std::string::npos)
+      << refused.error();
+}
+
 } // namespace
 } // namespace lowbit::core

@@ -152,6 +152,11 @@ TEST(Problem, ZeroCodesPackDenselyInTheScalesOrder) {
             std::string::npos);
   EXPECT_NE(packZeroCodes(p, codes, 3, packed, 1).error().find("take 2 bytes"), std::string::npos);
 
+  Expected<std::vector<uint8_t>> back = unpackZeroCodes(p, packed, 2);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(*back, std::vector<uint8_t>(codes, codes + 3));
+  EXPECT_NE(unpackZeroCodes(p, packed, 1).error().find("take 2 bytes"), std::string::npos);
+
   p.scheme.granularity = Granularity::PerGroup;
   p.scheme.groupSize = 128;
   p.scheme.zeroCodes = DataFormat::unsignedInt(8);

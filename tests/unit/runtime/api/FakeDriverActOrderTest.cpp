@@ -196,5 +196,47 @@ TEST_F(FakeDriverActOrder, PlainPlansTakeNoPermutationAndBadFlagsAreRefused) {
   lowbit_plan_destroy(other);
 }
 
+// lowbit_unpack_weights gives back the codes and the permutation the plan
+// packed, and checks its buffers like the packers do.
+TEST_F(FakeDriverActOrder, UnpackGivesBackTheCodesAndThePermutation) {
+  lowbit_problem p = problem(1);
+  ASSERT_EQ(lowbit_plan_create(context, &p, &plan), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+  size_t weightBytes = 0;
+  ASSERT_EQ(lowbit_plan_packed_sizes(plan, &weightBytes, nullptr, nullptr, nullptr),
+            LOWBIT_STATUS_SUCCESS);
+  std::mt19937 rng(7);
+  std::vector<uint8_t> codes(static_cast<size_t>(n * k));
+  for (uint8_t &c : codes)
+    c = static_cast<uint8_t>(rng() % 16);
+  std::vector<int32_t> perm(static_cast<size_t>(k));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<uint8_t> packed(weightBytes);
+  ASSERT_EQ(lowbit_pack_weights(plan, codes.data(), packed.data(), packed.size(),
+                                LOWBIT_MEMORY_HOST, nullptr),
+            LOWBIT_STATUS_SUCCESS);
+  ASSERT_EQ(lowbit_pack_permutation(plan, perm.data(), packed.data(), packed.size(),
+                                    LOWBIT_MEMORY_HOST, nullptr),
+            LOWBIT_STATUS_SUCCESS);
+  std::vector<uint8_t> codesBack(codes.size(), 0xEE);
+  std::vector<int32_t> permBack(perm.size(), -1);
+  ASSERT_EQ(lowbit_unpack_weights(plan, packed.data(), packed.size(), codesBack.data(),
+                                  codesBack.size(), permBack.data()),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_EQ(codesBack, codes);
+  EXPECT_EQ(permBack, perm);
+  EXPECT_EQ(lowbit_unpack_weights(plan, packed.data(), packed.size() - 1, codesBack.data(),
+                                  codesBack.size(), nullptr),
+            LOWBIT_STATUS_BUFFER_TOO_SMALL);
+  EXPECT_EQ(lowbit_unpack_weights(plan, packed.data(), packed.size(), codesBack.data(),
+                                  codesBack.size() - 1, nullptr),
+            LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(lowbit_last_error(), "N * K = 32768"), nullptr) << lowbit_last_error();
+  EXPECT_EQ(lowbit_unpack_weights(nullptr, packed.data(), packed.size(), codesBack.data(),
+                                  codesBack.size(), nullptr),
+            LOWBIT_STATUS_INVALID_ARGUMENT);
+}
+
 } // namespace
 } // namespace lowbit::api::testing
