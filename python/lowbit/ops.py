@@ -1,0 +1,128 @@
+"""torch.ops.lowbit.matmul: y[..., N] = x[..., K] · dequant(W)ᵀ.
+
+    torch.ops.lowbit.matmul(x, weights, scales, zeros, plan) -> y
+
+`weights`, `scales` and `zeros` are the uint8 buffers Plan.pack made (zeros
+None without zero points), `plan` the handle register_plan gave. On CUDA
+tensors the op is lowbit_matmul on the current stream: no synchronization,
+and no allocation but the output (and a workspace, only for plans that need
+one), both from PyTorch's caching allocator, so it is safe inside CUDA
+graph capture. On CPU tensors it is the reference: the plan unpacks the
+buffers and the formats library dequantizes them (slow; for tests). The
+fake implementation gives the output's shape and dtype, so torch.compile
+traces the op without running it.
+"""
+import itertools
+import threading
+from typing import Optional
+
+import torch
+
+from . import _lowbit
+
+_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+_plans = {}
+_next_handle = itertools.count(1)
+_lock = threading.Lock()
+
+
+def register_plan(plan: _lowbit.Plan) -> int:
+    """A handle for `plan` that the op takes (an int, so graphs can hold it)."""
+    with _lock:
+        handle = next(_next_handle)
+        _plans[handle] = plan
+        return handle
+
+
+def release_plan(handle: int) -> None:
+    with _lock:
+        _plans.pop(handle, None)
+
+
+def plan_of(handle: int) -> _lowbit.Plan:
+    try:
+        return _plans[handle]
+    except KeyError:
+        raise ValueError(f"lowbit.matmul: {handle} is not a registered plan handle") from None
+
+
+def _check(x, weights, scales, zeros, plan):
+    problem = plan.problem
+    if x.dtype != _DTYPES[problem.activation]:
+        raise TypeError(f"lowbit.matmul: x is {x.dtype}, the plan's activations are "
+                        f"{problem.activation}")
+    if x.dim() < 1 or x.shape[-1] != problem.k:
+        raise ValueError(f"lowbit.matmul: x has shape {tuple(x.shape)}, its last dimension must "
+                         f"be K = {problem.k}")
+    for name, buffer, needed in (("weights", weights, plan.weight_bytes),
+                                 ("scales", scales, plan.scale_bytes)):
+        if buffer.dtype != torch.uint8 or buffer.dim() != 1 or buffer.numel() < needed:
+            raise ValueError(f"lowbit.matmul: {name} must be a uint8 vector of at least "
+                             f"{needed} bytes (Plan.pack's), got {buffer.dtype} "
+                             f"{tuple(buffer.shape)}")
+    if (zeros is None) != (plan.zero_bytes == 0):
+        raise ValueError(f"lowbit.matmul: the problem's zero points are '{problem.zero}', "
+                         f"zeros is {'None' if zeros is None else 'given'}")
+    for name, buffer in (("weights", weights), ("scales", scales), ("zeros", zeros)):
+        if buffer is not None and buffer.device != x.device:
+            raise ValueError(f"lowbit.matmul: {name} is on {buffer.device}, x on {x.device}")
+
+
+def _matmul_cuda(x, weights, scales, zeros, plan):
+    if x.device.index != plan.device:
+        raise ValueError(f"lowbit.matmul: x is on {x.device}, the plan's kernels on "
+                         f"cuda:{plan.device}")
+    if not x.is_contiguous():
+        raise ValueError("lowbit.matmul: x must be contiguous")
+    problem = plan.problem
+    y = torch.empty(x.shape[:-1] + (problem.n,), dtype=x.dtype, device=x.device)
+    m = x.numel() // problem.k
+    if m == 0:
+        return y
+    workspace_bytes = plan.workspace_bytes(m)
+    workspace = (torch.empty(workspace_bytes, dtype=torch.uint8, device=x.device)
+                 if workspace_bytes else None)
+    plan.matmul(m, x.data_ptr(), weights.data_ptr(), weights.numel(), scales.data_ptr(),
+                zeros.data_ptr() if zeros is not None else 0, y.data_ptr(),
+                workspace.data_ptr() if workspace is not None else 0, workspace_bytes,
+                torch.cuda.current_stream(x.device).cuda_stream)
+    return y
+
+
+def reference_weights(plan, weights, scales, zeros) -> torch.Tensor:
+    """dequant(W) [N, K] in f64, the columns in the checkpoint's order, from
+    the packed buffers (host copies): what the kernels compute with."""
+    unpacked = plan.unpack(weights.cpu().numpy(), scales.cpu().numpy(),
+                           zeros.cpu().numpy() if zeros is not None else None)
+    w = torch.from_numpy(unpacked.dequantize())
+    if unpacked.permutation is not None:
+        # Column j of the packed matrix is the checkpoint's column perm[j].
+        original = torch.empty_like(w)
+        original[:, torch.from_numpy(unpacked.permutation).long()] = w
+        w = original
+    return w
+
+
+def _matmul_reference(x, weights, scales, zeros, plan):
+    w = reference_weights(plan, weights, scales, zeros)
+    return (x.double() @ w.T).to(x.dtype)
+
+
+@torch.library.custom_op("lowbit::matmul", mutates_args=())
+def matmul(x: torch.Tensor, weights: torch.Tensor, scales: torch.Tensor,
+           zeros: Optional[torch.Tensor], plan: int) -> torch.Tensor:
+    p = plan_of(plan)
+    _check(x, weights, scales, zeros, p)
+    if x.is_cuda:
+        return _matmul_cuda(x, weights, scales, zeros, p)
+    if x.device.type == "cpu":
+        return _matmul_reference(x, weights, scales, zeros, p)
+    raise ValueError(f"lowbit.matmul: x is on {x.device}; lowbit runs on CUDA (and on the CPU "
+                     "as a reference)")
+
+
+@matmul.register_fake
+def _matmul_fake(x, weights, scales, zeros, plan):
+    p = plan_of(plan)
+    _check(x, weights, scales, zeros, p)
+    return x.new_empty(x.shape[:-1] + (p.problem.n,))

@@ -1,0 +1,228 @@
+// lowbit.KernelWeights and where they come from: the formats library's
+// quantizer (lowbit.quantize), GPTQ, AWQ and GGUF tensors
+// (lowbit.import_gptq / import_awq / import_gguf) and buffers quantized
+// elsewhere (lowbit.kernel_weights). All of them end in
+// checkpoint::toKernelWeights, the one statement of what a kernel reads.
+#include "compiler/spec/KernelSetSpec.h"
+#include "core/checkpoint/KernelWeights.h"
+#include "core/checkpoint/PackedLayerShapes.h"
+#include "core/formats/Gguf.h"
+#include "core/formats/Gptq.h"
+#include "Arrays.h"
+#include "Bindings.h"
+#include "Errors.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
+
+#include <variant>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace lowbit::python {
+namespace {
+
+using checkpoint::KernelWeights;
+
+checkpoint::Shape shapeOf(const HostArray &a) {
+  checkpoint::Shape shape;
+  for (size_t d = 0; d < a.ndim(); ++d)
+    shape.push_back(static_cast<int64_t>(a.shape(d)));
+  return shape;
+}
+
+KernelWeights kernelWeightsOf(Expected<formats::QuantizedMatrix> matrix,
+                              const std::string &activation, const char *what) {
+  if (!matrix)
+    throw std::invalid_argument(std::string(what) + ": " + matrix.error());
+  Expected<KernelWeights> weights =
+      checkpoint::toKernelWeights(std::move(*matrix), unwrap(core::parseActivation(activation)));
+  if (!weights)
+    throw std::invalid_argument(std::string(what) + ": " + weights.error());
+  return std::move(*weights);
+}
+
+KernelWeights quantize(const HostArray &weights, const core::Problem &target) {
+  std::vector<size_t> shape = checkArray(weights, "weights", {kFloat32, kFloat64}, 2);
+  if (static_cast<int64_t>(shape[0]) != target.n || static_cast<int64_t>(shape[1]) != target.k)
+    throw std::invalid_argument("weights are [" + std::to_string(shape[0]) + ", " +
+                                std::to_string(shape[1]) + "], the problem is N x K = " +
+                                std::to_string(target.n) + " x " + std::to_string(target.k));
+  if (target.scheme.actOrder)
+    throw std::invalid_argument("act-order weights come from GPTQ checkpoints "
+                                "(lowbit.import_gptq with g_idx), not from quantize");
+  std::vector<double> values(weights.size());
+  if (hasType(weights, kFloat64)) {
+    values = copyOf<double>(weights);
+  } else {
+    const auto *f = static_cast<const float *>(weights.data());
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = f[i];
+  }
+  formats::QuantScheme scheme = unwrap(core::quantScheme(target));
+  Expected<formats::QuantizedMatrix> matrix = formats::quantize(
+      values.data(), target.n, target.k, scheme, formats::QuantizeOptions{});
+  KernelWeights out =
+      kernelWeightsOf(std::move(matrix), core::activationName(target.activation), "quantize");
+  if (!out.problem.sameAs(target))
+    throw std::invalid_argument("quantize: the formats library's scheme for " +
+                                core::signature(target) + " is read by kernels as " +
+                                core::signature(out.problem));
+  out.problem.name = target.name;
+  return out;
+}
+
+KernelWeights importGptq(const HostArray &qweight, const HostArray &qzeros,
+                         const HostArray &scales, const std::optional<HostArray> &gIdx, bool v2,
+                         const std::string &activation) {
+  checkArray(qweight, "qweight", {kInt32}, 2);
+  checkArray(qzeros, "qzeros", {kInt32}, 2);
+  checkArray(scales, "scales", {kFloat16}, 2);
+  formats::GptqCheckpoint c = unwrap(
+      checkpoint::gptqLayerShape(shapeOf(qweight), shapeOf(qzeros), shapeOf(scales), v2));
+  c.qweight = copyOf<int32_t>(qweight);
+  c.qzeros = copyOf<int32_t>(qzeros);
+  c.scales = copyOf<uint16_t>(scales);
+  if (gIdx) {
+    checkArray(*gIdx, "g_idx", {kInt32, kInt64}, 1);
+    c.gIdx = indicesOf(*gIdx, "g_idx");
+  }
+  return kernelWeightsOf(formats::importGptq(c), activation, "GPTQ layer");
+}
+
+KernelWeights importAwq(const HostArray &qweight, const HostArray &qzeros,
+                        const HostArray &scales, const std::string &activation) {
+  checkArray(qweight, "qweight", {kInt32}, 2);
+  checkArray(qzeros, "qzeros", {kInt32}, 2);
+  checkArray(scales, "scales", {kFloat16}, 2);
+  formats::AwqCheckpoint c =
+      unwrap(checkpoint::awqLayerShape(shapeOf(qweight), shapeOf(qzeros), shapeOf(scales)));
+  c.qweight = copyOf<int32_t>(qweight);
+  c.qzeros = copyOf<int32_t>(qzeros);
+  c.scales = copyOf<uint16_t>(scales);
+  return kernelWeightsOf(formats::importAwq(c), activation, "AWQ layer");
+}
+
+formats::GgufType ggufType(const std::variant<int, std::string> &type) {
+  if (const int *id = std::get_if<int>(&type))
+    return unwrap(formats::ggufTypeFromId(*id));
+  const std::string &name = std::get<std::string>(type);
+  std::string known;
+  for (formats::GgufType t : {formats::GgufType::Q4_0, formats::GgufType::Q8_0,
+                              formats::GgufType::Q4_K, formats::GgufType::Q6_K}) {
+    if (name == formats::ggufTypeName(t))
+      return t;
+    known += (known.empty() ? "" : ", ") + std::string(formats::ggufTypeName(t));
+  }
+  throw std::invalid_argument("GGUF type '" + name + "' is not one lowbit imports (" + known +
+                              ")");
+}
+
+KernelWeights importGguf(const std::variant<int, std::string> &type, const HostArray &data,
+                         int64_t n, int64_t k, const std::string &activation) {
+  checkArray(data, "data", {kUInt8}, 1);
+  return kernelWeightsOf(formats::importGguf(ggufType(type),
+                                             static_cast<const uint8_t *>(data.data()),
+                                             data.size(), n, k),
+                         activation, "GGUF tensor");
+}
+
+// Buffers already in the C ABI's form: checked by dequantizing them once.
+KernelWeights fromBuffers(const core::Problem &problem, const HostArray &codes,
+                          const HostArray &scales, const std::optional<HostArray> &zeros,
+                          const std::optional<HostArray> &permutation) {
+  std::vector<size_t> shape = checkArray(codes, "codes", {kUInt8}, 2);
+  if (static_cast<int64_t>(shape[0]) != problem.n || static_cast<int64_t>(shape[1]) != problem.k)
+    throw std::invalid_argument("codes must be [N, K] = [" + std::to_string(problem.n) + ", " +
+                                std::to_string(problem.k) + "]");
+  checkArray(scales, "scales", {kUInt8}, 1);
+  KernelWeights w;
+  w.problem = problem;
+  w.codes = copyOf<uint8_t>(codes);
+  w.scales = copyOf<uint8_t>(scales);
+  if (zeros) {
+    checkArray(*zeros, "zeros", {kUInt8}, 1);
+    w.zeros = copyOf<uint8_t>(*zeros);
+  }
+  if (permutation) {
+    checkArray(*permutation, "permutation", {kInt32, kInt64}, 1);
+    w.permutation = indicesOf(*permutation, "permutation");
+  }
+  unwrap(checkpoint::dequantizeKernelWeights(w));
+  return w;
+}
+
+nb::object bytesOrNone(const std::vector<uint8_t> &bytes) {
+  if (bytes.empty())
+    return nb::none();
+  return toNumpyObject(bytes, {bytes.size()});
+}
+
+} // namespace
+
+core::Problem planProblem(const KernelWeights &weights) {
+  core::Problem p = weights.problem;
+  p.scheme.actOrder = !weights.permutation.empty();
+  return p;
+}
+
+void bindWeights(nb::module_ &m) {
+  nb::class_<KernelWeights>(m, "KernelWeights",
+                            "A quantized matrix as lowbit's kernels read it: the problem, codes "
+                            "one per byte, scales, zeros and the act-order permutation.")
+      .def_prop_ro("problem", &planProblem)
+      .def_prop_ro("codes",
+                   [](const KernelWeights &w) {
+                     return toNumpyObject(w.codes, {size_t(w.problem.n), size_t(w.problem.k)});
+                   })
+      .def_prop_ro("scales",
+                   [](const KernelWeights &w) { return toNumpyObject(w.scales, {w.scales.size()}); })
+      .def_prop_ro("zeros", [](const KernelWeights &w) { return bytesOrNone(w.zeros); })
+      .def_prop_ro("permutation",
+                   [](const KernelWeights &w) -> nb::object {
+                     if (w.permutation.empty())
+                       return nb::none();
+                     return toNumpyObject(w.permutation, {w.permutation.size()});
+                   })
+      .def_prop_ro("notes", [](const KernelWeights &w) { return w.notes; })
+      .def(
+          "dequantize",
+          [](const KernelWeights &w) {
+            std::vector<double> values = unwrap(checkpoint::dequantizeKernelWeights(w));
+            return toNumpyObject(std::move(values), {size_t(w.problem.n), size_t(w.problem.k)});
+          },
+          "The f64 weights [N, K] the buffers describe (columns in the permuted order of an "
+          "act-order matrix).");
+
+  m.def("quantize", &quantize, "weights"_a, "problem"_a,
+        "Quantizes float weights [N, K] to the problem's format with the formats library's "
+        "round-to-nearest quantizer.");
+  m.def("import_gptq", &importGptq, "qweight"_a, "qzeros"_a, "scales"_a, "g_idx"_a = nb::none(),
+        "v2"_a = false, "activation"_a = "f16",
+        "A GPTQ layer's tensors (qweight [K·bits/32, N] int32, qzeros [G, N·bits/32] int32, "
+        "scales [G, N] float16, g_idx [K]); v2 for GPTQModel's zero convention.");
+  m.def("import_awq", &importAwq, "qweight"_a, "qzeros"_a, "scales"_a, "activation"_a = "f16",
+        "An AWQ (GEMM) layer's tensors: qweight [K, N/8], qzeros [K/g, N/8] int32, scales "
+        "[K/g, N] float16.");
+  m.def("import_gguf", &importGguf, "ggml_type"_a, "data"_a, "n"_a, "k"_a,
+        "activation"_a = "f16",
+        "A GGUF tensor's blocks (uint8) of type Q4_0, Q8_0, Q4_K or Q6_K (name or id) as W[n][k].");
+  m.def("kernel_weights", &fromBuffers, "problem"_a, "codes"_a, "scales"_a, "zeros"_a = nb::none(),
+        "permutation"_a = nb::none(),
+        "Buffers in the C ABI's form (codes [N, K] uint8, scale bytes, zero bytes or codes, "
+        "permutation), checked by dequantizing them.");
+  m.def(
+      "kernel_set_spec",
+      [](const std::vector<core::Problem> &problems, const std::vector<std::string> &archs,
+         const std::string &comment) {
+        spec::KernelSetSpec spec{archs, problems};
+        return spec::printKernelSetSpec(spec, comment);
+      },
+      "problems"_a, "archs"_a = std::vector<std::string>{"sm_90a"}, "comment"_a = "",
+      "The kernel-set spec (TOML) `lowbit compile` and `lowbit tune` take for these problems.");
+}
+
+} // namespace lowbit::python

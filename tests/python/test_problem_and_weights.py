@@ -1,0 +1,132 @@
+"""The typed model and the formats library through the bindings: one parse
+and one print of a problem, the quantizer, and the checkpoint importers
+against independent NumPy oracles (tests/python/reference.py)."""
+import numpy as np
+import pytest
+
+import lowbit
+import reference
+
+
+def test_a_problem_prints_its_signature_and_parses_back():
+    p = lowbit.Problem(1024, 2048, weight="uint4", zero="quantized", zero_codes="uint8",
+                       act_order=True, name="layer")
+    assert p.signature == ("lowbit.qmatmul.v1;n=1024;k=2048;act=f16;weight=uint4;scale=f16;"
+                           "granularity=group;group=128;zero=quantized;zero_codes=uint8;"
+                           "act_order=1")
+    back = lowbit.Problem.from_signature(p.signature)
+    assert back == p and back.name == "" and p.name == "layer"
+    assert hash(back) == hash(p)
+    assert (p.n, p.k, p.bits, p.zero, p.zero_codes, p.act_order) == (
+        1024, 2048, 4, "quantized", "uint8", True)
+    assert "sm_90a" in p.kernel_archs
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n=100, k=100), "divide K = 100"),
+    (dict(n=64, k=128, weight="uint9"), "1..8 bits"),
+    (dict(n=64, k=128, activation="f32"), "f32"),
+    (dict(n=64, k=128, zero="quantized"), "zero_codes"),
+    (dict(n=0, k=128), "N"),
+])
+def test_invalid_problems_are_value_errors_that_name_the_field(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        lowbit.Problem(**kwargs)
+
+
+def test_quantize_is_the_formats_librarys_round_to_nearest():
+    rng = np.random.default_rng(1)
+    w = rng.normal(0, 0.02, size=(64, 256)).astype(np.float32)
+    p = lowbit.Problem(64, 256, weight="uint4", group_size=64, zero="quantized",
+                       zero_codes="uint8")
+    kw = lowbit.quantize(w, p)
+    assert kw.problem == p
+    codes, scales = kw.codes, kw.scales.view(np.float16).astype(np.float64).reshape(64, 4)
+    zeros = kw.zeros.reshape(64, 4).astype(np.float64)
+    g = np.arange(256) // 64
+    ours = (codes - zeros[:, g]) * scales[:, g]
+    np.testing.assert_array_equal(kw.dequantize(), ours)
+    # Round to nearest: no weight is off by more than half a step.
+    assert np.all(np.abs(ours - w) <= scales[:, g] / 2 + 1e-7)
+
+
+def test_quantize_checks_its_input():
+    p = lowbit.Problem(64, 256)
+    with pytest.raises(ValueError, match=r"weights are \[64, 128\]"):
+        lowbit.quantize(np.zeros((64, 128), np.float32), p)
+    with pytest.raises(ValueError, match="float32 or float64"):
+        lowbit.quantize(np.zeros((64, 256), np.int32), p)
+    with pytest.raises(ValueError, match="contiguous"):
+        lowbit.quantize(np.zeros((256, 64), np.float32).T, p)
+
+
+@pytest.mark.parametrize("act_order", [False, True])
+def test_gptq_import_keeps_every_weight(act_order):
+    rng = np.random.default_rng(2)
+    tensors, w = reference.gptq_layer(rng, 256, 1024, 128, act_order=act_order, force_zero=0)
+    kw = lowbit.import_gptq(**tensors)
+    p = kw.problem
+    assert (p.n, p.k, p.group_size, p.zero_codes, p.act_order) == (256, 1024, 128, "uint8",
+                                                                    act_order)
+    d = kw.dequantize()
+    if act_order:
+        perm = kw.permutation
+        assert sorted(perm.tolist()) == list(range(1024))
+        np.testing.assert_array_equal(d, w[:, perm])
+    else:
+        assert kw.permutation is None
+        np.testing.assert_array_equal(d, w)
+
+
+def test_gptq_v2_zeros_are_stored_as_they_are():
+    rng = np.random.default_rng(3)
+    tensors, w = reference.gptq_layer(rng, 256, 512, 128, v1=False)
+    tensors.pop("g_idx")
+    kw = lowbit.import_gptq(**tensors, v2=True)
+    assert kw.problem.zero_codes == "uint4"
+    np.testing.assert_array_equal(kw.dequantize(), w)
+
+
+def test_gptq_tensors_that_do_not_fit_together_are_refused():
+    rng = np.random.default_rng(4)
+    tensors, _ = reference.gptq_layer(rng, 256, 512, 128)
+    tensors["scales"] = np.ascontiguousarray(tensors["scales"][:, :128])
+    with pytest.raises(ValueError, match="do not fit together"):
+        lowbit.import_gptq(**tensors)
+    tensors, _ = reference.gptq_layer(rng, 256, 512, 128)
+    tensors["qweight"] = tensors["qweight"].astype(np.int64)
+    with pytest.raises(ValueError, match="qweight must be int32"):
+        lowbit.import_gptq(**tensors)
+
+
+def test_awq_import_reads_its_nibble_order():
+    rng = np.random.default_rng(5)
+    tensors, w = reference.awq_layer(rng, 256, 512, 128)
+    kw = lowbit.import_awq(**tensors)
+    assert kw.problem.zero_codes == "uint4"
+    np.testing.assert_array_equal(kw.dequantize(), w)
+
+
+def test_gguf_q8_0_import():
+    rng = np.random.default_rng(6)
+    data, w = reference.q8_0_tensor(rng, 256, 512)
+    kw = lowbit.import_gguf("Q8_0", data, 256, 512)
+    assert (kw.problem.weight, kw.problem.group_size) == ("int8", 32)
+    np.testing.assert_array_equal(kw.dequantize(), w)
+    with pytest.raises(ValueError, match="Q5_1.*not one lowbit imports"):
+        lowbit.import_gguf("Q5_1", data, 256, 512)
+    with pytest.raises(ValueError):
+        lowbit.import_gguf("Q8_0", data[:-1], 256, 512)
+
+
+def test_kernel_weights_from_buffers_are_checked():
+    p = lowbit.Problem(64, 128, group_size=64)
+    codes = np.full((64, 128), 3, np.uint8)
+    scales = np.ones(128, np.float16).view(np.uint8)
+    kw = lowbit.kernel_weights(p, codes, scales)
+    assert np.all(kw.dequantize() == 3.0)
+    codes[5, 7] = 16
+    with pytest.raises(ValueError):
+        lowbit.kernel_weights(p, codes, scales)
+    with pytest.raises(ValueError, match="codes must be"):
+        lowbit.kernel_weights(p, codes[:32], scales)
