@@ -2,6 +2,8 @@
 # Runs on the GPU machine, from the repository root, with .device/ carried
 # there by scripts/device-stage.sh: every GPU test binary, then the
 # benchmarks; logs go to $OUT (when set) and a short table is printed last.
+# LOWBIT_DEVICE_PARTS picks parts: bench tests tune (default), sanitize, and
+# python (scripts/device-stage-python.sh stages it).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/.device/out}
@@ -72,6 +74,41 @@ fi
 # compute-sanitizer's memcheck and racecheck over the W4A16 test on the small
 # kernel set that reaches every family (tests/gpu/kernels), and over the
 # runtime's GPU tests. A tool's report that is not clean fails the run.
+# The Python package, built there by pip from ./python for the image's
+# python3 (scikit-build-core and nanobind are in the image; the headers it
+# lacks come from scripts/device-stage-python.sh), then its GPU tests and the
+# two examples.
+if [[ $parts == *" python "* && -d $root/.device/python ]]; then
+  py=$root/.device/python
+  for db in "$py"/kernels/*.xz; do [[ -f ${db%.xz} ]] || xz -dk "$db"; done
+  [[ -d $py/minilm-f16 ]] || (cd "$py" && tar xJf minilm-f16.tar.xz)
+  site=/tmp/lowbit-site
+  sqlite=$(ldconfig -p | awk '/libsqlite3\.so\.0 /{print $NF; exit}')
+  rm -rf "$site"
+  timeout 300 python3 -m pip install --no-build-isolation --no-deps --no-index --target "$site" \
+    --config-settings=cmake.define.SQLite3_INCLUDE_DIR="$py/include" \
+    --config-settings=cmake.define.SQLite3_LIBRARY="$sqlite" \
+    --config-settings=cmake.define.nlohmann_json_DIR="$py/share/cmake/nlohmann_json" \
+    --config-settings=cmake.define.CMAKE_CXX_FLAGS="-isystem $py/include" \
+    --config-settings=build-dir=/tmp/lowbit-python-build \
+    "$root/python" >"$out/python-build.log" 2>&1 || { status=1; tail -30 "$out/python-build.log"; }
+  export PYTHONPATH=$site
+  LOWBIT_PYTHON_TEST_DB=$py/kernels/python-tests.db timeout 300 python3 -m pytest -q \
+    -p no:cacheprovider "$root/tests/python" -m gpu >"$out/python-gpu-tests.log" 2>&1
+  rc=$?
+  ((rc != 0)) && { status=1; tail -30 "$out/python-gpu-tests.log"; }
+  summary+=("$(printf '%-40s %6s %6s %7s %4s' python_gpu_tests \
+    "$(grep -oE '[0-9]+ passed' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" \
+    "$(grep -oE '[0-9]+ failed' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" \
+    "$(grep -oE '[0-9]+ skipped' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" "$rc")")
+  HF_HUB_OFFLINE=1 timeout 300 python3 "$root/examples/python/minilm_w4.py" \
+    --db "$py/kernels/python-tests.db" --model-dir "$py/minilm-f16" >"$out/minilm.txt" 2>&1
+  echo "minilm_w4.py exited $?"; grep -E '^\| \*\*mean|^(PASS|FAIL)|^all-MiniLM' "$out/minilm.txt"
+  timeout 300 python3 "$root/examples/python/llama_decoder_stack.py" \
+    --db "$py/kernels/llama3-8b-sm90a.db" >"$out/llama-stack.txt" 2>&1 || status=1
+  cat "$out/llama-stack.txt"
+fi
+
 if [[ $parts == *" sanitize "* && -d $root/.device/kernels/sanitizer ]]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck; do
