@@ -101,10 +101,10 @@ if [[ $parts == *" python "* && -d $root/.device/python ]]; then
     "$(grep -oE '[0-9]+ passed' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" \
     "$(grep -oE '[0-9]+ failed' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" \
     "$(grep -oE '[0-9]+ skipped' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" "$rc")")
-  HF_HUB_OFFLINE=1 timeout 300 python3 "$root/examples/python/minilm_w4.py" \
+  HF_HUB_OFFLINE=1 timeout 300 python3 -X faulthandler "$root/examples/python/minilm_w4.py" \
     --db "$py/kernels/python-tests.db" --model-dir "$py/minilm-f16" >"$out/minilm.txt" 2>&1
   echo "minilm_w4.py exited $?"; grep -E '^\| \*\*mean|^(PASS|FAIL)|^all-MiniLM' "$out/minilm.txt"
-  timeout 300 python3 "$root/examples/python/llama_decoder_stack.py" \
+  timeout 300 python3 -X faulthandler "$root/examples/python/llama_decoder_stack.py" \
     --db "$py/kernels/llama3-8b-sm90a.db" >"$out/llama-stack.txt" 2>&1 || status=1
   cat "$out/llama-stack.txt"
 fi

@@ -10,6 +10,7 @@ Plans read kernels from a database `lowbit compile` wrote (the system
 database) and one `lowbit tune` wrote (the user database). Name them with
 set_databases() or the environment (LOWBIT_SYSTEM_DB, LOWBIT_USER_DB).
 """
+import atexit
 import os
 import threading
 
@@ -63,3 +64,9 @@ def context(device=0):
             found = Context(_databases["system_db"], _databases["user_db"], device)
             _contexts[device] = found
         return found
+
+
+@atexit.register
+def _release_contexts():
+    with _lock:
+        _contexts.clear()

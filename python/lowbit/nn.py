@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Optional, Union
 import torch
 
 from . import _lowbit, context as _context
-from .ops import matmul, register_plan, release_plan
+from .ops import matmul, matmul_eager, register_plan, release_plan
 
 _ACTIVATIONS = {torch.float16: "f16", torch.bfloat16: "bf16"}
 
@@ -73,8 +73,11 @@ class Linear(torch.nn.Module):
         return plan_of(self.plan_handle(torch.device("cpu")))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = matmul(x, self.packed_weights, self.packed_scales, self.packed_zeros,
-                   self.plan_handle(x.device))
+        # Eager CUDA calls skip the dispatcher; torch.compile and the CPU
+        # reference go through the registered op.
+        op = matmul_eager if x.is_cuda and not torch.compiler.is_compiling() else matmul
+        y = op(x, self.packed_weights, self.packed_scales, self.packed_zeros,
+               self.plan_handle(x.device))
         if self.bias is not None:
             y = y + self.bias
         return y

@@ -12,6 +12,7 @@ buffers and the formats library dequantizes them (slow; for tests). The
 fake implementation gives the output's shape and dtype, so torch.compile
 traces the op without running it.
 """
+import atexit
 import itertools
 import threading
 from typing import Optional
@@ -21,16 +22,41 @@ import torch
 from . import _lowbit
 
 _DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
-_plans = {}
-_next_handle = itertools.count(1)
 _lock = threading.Lock()
+_next_handle = itertools.count(1)
+
+
+class _Registered:
+    """A plan with what every call reads of it, read once (a Problem
+    property crosses into C++ and copies the problem)."""
+
+    __slots__ = ("plan", "n", "k", "dtype", "activation", "weight_bytes", "scale_bytes",
+                 "zero_bytes", "zero", "device", "needs_workspace")
+
+    def __init__(self, plan):
+        problem = plan.problem
+        self.plan = plan
+        self.n, self.k = problem.n, problem.k
+        self.activation = problem.activation
+        self.dtype = _DTYPES[problem.activation]
+        self.weight_bytes, self.scale_bytes = plan.weight_bytes, plan.scale_bytes
+        self.zero_bytes, self.zero = plan.zero_bytes, problem.zero
+        self.device = plan.device
+        # The dense path's workspace is there at every M and the act-order
+        # gather's at every M > 0, so a plan that needs none at M = 1 needs
+        # none at all.
+        self.needs_workspace = plan.workspace_bytes(1) > 0
+
+
+_plans = {}
 
 
 def register_plan(plan: _lowbit.Plan) -> int:
     """A handle for `plan` that the op takes (an int, so graphs can hold it)."""
+    registered = _Registered(plan)
     with _lock:
         handle = next(_next_handle)
-        _plans[handle] = plan
+        _plans[handle] = registered
         return handle
 
 
@@ -39,54 +65,65 @@ def release_plan(handle: int) -> None:
         _plans.pop(handle, None)
 
 
-def plan_of(handle: int) -> _lowbit.Plan:
+def _registered(handle: int) -> _Registered:
     try:
         return _plans[handle]
     except KeyError:
         raise ValueError(f"lowbit.matmul: {handle} is not a registered plan handle") from None
 
 
-def _check(x, weights, scales, zeros, plan):
-    problem = plan.problem
-    if x.dtype != _DTYPES[problem.activation]:
+def plan_of(handle: int) -> _lowbit.Plan:
+    return _registered(handle).plan
+
+
+def _check(x, weights, scales, zeros, p: _Registered):
+    if x.dtype != p.dtype:
         raise TypeError(f"lowbit.matmul: x is {x.dtype}, the plan's activations are "
-                        f"{problem.activation}")
-    if x.dim() < 1 or x.shape[-1] != problem.k:
+                        f"{p.activation}")
+    if x.dim() < 1 or x.shape[-1] != p.k:
         raise ValueError(f"lowbit.matmul: x has shape {tuple(x.shape)}, its last dimension must "
-                         f"be K = {problem.k}")
-    for name, buffer, needed in (("weights", weights, plan.weight_bytes),
-                                 ("scales", scales, plan.scale_bytes)):
+                         f"be K = {p.k}")
+    for name, buffer, needed in (("weights", weights, p.weight_bytes),
+                                 ("scales", scales, p.scale_bytes)):
         if buffer.dtype != torch.uint8 or buffer.dim() != 1 or buffer.numel() < needed:
             raise ValueError(f"lowbit.matmul: {name} must be a uint8 vector of at least "
                              f"{needed} bytes (Plan.pack's), got {buffer.dtype} "
                              f"{tuple(buffer.shape)}")
-    if (zeros is None) != (plan.zero_bytes == 0):
-        raise ValueError(f"lowbit.matmul: the problem's zero points are '{problem.zero}', "
+    if (zeros is None) != (p.zero_bytes == 0):
+        raise ValueError(f"lowbit.matmul: the problem's zero points are '{p.zero}', "
                          f"zeros is {'None' if zeros is None else 'given'}")
     for name, buffer in (("weights", weights), ("scales", scales), ("zeros", zeros)):
         if buffer is not None and buffer.device != x.device:
             raise ValueError(f"lowbit.matmul: {name} is on {buffer.device}, x on {x.device}")
 
 
-def _matmul_cuda(x, weights, scales, zeros, plan):
-    if x.device.index != plan.device:
+def _matmul_cuda(x, weights, scales, zeros, p: _Registered):
+    if x.device.index != p.device:
         raise ValueError(f"lowbit.matmul: x is on {x.device}, the plan's kernels on "
-                         f"cuda:{plan.device}")
+                         f"cuda:{p.device}")
     if not x.is_contiguous():
         raise ValueError("lowbit.matmul: x must be contiguous")
-    problem = plan.problem
-    y = torch.empty(x.shape[:-1] + (problem.n,), dtype=x.dtype, device=x.device)
-    m = x.numel() // problem.k
+    y = torch.empty(x.shape[:-1] + (p.n,), dtype=x.dtype, device=x.device)
+    m = x.numel() // p.k
     if m == 0:
         return y
-    workspace_bytes = plan.workspace_bytes(m)
+    workspace_bytes = p.plan.workspace_bytes(m) if p.needs_workspace else 0
     workspace = (torch.empty(workspace_bytes, dtype=torch.uint8, device=x.device)
                  if workspace_bytes else None)
-    plan.matmul(m, x.data_ptr(), weights.data_ptr(), weights.numel(), scales.data_ptr(),
-                zeros.data_ptr() if zeros is not None else 0, y.data_ptr(),
-                workspace.data_ptr() if workspace is not None else 0, workspace_bytes,
-                torch.cuda.current_stream(x.device).cuda_stream)
+    p.plan.matmul(m, x.data_ptr(), weights.data_ptr(), weights.numel(), scales.data_ptr(),
+                  zeros.data_ptr() if zeros is not None else 0, y.data_ptr(),
+                  workspace.data_ptr() if workspace is not None else 0, workspace_bytes,
+                  torch.cuda.current_stream(x.device).cuda_stream)
     return y
+
+
+def matmul_eager(x, weights, scales, zeros, plan: int) -> torch.Tensor:
+    """The op's CUDA path called directly, without the dispatcher (which
+    costs more than the launch at small M): what lowbit.nn.Linear runs
+    outside torch.compile on CUDA tensors."""
+    p = _registered(plan)
+    _check(x, weights, scales, zeros, p)
+    return _matmul_cuda(x, weights, scales, zeros, p)
 
 
 def reference_weights(plan, weights, scales, zeros) -> torch.Tensor:
@@ -111,18 +148,26 @@ def _matmul_reference(x, weights, scales, zeros, plan):
 @torch.library.custom_op("lowbit::matmul", mutates_args=())
 def matmul(x: torch.Tensor, weights: torch.Tensor, scales: torch.Tensor,
            zeros: Optional[torch.Tensor], plan: int) -> torch.Tensor:
-    p = plan_of(plan)
+    p = _registered(plan)
     _check(x, weights, scales, zeros, p)
     if x.is_cuda:
         return _matmul_cuda(x, weights, scales, zeros, p)
     if x.device.type == "cpu":
-        return _matmul_reference(x, weights, scales, zeros, p)
+        return _matmul_reference(x, weights, scales, zeros, p.plan)
     raise ValueError(f"lowbit.matmul: x is on {x.device}; lowbit runs on CUDA (and on the CPU "
                      "as a reference)")
 
 
 @matmul.register_fake
 def _matmul_fake(x, weights, scales, zeros, plan):
-    p = plan_of(plan)
+    p = _registered(plan)
     _check(x, weights, scales, zeros, p)
-    return x.new_empty(x.shape[:-1] + (p.problem.n,))
+    return x.new_empty(x.shape[:-1] + (p.n,))
+
+
+@atexit.register
+def _release_plans():
+    # Plans (and their kernels) go before the interpreter tears down the
+    # extension's types.
+    with _lock:
+        _plans.clear()

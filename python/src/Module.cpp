@@ -25,9 +25,11 @@ NB_MODULE(_lowbit, m) {
   m.attr("__version__") = lowbit_version_string();
 
   // LowbitError(RuntimeError) with .status, the lowbit_status of the call.
-  static nb::object lowbitError = nb::steal(
-      PyErr_NewException("lowbit._lowbit.LowbitError", PyExc_RuntimeError, nullptr));
-  m.attr("LowbitError") = lowbitError;
+  // The module owns the type; the translator borrows it (an owning static
+  // would outlive the interpreter).
+  static nb::handle lowbitError =
+      PyErr_NewException("lowbit._lowbit.LowbitError", PyExc_RuntimeError, nullptr);
+  m.attr("LowbitError") = nb::steal(lowbitError);
   nb::register_exception_translator([](const std::exception_ptr &thrown, void *) {
     try {
       std::rethrow_exception(thrown);

@@ -17,13 +17,15 @@ def test_a_problem_without_kernels_is_a_lowbit_error(context):
     assert raised.value.status == 8  # LOWBIT_STATUS_UNKNOWN_PROBLEM
 
 
-@pytest.mark.parametrize("problem", [
-    lowbit.Problem(384, 1536, weight="int4", group_size=64),
-    lowbit.Problem(256, 512, zero="quantized", zero_codes="uint4"),
-    lowbit.Problem(512, 256, weight="int4", activation="bf16", scale="bf16", group_size=64,
-                   zero="sub_code"),
+# Keyword arguments, not Problems: pytest keeps parameters until it exits.
+@pytest.mark.parametrize("settings", [
+    dict(n=384, k=1536, weight="int4", group_size=64),
+    dict(n=256, k=512, zero="quantized", zero_codes="uint4"),
+    dict(n=512, k=256, weight="int4", activation="bf16", scale="bf16", group_size=64,
+         zero="sub_code"),
 ])
-def test_pack_then_unpack_gives_the_weights_back(context, problem):
+def test_pack_then_unpack_gives_the_weights_back(context, settings):
+    problem = lowbit.Problem(**settings)
     rng = np.random.default_rng(7)
     w = rng.normal(0, 0.02, size=(problem.n, problem.k))
     kw = lowbit.quantize(w, problem)
