@@ -93,20 +93,26 @@ if [[ $parts == *" python "* && -d $root/.device/python ]]; then
     --config-settings=build-dir=/tmp/lowbit-python-build \
     "$root/python" >"$out/python-build.log" 2>&1 || { status=1; tail -30 "$out/python-build.log"; }
   export PYTHONPATH=$site
-  LOWBIT_PYTHON_TEST_DB=$py/kernels/python-tests.db timeout 300 python3 -m pytest -q \
-    -p no:cacheprovider "$root/tests/python" -m gpu >"$out/python-gpu-tests.log" 2>&1
-  rc=$?
-  ((rc != 0)) && { status=1; tail -30 "$out/python-gpu-tests.log"; }
-  summary+=("$(printf '%-40s %6s %6s %7s %4s' python_gpu_tests \
-    "$(grep -oE '[0-9]+ passed' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" \
-    "$(grep -oE '[0-9]+ failed' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" \
-    "$(grep -oE '[0-9]+ skipped' "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0)" "$rc")")
-  HF_HUB_OFFLINE=1 timeout 300 python3 -X faulthandler "$root/examples/python/minilm_w4.py" \
-    --db "$py/kernels/python-tests.db" --model-dir "$py/minilm-f16" >"$out/minilm.txt" 2>&1
-  echo "minilm_w4.py exited $?"; grep -E '^\| \*\*mean|^(PASS|FAIL)|^all-MiniLM' "$out/minilm.txt"
-  timeout 300 python3 -X faulthandler "$root/examples/python/llama_decoder_stack.py" \
-    --db "$py/kernels/llama3-8b-sm90a.db" >"$out/llama-stack.txt" 2>&1 || status=1
-  cat "$out/llama-stack.txt"
+  run=" ${LOWBIT_PYTHON_RUN:-tests minilm llama} "
+  if [[ $run == *" tests "* ]]; then
+    LOWBIT_PYTHON_TEST_DB=$py/kernels/python-tests.db timeout 300 python3 -m pytest -q \
+      -p no:cacheprovider "$root/tests/python" -m gpu >"$out/python-gpu-tests.log" 2>&1
+    rc=$?
+    ((rc != 0)) && { status=1; tail -30 "$out/python-gpu-tests.log"; }
+    count() { grep -oE "[0-9]+ $1" "$out/python-gpu-tests.log" | grep -oE '[0-9]+' || echo 0; }
+    summary+=("$(printf '%-40s %6s %6s %7s %4s' python_gpu_tests "$(count passed)" \
+      "$(count failed)" "$(count skipped)" "$rc")")
+  fi
+  if [[ $run == *" minilm "* ]]; then
+    HF_HUB_OFFLINE=1 timeout 300 python3 -X faulthandler "$root/examples/python/minilm_w4.py" \
+      --db "$py/kernels/python-tests.db" --model-dir "$py/minilm-f16" >"$out/minilm.txt" 2>&1
+    echo "minilm_w4.py exited $?"; grep -E '^\| \*\*mean|^(PASS|FAIL)|^all-MiniLM' "$out/minilm.txt"
+  fi
+  if [[ $run == *" llama "* ]]; then
+    timeout 300 python3 -X faulthandler "$root/examples/python/llama_decoder_stack.py" \
+      --db "$py/kernels/llama3-8b-sm90a.db" >"$out/llama-stack.txt" 2>&1 || status=1
+    cat "$out/llama-stack.txt"
+  fi
 fi
 
 if [[ $parts == *" sanitize "* && -d $root/.device/kernels/sanitizer ]]; then

@@ -1,7 +1,7 @@
 #include "core/formats/IntFormat.h"
+#include "core/support/FormatNumber.h"
 
 #include <cmath>
-#include <sstream>
 
 namespace lowbit::formats {
 
@@ -58,11 +58,9 @@ Expected<uint32_t> encodeInt(const IntFormat &format, double value, Rounding rou
   double rounded = rounding == Rounding::NearestEven ? std::nearbyint(scaled) : std::ceil(scaled);
   if (rounded < format.minValue() || rounded > format.maxValue()) {
     if (onOverflow == OnOverflow::Error) {
-      std::ostringstream message;
-      message.precision(17);
-      message << "value " << value << " is outside the range [" << minIntValue(format) << ", "
-              << maxIntValue(format) << "] of " << intFormatName(format);
-      return makeError(message.str());
+      return makeError("value " + formatDouble(value) + " is outside the range [" +
+                       formatDouble(minIntValue(format)) + ", " +
+                       formatDouble(maxIntValue(format)) + "] of " + intFormatName(format));
     }
     rounded = rounded < format.minValue() ? format.minValue() : format.maxValue();
   }

@@ -1,8 +1,8 @@
 #include "core/formats/LutFormat.h"
+#include "core/support/FormatNumber.h"
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 namespace lowbit::formats {
 
@@ -58,11 +58,9 @@ Expected<uint32_t> encodeLut(const LutFormat &format, double value, Rounding rou
       double target = value > highest ? highest : lowest;
       return uint32_t(std::find(table.begin(), table.end(), target) - table.begin());
     }
-    std::ostringstream message;
-    message.precision(17);
-    message << "value " << value << " is outside the range [" << lowest << ", " << highest
-            << "] of lut '" << format.name << "'";
-    return makeError(message.str());
+    return makeError("value " + formatDouble(value) + " is outside the range [" +
+                     formatDouble(lowest) + ", " + formatDouble(highest) + "] of lut '" +
+                     format.name + "'");
   }
   return uint32_t(best);
 }

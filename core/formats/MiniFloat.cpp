@@ -1,20 +1,13 @@
 #include "core/formats/MiniFloat.h"
+#include "core/support/FormatNumber.h"
 
 #include <cmath>
-#include <sstream>
 
 namespace lowbit::formats {
 
 namespace {
 
 uint32_t mask(int bits) { return bits >= 32 ? 0xFFFFFFFFu : (1u << bits) - 1u; }
-
-std::string formatDouble(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
-}
 
 // The largest exponent field that still encodes finite values, and the largest
 // mantissa allowed with it.

@@ -83,6 +83,8 @@ TEST(IntFormat, EncodeRoundsHalfToEvenAndRejectsOutOfRange) {
   Expected<uint32_t> wrap = int4.encode(8.0);
   ASSERT_FALSE(wrap.ok());
   EXPECT_NE(wrap.error().find("outside the range [-8, 7] of int4"), std::string::npos);
+  // Values print with 17 significant digits (core/support/FormatNumber.h).
+  EXPECT_EQ(int4.encode(8.6).error(), "value 8.5999999999999996 is outside the range [-8, 7] of int4");
   EXPECT_EQ(*int4.encode(8.0, Rounding::NearestEven, OnOverflow::Saturate), 7u);
   Expected<DataFormat> nine = DataFormat::integer(9, true);
   ASSERT_FALSE(nine.ok());
