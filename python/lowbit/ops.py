@@ -101,8 +101,9 @@ def _matmul_cuda(x, weights, scales, zeros, p: _Registered):
     if x.device.index != p.device:
         raise ValueError(f"lowbit.matmul: x is on {x.device}, the plan's kernels on "
                          f"cuda:{p.device}")
-    if not x.is_contiguous():
-        raise ValueError("lowbit.matmul: x must be contiguous")
+    # The kernels read x row-major; a strided view (a transposed attention
+    # output, say) is copied, as torch.nn.functional.linear would.
+    x = x.contiguous()
     y = torch.empty(x.shape[:-1] + (p.n,), dtype=x.dtype, device=x.device)
     m = x.numel() // p.k
     if m == 0:

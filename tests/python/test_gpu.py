@@ -78,6 +78,12 @@ def test_eager_matches_the_reference(layers, name):
         assert error < TOLERANCE, f"{name}, M = {m}: worst relative error {error}"
 
 
+def test_strided_inputs_are_read_as_their_values(layers):
+    layer = layers["int4 g64 384x384"]
+    x = _input(layer, 384).T  # [384, 384] transposed view
+    torch.testing.assert_close(layer(x), layer(x.contiguous()), rtol=0, atol=0)
+
+
 def test_torch_compile_matches_eager(layers):
     layer = layers["int4 g64 1536x384"]
     compiled = torch.compile(layer, fullgraph=True, dynamic=True)

@@ -72,6 +72,8 @@ def test_leading_dimensions_and_empty_inputs(context):
     assert q(x).shape == (2, 3, 384)
     _expect_close(q(x).reshape(6, 384), q(x.reshape(6, 384)))
     assert q(_x(0, 384)).shape == (0, 384)
+    strided = _x(384, 6).T  # a transposed view, as attention layers pass
+    _expect_close(q(strided), q(strided.contiguous()))
 
 
 def test_torch_compile_traces_the_op_with_its_fake_implementation(context):
