@@ -25,14 +25,15 @@ class Linear(torch.nn.Module):
 
     def __init__(self, weights: _lowbit.KernelWeights, bias: Optional[torch.Tensor] = None,
                  device: Union[torch.device, str, None] = None,
-                 context: Optional[_lowbit.Context] = None):
+                 context: Optional[_lowbit.Context] = None,
+                 plan: Optional[_lowbit.Plan] = None):
         super().__init__()
         problem = weights.problem
         self.problem = problem
         self.in_features = problem.k
         self.out_features = problem.n
         device = torch.device(device) if device is not None else torch.device("cpu")
-        plan = _lowbit.Plan(context or _context(device.index or 0), problem)
+        plan = plan or _lowbit.Plan(context or _context(device.index or 0), problem)
         self.layout_id = plan.layout_id
         self._handles = {plan.device: register_plan(plan)}
         packed, scales, zeros = plan.pack(weights)
@@ -90,13 +91,15 @@ class Linear(torch.nn.Module):
     def from_float(cls, linear: torch.nn.Linear, weight: str = "int4", group_size: int = 128,
                    granularity: str = "group", scale: Optional[str] = None, zero: str = "none",
                    zero_codes: Optional[str] = None, activation: Optional[str] = None,
-                   context: Optional[_lowbit.Context] = None) -> "Linear":
-        """Quantizes linear.weight with the formats library (round to nearest)."""
+                   context: Optional[_lowbit.Context] = None,
+                   plan: Optional[_lowbit.Plan] = None) -> "Linear":
+        """Quantizes linear.weight with the formats library (round to nearest);
+        `plan`, when given, is a plan of the same problem to reuse."""
         problem = problem_for(linear, weight=weight, group_size=group_size,
                               granularity=granularity, scale=scale, zero=zero,
                               zero_codes=zero_codes, activation=activation)
         weights = _lowbit.quantize(_numpy(linear.weight.float()), problem)
-        return cls(weights, linear.bias, device=linear.weight.device, context=context)
+        return cls(weights, linear.bias, device=linear.weight.device, context=context, plan=plan)
 
     @classmethod
     def from_gptq(cls, qweight, qzeros, scales, g_idx=None, bias=None, v2: bool = False,
@@ -175,15 +178,19 @@ def quantize_model(model: torch.nn.Module, weight: str = "int4", skip: Skip = No
     fnmatch patterns over module names, or a predicate (name, module)) by a
     lowbit Linear quantized with from_float; returns the model.
 
-    Plans are made before any module is replaced, so a problem without
+    Plans are made, one per problem and device, before any module is
+    replaced (the layers share them), so a problem without
     kernels is one error that lists every such problem and leaves the model
     as it was."""
     targets = list(_linears(model, skip))
-    missing = []
+    plans, missing = {}, []
     for name, linear in targets:
         problem = problem_for(linear, weight=weight, name=name, **settings)
+        key = (problem.signature, linear.weight.device.index or 0)
+        if key in plans:
+            continue
         try:
-            _lowbit.Plan(context or _context(linear.weight.device.index or 0), problem)
+            plans[key] = _lowbit.Plan(context or _context(key[1]), problem)
         except _lowbit.LowbitError as error:
             missing.append(f"  {name}: {problem.signature}: {error}")
     if missing:
@@ -192,7 +199,10 @@ def quantize_model(model: torch.nn.Module, weight: str = "int4", skip: Skip = No
             "lowbit.compiler.compile(lowbit.nn.model_problems(model, ...), out_dir)):\n" +
             "\n".join(missing))
     for name, linear in targets:
-        replacement = Linear.from_float(linear, weight=weight, context=context, **settings)
+        problem = problem_for(linear, weight=weight, **settings)
+        plan = plans[(problem.signature, linear.weight.device.index or 0)]
+        replacement = Linear.from_float(linear, weight=weight, context=context, plan=plan,
+                                        **settings)
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
         setattr(parent, child, replacement)
