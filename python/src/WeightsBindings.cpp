@@ -8,6 +8,7 @@
 #include "core/checkpoint/PackedLayerShapes.h"
 #include "core/formats/Gguf.h"
 #include "core/formats/Gptq.h"
+#include "core/formats/HessianQuantize.h"
 #include "Arrays.h"
 #include "Bindings.h"
 #include "Errors.h"
@@ -45,7 +46,39 @@ KernelWeights kernelWeightsOf(Expected<formats::QuantizedMatrix> matrix,
   return std::move(*weights);
 }
 
-KernelWeights quantize(const HostArray &weights, const core::Problem &target) {
+std::vector<double> doublesOf(const HostArray &a) {
+  if (hasType(a, kFloat64))
+    return copyOf<double>(a);
+  std::vector<double> values(a.size());
+  const auto *f = static_cast<const float *>(a.data());
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = f[i];
+  return values;
+}
+
+Expected<formats::QuantizedMatrix>
+quantizeWithHessian(const std::vector<double> &values, const core::Problem &target,
+                    const formats::QuantScheme &scheme, const HostArray &hessian, double damping,
+                    const std::optional<std::vector<double>> &clipRatios, bool descendingOrder) {
+  std::vector<size_t> shape = checkArray(hessian, "hessian", {kFloat32, kFloat64}, 2);
+  if (static_cast<int64_t>(shape[0]) != target.k || static_cast<int64_t>(shape[1]) != target.k)
+    throw std::invalid_argument("hessian is [" + std::to_string(shape[0]) + ", " +
+                                std::to_string(shape[1]) + "], it must be K x K = " +
+                                std::to_string(target.k) + " x " + std::to_string(target.k));
+  formats::HessianQuantizeOptions options;
+  options.damping = damping;
+  options.descendingActivationOrder = descendingOrder;
+  options.clipRatios = clipRatios ? *clipRatios : formats::defaultClipRatios();
+  std::vector<double> h = doublesOf(hessian);
+  return formats::quantizeWithHessian(values.data(), target.n, target.k, h.data(), scheme,
+                                      options);
+}
+
+// Round to nearest without a Hessian; GPTQ (formats/HessianQuantize.h) with one.
+KernelWeights quantize(const HostArray &weights, const core::Problem &target,
+                       const std::optional<HostArray> &hessian, double damping,
+                       const std::optional<std::vector<double>> &clipRatios,
+                       bool descendingOrder) {
   std::vector<size_t> shape = checkArray(weights, "weights", {kFloat32, kFloat64}, 2);
   if (static_cast<int64_t>(shape[0]) != target.n || static_cast<int64_t>(shape[1]) != target.k)
     throw std::invalid_argument("weights are [" + std::to_string(shape[0]) + ", " +
@@ -54,17 +87,15 @@ KernelWeights quantize(const HostArray &weights, const core::Problem &target) {
   if (target.scheme.actOrder)
     throw std::invalid_argument("act-order weights come from GPTQ checkpoints "
                                 "(lowbit.import_gptq with g_idx), not from quantize");
-  std::vector<double> values(weights.size());
-  if (hasType(weights, kFloat64)) {
-    values = copyOf<double>(weights);
-  } else {
-    const auto *f = static_cast<const float *>(weights.data());
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = f[i];
-  }
+  std::vector<double> values = doublesOf(weights);
   formats::QuantScheme scheme = unwrap(core::quantScheme(target));
-  Expected<formats::QuantizedMatrix> matrix = formats::quantize(
-      values.data(), target.n, target.k, scheme, formats::QuantizeOptions{});
+  if (!hessian && clipRatios)
+    throw std::invalid_argument("clip_ratios need a hessian (the clip is chosen by the "
+                                "input-weighted error)");
+  Expected<formats::QuantizedMatrix> matrix =
+      hessian ? quantizeWithHessian(values, target, scheme, *hessian, damping, clipRatios,
+                                    descendingOrder)
+              : formats::quantize(values.data(), target.n, target.k, scheme);
   KernelWeights out =
       kernelWeightsOf(std::move(matrix), core::activationName(target.activation), "quantize");
   if (!out.problem.sameAs(target))
@@ -197,9 +228,13 @@ void bindWeights(nb::module_ &m) {
           "The f64 weights [N, K] the buffers describe (columns in the permuted order of an "
           "act-order matrix).");
 
-  m.def("quantize", &quantize, "weights"_a, "problem"_a,
-        "Quantizes float weights [N, K] to the problem's format with the formats library's "
-        "round-to-nearest quantizer.");
+  m.def("quantize", &quantize, "weights"_a, "problem"_a, "hessian"_a = nb::none(),
+        "damping"_a = 0.01, "clip_ratios"_a = nb::none(), "descending_order"_a = true,
+        "Quantizes float weights [N, K] to the problem's format with the formats library: "
+        "round to nearest, or, given hessian [K, K] (the sum of xᵀx over calibration inputs), "
+        "GPTQ with static groups: damping is a fraction of H's mean diagonal, clip_ratios the "
+        "per-slot clipping candidates (default 1, 0.98, ..., 0.72), descending_order sweeps "
+        "columns by decreasing H[k][k].");
   m.def("import_gptq", &importGptq, "qweight"_a, "qzeros"_a, "scales"_a, "g_idx"_a = nb::none(),
         "v2"_a = false, "activation"_a = "f16",
         "A GPTQ layer's tensors (qweight [K·bits/32, N] int32, qzeros [G, N·bits/32] int32, "

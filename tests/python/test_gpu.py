@@ -113,11 +113,10 @@ def test_cuda_graph_replay_matches_eager(layers):
 
 
 def test_minilm_example(tmp_path, database):
-    """examples/python/minilm_w4.py on the GPU: lowbit's kernels give the
-    embeddings of the dequantized weights (cosine ≥ 0.9999), and quantizing
-    costs no more than it measured when this test was written (mean cosine to
-    the f16 model 0.967 at W4 g64 round-to-nearest; the 0.99 the issue asks
-    for needs a calibrated quantizer, which lowbit does not have yet)."""
+    """examples/python/minilm_w4.py on the GPU with its defaults (NF4 g64,
+    GPTQ calibrated on calibration_sentences.txt): lowbit's kernels give the
+    embeddings of the dequantized weights (cosine ≥ 0.9999), and the
+    embeddings keep a mean cosine ≥ 0.99 to the f16 model's."""
     import os
     import sys
     model_dir = os.environ.get("LOWBIT_MINILM_DIR")
@@ -131,9 +130,8 @@ def test_minilm_example(tmp_path, database):
     sys.path.insert(0, os.path.abspath(examples))
     import minilm_w4
     result = tmp_path / "minilm.json"
-    minilm_w4.main(["--db", database, "--model-dir", model_dir, "--threshold", "0",
-                    "--json", str(result)])
+    minilm_w4.main(["--db", database, "--model-dir", model_dir, "--json", str(result)])
     import json
     measured = json.loads(result.read_text())
     assert measured["kernels_min"] >= 0.9999, measured
-    assert measured["quality_mean"] >= 0.96, measured
+    assert measured["quality_mean"] >= 0.99, measured

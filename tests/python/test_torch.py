@@ -140,6 +140,55 @@ def test_quantize_model_without_kernels_names_the_layers_and_changes_nothing(con
     assert all(type(m) is torch.nn.Linear for m in (model.query, model.up, model.down))
 
 
+def test_collect_hessians_sums_every_input_row_of_each_layer():
+    model = Block().double()
+    xs = [torch.randn(3, 384, dtype=torch.float64), torch.randn(2, 5, 384, dtype=torch.float64)]
+    seen = []
+    model.query.register_forward_hook(lambda m, i, o: seen.append(i[0].reshape(-1, 384)))
+    hessians = lowbit.nn.collect_hessians(model, lambda m: [m(x) for x in xs], skip=["head"])
+    assert sorted(hessians) == ["down", "query", "up"]
+    rows = torch.cat(seen)
+    torch.testing.assert_close(hessians["query"], rows.T @ rows)
+    assert hessians["down"].shape == (1536, 1536)
+    # The hooks are gone afterwards.
+    assert not model.up._forward_hooks
+    with pytest.raises(ValueError, match="never ran these layers: query, up, down, head"):
+        lowbit.nn.collect_hessians(model, lambda m: None)
+
+
+def test_quantize_model_with_calibration_uses_gptq(context):
+    torch.manual_seed(0)
+    model = Block().half()
+    reference_model = Block().half()
+    reference_model.load_state_dict(model.state_dict())
+
+    def activations(seed):  # loud channels and correlated neighbours, as real ones have
+        z = _x(256, 384, dtype=torch.float32, seed=seed)
+        x = z + 0.8 * z.roll(-1, 1) + 0.5 * z.roll(-3, 1)
+        return (x * (1 + 8 * (torch.arange(384) % 17 == 0))).half()
+
+    calibration = [activations(seed) for seed in range(8)]
+    held_out = activations(99)
+    hessian = lowbit.nn.collect_hessians(model, lambda m: [m(x) for x in calibration],
+                                         skip=["head"])["query"]
+    lowbit.nn.quantize_model(model, skip=["head"], group_size=64,
+                             calibrate=lambda m: [m(x) for x in calibration])
+    expected = lowbit.quantize(reference_model.query.weight.detach().float().numpy(),
+                               model.query.problem,
+                               hessian=hessian.numpy())
+    unpacked = model.query.plan_of_cpu().unpack(model.query.packed_weights.numpy(),
+                                               model.query.packed_scales.numpy(), None)
+    np.testing.assert_array_equal(unpacked.codes, expected.codes)
+    # GPTQ's point: the query layer's output on held-out inputs is closer
+    # than round to nearest gets.
+    rtn = lowbit.nn.Linear.from_float(reference_model.query, group_size=64)
+    with torch.no_grad():
+        exact = reference_model.query(held_out).double()
+        gptq_error = (model.query(held_out).double() - exact).norm()
+        rtn_error = (rtn(held_out).double() - exact).norm()
+    assert gptq_error < 0.9 * rtn_error, (gptq_error, rtn_error)
+
+
 def test_compile_entry_point_builds_a_database_plans_read(tmp_path, monkeypatch):
     if not lowbit.compiler.available():
         pytest.skip("no lowbit compiler here (LOWBIT_CLI)")
