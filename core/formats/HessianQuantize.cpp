@@ -133,16 +133,22 @@ Status choleskyLower(std::vector<double> &a, int64_t n, const char *what) {
 Expected<std::vector<double>> inverseUpperFactor(std::vector<double> h, int64_t n) {
   if (Status s = choleskyLower(h, n, "the damped Hessian"); !s)
     return makeError(s.error());
-  // L⁻¹ by forward substitution, row by row (lower triangular).
+  // L⁻¹ by forward substitution, a row at a time: row i of L·L⁻¹ = I gives
+  // L⁻¹[i][·] = -(Σ_{k<i} L[i][k]·L⁻¹[k][·]) / L[i][i] off the diagonal, a
+  // sum of earlier rows (contiguous), not a walk down columns.
   std::vector<double> inverse(size_t(n * n), 0.0);
   for (int64_t i = 0; i < n; ++i) {
-    inverse[size_t(i * n + i)] = 1.0 / h[size_t(i * n + i)];
-    for (int64_t j = 0; j < i; ++j) {
-      double sum = 0;
-      for (int64_t k = j; k < i; ++k)
-        sum += h[size_t(i * n + k)] * inverse[size_t(k * n + j)];
-      inverse[size_t(i * n + j)] = -sum / h[size_t(i * n + i)];
+    double *out = &inverse[size_t(i * n)];
+    const double *lowerRow = &h[size_t(i * n)];
+    for (int64_t k = 0; k < i; ++k) {
+      const double *earlier = &inverse[size_t(k * n)];
+      for (int64_t j = 0; j <= k; ++j)
+        out[j] -= lowerRow[k] * earlier[j];
     }
+    const double diagonal = lowerRow[i];
+    for (int64_t j = 0; j < i; ++j)
+      out[j] /= diagonal;
+    out[i] = 1.0 / diagonal;
   }
   // H⁻¹ = L⁻ᵀ·L⁻¹: entry (i, j) sums over k >= max(i, j) of L⁻¹[k][i]·L⁻¹[k][j].
   std::vector<double> hInverse(size_t(n * n), 0.0);

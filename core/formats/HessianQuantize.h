@@ -38,6 +38,9 @@ struct HessianQuantizeOptions {
 // The clipping ratios 1, 0.98, ..., 0.72: the search AWQ and GPTQ's MSE mode use.
 std::vector<double> defaultClipRatios();
 
+// Cost, in double on one thread: O(K³) to factor H and O(N·K²) for the
+// sweep (the 36 layers of all-MiniLM-L6-v2, K <= 1536, take seconds).
+//
 // W[N][K] (row-major) quantized with GPTQ under H[K][K] (row-major,
 // symmetric positive semi-definite, e.g. the sum of xᵀx over calibration
 // inputs x). Errors name the bad argument: a non-finite or negative-diagonal

@@ -185,7 +185,10 @@ def collect_hessians(model: torch.nn.Module, calibrate: Callable[[torch.nn.Modul
     `skip` names) and returns, per module name, H = Σ xᵀx over every input
     row x the layer saw ([K, K] float64, on the layer's device). Rows are
     every position the model computes: feed unpadded batches (batch size 1,
-    or packed sequences), or padding tokens count as inputs."""
+    or packed sequences), or padding tokens count as inputs. Every H is held
+    until the end (K² doubles per layer): for a large model, quantize it a
+    block at a time (quantize_model(model.layers[i], calibrate=...), the
+    callable still running the whole model)."""
     sums: Dict[str, torch.Tensor] = {}
 
     def hook(name):
