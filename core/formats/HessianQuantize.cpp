@@ -81,9 +81,9 @@ Expected<QuantizedMatrix> fitSlots(const double *weights, int64_t rows, int64_t 
       for (int64_t k = 0; k < cols; ++k) {
         const size_t slot = size_t(fitted->slotOf(n, k)), i = size_t(n * cols + k);
         const double w = weights[i];
+        // Only the error is kept: the sweep sets every code afterwards.
         uint8_t code = nearestCode(scheme.element, map->slope[slot], map->offset[slot], w,
                                    fitted->codes[i]);
-        fitted->codes[i] = code;
         const double e = w - (map->slope[slot] * scheme.element.decode(code) + map->offset[slot]);
         error[slot] += e * e;
       }

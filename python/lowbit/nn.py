@@ -250,9 +250,8 @@ def quantize_model(model: torch.nn.Module, weight: str = "int4", skip: Skip = No
         problem = problem_for(linear, weight=weight, **settings)
         plan = plans[(problem.signature, linear.weight.device.index or 0)]
         replacement = Linear.from_float(linear, weight=weight, context=context, plan=plan,
-                                        hessian=hessians.get(name), damping=damping,
+                                        hessian=hessians.pop(name, None), damping=damping,
                                         clip_ratios=clip_ratios, **settings)
-        hessians.pop(name, None)
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
         setattr(parent, child, replacement)
