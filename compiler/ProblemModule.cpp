@@ -71,9 +71,24 @@ buildProblemModule(MLIRContext &context,
                                        " characters, got " + std::to_string(problem.name.size()));
     Type activation = activationType(context, problem.activation);
     const core::Scheme &scheme = problem.scheme;
-    FailureOr<Type> scale = floatType(context, scheme.scale);
+    // Two-level scales are integer codes (ui8, si8) with float steps.
+    FailureOr<Type> scale = failure();
+    if (scheme.hasSuperBlocks()) {
+      if (Expected<Type> codes = lb::codeType(context, scheme.scale))
+        scale = *codes;
+    } else {
+      scale = floatType(context, scheme.scale);
+    }
     if (failed(scale))
       return emitError(problemLoc, "no IR type for scales of " + scheme.scale.name());
+    Type superStep;
+    if (scheme.superStep) {
+      FailureOr<Type> type = floatType(context, *scheme.superStep);
+      if (failed(type))
+        return emitError(problemLoc, "no IR type for super-block steps of " +
+                                         scheme.superStep->name());
+      superStep = *type;
+    }
     Type tensorScale;
     if (scheme.tensorScale) {
       FailureOr<Type> type = floatType(context, *scheme.tensorScale);
@@ -98,7 +113,7 @@ buildProblemModule(MLIRContext &context,
         granularity == lb::ScaleGranularity::group ? scheme.groupSize : 0;
     auto quant = lb::QuantAttr::getChecked(
         [&] { return emitError(problemLoc); }, &context, granularity,
-        groupSize, *scale, tensorScale, zero, scheme.actOrder);
+        groupSize, *scale, tensorScale, zero, scheme.actOrder, scheme.superBlock, superStep);
     if (!quant)
       return failure();
 

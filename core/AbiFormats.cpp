@@ -37,6 +37,14 @@ const std::pair<lowbit_dtype, const char *> kScales[] = {
     {LOWBIT_DTYPE_F32, "f32"},
     {LOWBIT_DTYPE_E8M0, "e8m0"},
     {LOWBIT_DTYPE_E4M3, "e4m3fn"},
+    {LOWBIT_DTYPE_U8, "uint8"},
+    {LOWBIT_DTYPE_S8, "int8"},
+};
+// Super-block steps; 0 (none) is handled before the table.
+const std::pair<lowbit_dtype, const char *> kSuperSteps[] = {
+    {LOWBIT_DTYPE_F16, "f16"},
+    {LOWBIT_DTYPE_BF16, "bf16"},
+    {LOWBIT_DTYPE_F32, "f32"},
 };
 // The second-level scale; 0 (none) is handled before the table.
 const std::pair<lowbit_dtype, const char *> kTensorScales[] = {
@@ -114,14 +122,28 @@ Expected<formats::DataFormat> scaleFormatFromAbi(int scale) {
   return lookUp("scale", scale, kScales, formats::parseFormat);
 }
 
-Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(int tensorScale) {
-  if (tensorScale == 0)
+namespace {
+
+// A dtype field where 0 means none.
+template <size_t N>
+Expected<std::optional<formats::DataFormat>>
+optionalDtype(const char *field, int value, const std::pair<lowbit_dtype, const char *> (&table)[N]) {
+  if (value == 0)
     return std::optional<formats::DataFormat>();
-  Expected<formats::DataFormat> format =
-      lookUp("tensor_scale", tensorScale, kTensorScales, formats::parseFormat);
+  Expected<formats::DataFormat> format = lookUp(field, value, table, formats::parseFormat);
   if (!format)
     return makeError(format.error() + "; 0 is none");
   return std::optional<formats::DataFormat>(*format);
+}
+
+} // namespace
+
+Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(int tensorScale) {
+  return optionalDtype("tensor_scale", tensorScale, kTensorScales);
+}
+
+Expected<std::optional<formats::DataFormat>> superStepFromAbi(int superStep) {
+  return optionalDtype("super_step", superStep, kSuperSteps);
 }
 
 Expected<formats::Granularity> granularityFromAbi(int granularity) {
@@ -203,6 +225,15 @@ Status problemToAbi(const Problem &p, lowbit_problem *out, std::vector<double> *
     return makeError(zeroMode.error());
   abi.zero = *zeroMode;
   abi.act_order = p.scheme.actOrder ? 1 : 0;
+  abi.super_block = p.scheme.superBlock;
+  if (p.scheme.superStep) {
+    Expected<lowbit_dtype> step =
+        abiValueOf("super_step", *p.scheme.superStep, p.scheme.superStep->name(), kSuperSteps,
+                   formats::parseFormat);
+    if (!step)
+      return makeError(step.error());
+    abi.super_step = *step;
+  }
   *out = abi;
   return Status::success();
 }

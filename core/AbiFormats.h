@@ -24,6 +24,8 @@ Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *tabl
 Expected<formats::DataFormat> scaleFormatFromAbi(int scale);
 // lowbit_problem.tensor_scale: 0 is none, LOWBIT_DTYPE_F32 the f32 one.
 Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(int tensorScale);
+// Two-level scales' step dtype; 0 is none.
+Expected<std::optional<formats::DataFormat>> superStepFromAbi(int superStep);
 Expected<formats::Granularity> granularityFromAbi(int granularity);
 // The zero mode and, for LOWBIT_ZERO_UINT4_CODES / UINT8_CODES (the typed
 // model's "quantized"), the zero codes' format. LOWBIT_ZERO_SUB_CODE and

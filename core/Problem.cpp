@@ -29,6 +29,48 @@ bool isScaleDtype(const formats::DataFormat &format) {
 }
 
 const char *const kScaleDtypes = "f16, bf16, f32, e8m0 or e4m3fn";
+
+// Two-level scales' codes are whole bytes, so a kernel reads one with a
+// byte load and a convert.
+bool isScaleCodeDtype(const formats::DataFormat &format) {
+  return format == formats::DataFormat::unsignedInt(8) || format == formats::DataFormat::int8();
+}
+
+Status validateSuperBlocks(const Problem &p) {
+  const Scheme &s = p.scheme;
+  if (!s.hasSuperBlocks()) {
+    if (s.superBlock < 0)
+      return makeError("super-block size " + std::to_string(s.superBlock) + " is negative");
+    if (s.superStep)
+      return makeError("super_step " + s.superStep->name() + " is set but super_block is not");
+    return Status::success();
+  }
+  const std::string size = std::to_string(s.superBlock);
+  if (s.granularity != formats::Granularity::PerGroup)
+    return makeError("super-blocks hold groups: they need granularity group, got " +
+                     std::string(granularitySpelling(s.granularity)));
+  if (s.groupSize <= 0 || s.superBlock % s.groupSize || p.k % s.superBlock)
+    return makeError("super-block size " + size + " must be a multiple of the group size " +
+                     std::to_string(s.groupSize) + " and divide K = " + std::to_string(p.k));
+  if (!s.superStep || !isFloatScaleDtype(*s.superStep))
+    return makeError("super-blocks need a super_step of f16, bf16 or f32" +
+                     (s.superStep ? ", got " + s.superStep->name() : std::string()));
+  if (!isScaleCodeDtype(s.scale))
+    return makeError("with super-blocks the scales are codes: uint8 or int8, got " +
+                     s.scale.name());
+  if (s.zero == formats::ZeroMode::SubtractCode)
+    return makeError("super-blocks take zero none or sub_value (q·s − z, the mins of GGUF "
+                     "k-quants), not " +
+                     std::string(zeroSpelling(s.zero, s.zeroCodes.has_value())));
+  if (s.hasZeros() && s.scale != formats::DataFormat::unsignedInt(8))
+    return makeError("super-block mins are unsigned codes in the scales' dtype: the scale "
+                     "dtype must be uint8, got " +
+                     s.scale.name());
+  if (s.tensorScale || s.actOrder)
+    return makeError(std::string("super-blocks cannot be combined with ") +
+                     (s.tensorScale ? "a tensor scale" : "act-order"));
+  return Status::success();
+}
 // The OCP MX block: every e8m0 scale covers 32 weights.
 constexpr int64_t kMxBlock = 32;
 
@@ -147,7 +189,9 @@ Status validate(const Problem &p) {
     return makeError("group size " + std::to_string(s.groupSize) + " is set but granularity is " +
                      granularitySpelling(s.granularity) + "; it must be 0");
   }
-  if (!isScaleDtype(s.scale))
+  if (Status super = validateSuperBlocks(p); !super)
+    return super;
+  if (!s.hasSuperBlocks() && !isScaleDtype(s.scale))
     return makeError("scale dtype '" + s.scale.name() + "' is not " + kScaleDtypes);
   if (Status block = validateBlockScales(s); !block)
     return block;
@@ -188,6 +232,9 @@ std::string signature(const Problem &p) {
     out += ";tensor_scale=" + s.tensorScale->name();
   if (s.zeroCodes)
     out += ";zero_codes=" + s.zeroCodes->name();
+  if (s.hasSuperBlocks())
+    out += ";super_block=" + std::to_string(s.superBlock) +
+           ";super_step=" + (s.superStep ? s.superStep->name() : std::string("?"));
   if (s.actOrder)
     out += ";act_order=1";
   return out;
@@ -251,6 +298,15 @@ Expected<Problem> parseSignature(const std::string &text) {
       if (!zeroCodes)
         return bad(zeroCodes.error());
       p.scheme.zeroCodes = *zeroCodes;
+    } else if (key == "super_block" && !p.scheme.hasSuperBlocks() && !p.scheme.actOrder &&
+               i + 1 < fields.size() && fields[i + 1].first == "super_step") {
+      Expected<int64_t> size = parseDecimal(v, "super_block");
+      Expected<formats::DataFormat> step = formats::parseFormat(fields[i + 1].second);
+      if (!size || !step)
+        return bad(!size ? size.error() : step.error());
+      p.scheme.superBlock = *size;
+      p.scheme.superStep = *step;
+      ++i;
     } else if (key == "act_order" && v == "1" && !p.scheme.actOrder) {
       p.scheme.actOrder = true;
     } else {
@@ -280,14 +336,52 @@ Expected<formats::QuantScheme> quantScheme(const Problem &p) {
   if (p.scheme.hasZeros())
     q.zeroFormat = p.scheme.zeroCodes ? *p.scheme.zeroCodes : p.scheme.scale;
   q.actOrder = p.scheme.actOrder;
+  if (p.scheme.hasSuperBlocks() && p.scheme.superStep)
+    q.superBlock = formats::SuperBlock{static_cast<int>(p.scheme.superBlock), *p.scheme.superStep,
+                                       *p.scheme.superStep};
   if (Status s = formats::validateScheme(q, p.n, p.k); !s)
     return makeError(s.error());
   return q;
 }
 
+namespace {
+
+// Kernels read two-level codes as bytes: unsigned codes of up to 8 bits (Q4_K's
+// 6-bit sub-scales and mins) keep their values as uint8, int8 stays.
+Expected<Scheme> superBlockKernelScheme(const formats::QuantScheme &q) {
+  const formats::SuperBlock &super = *q.superBlock;
+  auto byteCodes = [](const formats::DataFormat &format) -> std::optional<formats::DataFormat> {
+    const formats::IntFormat *code = format.asInt();
+    if (!code || code->ternary || code->offset != 0 || code->bits > 8)
+      return std::nullopt;
+    if (code->isSigned)
+      return code->bits == 8 ? std::optional(formats::DataFormat::int8()) : std::nullopt;
+    return formats::DataFormat::unsignedInt(8);
+  };
+  std::optional<formats::DataFormat> scale = byteCodes(q.scaleFormat);
+  if (!scale)
+    return makeError("super-block sub-scales in " + q.scaleFormat.name() +
+                     " have no kernel scheme (kernels read uint8 or int8 codes)");
+  if (q.zeroMode == formats::ZeroMode::SubtractScaled &&
+      (!q.zeroFormat || byteCodes(*q.zeroFormat) != formats::DataFormat::unsignedInt(8) ||
+       super.superMinFormat != super.superScaleFormat))
+    return makeError("super-block mins must be unsigned codes of up to 8 bits with steps in the "
+                     "scales' step dtype");
+  Scheme s;
+  s.granularity = q.granularity;
+  s.groupSize = q.groupSize;
+  s.scale = *scale;
+  s.zero = q.zeroMode;
+  s.superBlock = super.size;
+  s.superStep = super.superScaleFormat;
+  return s;
+}
+
+} // namespace
+
 Expected<Scheme> kernelScheme(const formats::QuantScheme &q) {
   if (q.superBlock)
-    return makeError("two-level (super-block) scales have no kernel scheme");
+    return superBlockKernelScheme(q);
   if (!isScaleDtype(q.scaleFormat))
     return makeError("scale dtype " + q.scaleFormat.name() + " is not " + kScaleDtypes);
   Scheme s;
@@ -357,7 +451,47 @@ int64_t tensorScaleOffset(const Problem &p) {
   return tensorScaleOffsetAfter(scaleArrayBytes(p));
 }
 
+int64_t superStepOffsetAfter(int64_t codeBytes) {
+  int64_t offset = 0;
+  const int64_t pad = codeBytes % kSuperStepAlignment;
+  if (codeBytes < 0 || addOverflows(codeBytes, pad ? kSuperStepAlignment - pad : 0, &offset))
+    return -1;
+  return offset;
+}
+
+int64_t superStepOffset(const Problem &p) {
+  if (!p.scheme.hasSuperBlocks())
+    return -1;
+  return superStepOffsetAfter(scaleArrayBytes(p));
+}
+
+int64_t superStepCount(const Problem &p) {
+  int64_t count = 0;
+  if (!p.scheme.hasSuperBlocks() || p.n < 0 || p.k < 0 ||
+      mulOverflows(p.n, p.k / p.scheme.superBlock, &count))
+    return -1;
+  return count;
+}
+
+namespace {
+
+// Codes, padding, then the steps: the scales buffer, and the zeros buffer
+// with zeros.
+int64_t superBlockBufferBytes(const Problem &p) {
+  const int64_t offset = superStepOffset(p), count = superStepCount(p);
+  int64_t steps = 0, bytes = 0;
+  if (offset < 0 || count < 0 || !p.scheme.superStep ||
+      mulOverflows(count, p.scheme.superStep->bits() / 8, &steps) ||
+      addOverflows(offset, steps, &bytes))
+    return -1;
+  return bytes;
+}
+
+} // namespace
+
 int64_t scaleBytes(const Problem &p) {
+  if (p.scheme.hasSuperBlocks())
+    return superBlockBufferBytes(p);
   if (!p.scheme.tensorScale)
     return scaleArrayBytes(p);
   int64_t bytes = 0;
@@ -379,10 +513,18 @@ int zeroElementBytes(const Problem &p) {
   return p.scheme.zeroCodes ? 1 : scaleElementBytes(p);
 }
 
+int zeroAlignment(const Problem &p) {
+  if (p.scheme.hasSuperBlocks() && p.scheme.hasZeros())
+    return scaleAlignment(p);
+  return std::max(1, zeroElementBytes(p));
+}
+
 int64_t zeroBytes(const Problem &p) {
   const int64_t count = scaleCount(p);
   if (count < 0)
     return -1;
+  if (p.scheme.hasSuperBlocks())
+    return p.scheme.hasZeros() ? superBlockBufferBytes(p) : 0;
   if (!p.scheme.zeroCodes) {
     int64_t bytes = 0;
     return mulOverflows(count, zeroElementBytes(p), &bytes) ? -1 : bytes;

@@ -63,12 +63,23 @@ struct Scheme {
   // per byte, uint4 or uint8). Unset: zeros have the scale's dtype.
   std::optional<formats::DataFormat> zeroCodes;
   bool actOrder = false;
+  // Two-level scales (the compact int4 encoding; GGUF k-quants' shape): with
+  // superBlock > 0 each group's `scale` is an integer code, uint8 or int8
+  // (one byte a group), times one `superStep` (f16, bf16 or f32) per
+  // super-block of superBlock weights along K. With zero = SubtractScaled
+  // the zeros (mins) are codes in the same dtype times their own steps:
+  //   w = q · (c_s · d_s) − c_z · d_z.
+  // Each buffer holds its codes in the scales' order, then its steps
+  // [N][K / superBlock] at superStepOffset.
+  int64_t superBlock = 0;
+  std::optional<formats::DataFormat> superStep;
 
   bool hasZeros() const { return zero != formats::ZeroMode::None; }
+  bool hasSuperBlocks() const { return superBlock > 0; }
   bool operator==(const Scheme &o) const {
     return granularity == o.granularity && groupSize == o.groupSize && scale == o.scale &&
            tensorScale == o.tensorScale && zero == o.zero && zeroCodes == o.zeroCodes &&
-           actOrder == o.actOrder;
+           actOrder == o.actOrder && superBlock == o.superBlock && superStep == o.superStep;
   }
   bool operator!=(const Scheme &o) const { return !(*this == o); }
 };
@@ -146,6 +157,15 @@ constexpr int kGroupScaleAlignment = 16;
 int64_t scaleBytes(const Problem &problem);
 int scaleAlignment(const Problem &problem);
 int64_t tensorScaleOffset(const Problem &problem);
+// Two-level scales: the byte offset of the steps in the scales buffer (and,
+// with zeros, in the zeros buffer, laid out the same way): the codes' bytes
+// rounded up to kSuperStepAlignment, so a row's steps can be loaded as
+// vectors. -1 without super-blocks. superStepCount is N · K / superBlock.
+constexpr int kSuperStepAlignment = 16;
+int64_t superStepOffset(const Problem &problem);
+int64_t superStepCount(const Problem &problem);
+// The same offset from the codes' bytes alone (what lb-to-cuda knows).
+int64_t superStepOffsetAfter(int64_t codeBytes);
 // The same offset from the block scales' bytes alone (what lb-to-cuda knows).
 int64_t tensorScaleOffsetAfter(int64_t blockScaleBytes);
 // The bytes of one zero in the scale dtype, and the alignment of the zeros
@@ -153,6 +173,10 @@ int64_t tensorScaleOffsetAfter(int64_t blockScaleBytes);
 int zeroElementBytes(const Problem &problem);
 // The bytes of the zeros buffer kernels read (0 without zeros).
 int64_t zeroBytes(const Problem &problem);
+// The alignment the zeros buffer's start needs: a zero's bytes, or the
+// scales' alignment with super-blocks (their steps follow the codes); 1
+// without zeros.
+int zeroAlignment(const Problem &problem);
 
 // Zero codes as kernels read them: the scales' order ([N][K / group] row
 // major, [N] per channel, [1] per tensor), index i = n · (K / group) + g,

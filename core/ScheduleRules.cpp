@@ -202,6 +202,12 @@ Status checkGemvTiled(const Problem &p, const Schedule &s) {
   if (p.scheme.hasZeros() && s.splitK >= 16 && s.stages > 1)
     return reject(s, "zero points with split_k >= 16 and more than one chunk in flight need more "
                      "than the 128 registers a thread of 16 warps gets");
+  // Two-level mins (a code and a step for each scale and each min of every
+  // subtile) with two chunks in flight spilled (32 bytes: bf16 compact int4
+  // 4096 x 11008, 2 x 64 x 128, split_k 8, sm_90a).
+  if (p.scheme.hasSuperBlocks() && p.scheme.hasZeros() && s.stages > 1)
+    return reject(s, "super-block mins with more than one chunk in flight need more registers "
+                     "than a thread gets");
   // Groups of 16 take two scale picks and a select per column and block;
   // with 4 rows' dots that spilled at 128 registers (64 to 128 bytes, NVFP4
   // 4 x 64 x 128, split_k 8, sm_90a).
@@ -239,6 +245,14 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   if (isGrouped(p) && p.scheme.groupSize == kUnitK && s.splitK >= 16)
     return reject(s, "groups of " + str(kUnitK) + " with split_k >= 16 need more than the 128 "
                      "registers a thread of 16 warps gets");
+  // Two-level mins keep a code and a step per scale and per zero of each
+  // subtile live; 16 subtiles' worth across 32 rows' accumulators spilled
+  // (72 bytes on sm_90a, 28 on sm_80: compact int4 4096 x 4096, 32 x 128 x
+  // 128, split_k 2).
+  if (p.scheme.hasSuperBlocks() && p.scheme.hasZeros() && s.tileM == 4 * kMmaFragmentN &&
+      s.tileN == 2 * kColumnsPerUnit)
+    return reject(s, "super-block mins with tile M 32 and tile N 128 need more registers than a "
+                     "thread gets");
   int64_t slots = mmaSplitKRingSlots(s);
   if (s.stages > 1 && slots > kMaxRingSlots)
     return reject(s, "stages x tile K / " + str(kBlockK) + " = " + str(slots) +

@@ -211,6 +211,13 @@ Expected<core::Problem> coreProblem(int64_t n, int64_t k, Type activation, Type 
   }
   }
   s.actOrder = quant.getActOrder();
+  if (Type step = quant.getSuperStep()) {
+    Expected<formats::DataFormat> format = dataFormat(step);
+    if (!format)
+      return makeError("super-block steps: " + format.error());
+    s.superBlock = quant.getSuperBlock();
+    s.superStep = *format;
+  }
   return p;
 }
 

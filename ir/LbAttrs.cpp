@@ -22,9 +22,37 @@ static bool isScaleType(Type type) {
          llvm::isa<Float8E4M3FNType, MiniFloatType>(type);
 }
 
+// Two-level scales: byte codes times a float step per super-block.
+static LogicalResult verifySuperBlocks(function_ref<InFlightDiagnostic()> emitError,
+                                       ScaleGranularity granularity, int64_t groupSize,
+                                       Type scale, Type tensorScale, ZeroMode zero,
+                                       bool actOrder, int64_t superBlock, Type superStep) {
+  if (superBlock < 0 || (superBlock == 0) != !superStep)
+    return emitError() << "super_block and super_step go together, with a positive super_block";
+  if (granularity != ScaleGranularity::group || groupSize <= 0 || superBlock % groupSize)
+    return emitError() << "super_block " << superBlock
+                       << " must hold whole groups of granularity 'group'";
+  if (!superStep.isF16() && !superStep.isBF16() && !superStep.isF32())
+    return emitError() << "super_step must be f16, bf16 or f32, got " << superStep;
+  auto code = llvm::dyn_cast<IntegerType>(scale);
+  if (!code || code.getWidth() != 8 || code.isSignless())
+    return emitError() << "with super-blocks the scale type is the codes', ui8 or si8, got "
+                       << scale;
+  if (zero != ZeroMode::none && (zero != ZeroMode::sub_value || !code.isUnsigned()))
+    return emitError() << "super-block mins are ui8 codes with zero = sub_value, got zero = "
+                       << stringifyZeroMode(zero) << " over " << scale;
+  if (tensorScale || actOrder)
+    return emitError() << "super-blocks take no tensor_scale and no act_order";
+  return success();
+}
+
 LogicalResult QuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 ScaleGranularity granularity, int64_t groupSize,
-                                Type scale, Type tensorScale, ZeroMode zero, bool actOrder) {
+                                Type scale, Type tensorScale, ZeroMode zero, bool actOrder,
+                                int64_t superBlock, Type superStep) {
+  if (superBlock != 0 || superStep)
+    return verifySuperBlocks(emitError, granularity, groupSize, scale, tensorScale, zero,
+                             actOrder, superBlock, superStep);
   if (granularity == ScaleGranularity::group && groupSize <= 0)
     return emitError() << "granularity 'group' needs a positive group_size";
   if (granularity != ScaleGranularity::group && groupSize != 0)

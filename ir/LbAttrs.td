@@ -23,6 +23,12 @@ def Lb_QuantAttr : Lb_Attr<"Quant", "quant"> {
     is one f32 multiplying every block scale; it is stored in the scales
     operand's buffer after the block scales, at the next multiple of 4 bytes
     (core::tensorScaleOffset, lowbit.h), and read by lb.load_tensor_scale.
+    Two-level scales: `super_block = 256, super_step = f16` makes each
+    group's scale an integer code (`scale = ui8` or `si8`) times one step per
+    256 weights along K; with `zero = sub_value` the zeros (mins) are codes of
+    the same type times their own steps. Each buffer holds its codes, then its
+    steps at the next multiple of 16 bytes (core::superStepOffset), read by
+    lb.load_super_step.
   }];
   let parameters = (ins
     "::lowbit::lb::ScaleGranularity":$granularity,
@@ -30,7 +36,9 @@ def Lb_QuantAttr : Lb_Attr<"Quant", "quant"> {
     "::mlir::Type":$scale,
     OptionalParameter<"::mlir::Type", "the per-tensor second-level scale's type">:$tensor_scale,
     DefaultValuedParameter<"::lowbit::lb::ZeroMode", "::lowbit::lb::ZeroMode::none">:$zero,
-    DefaultValuedParameter<"bool", "false">:$act_order
+    DefaultValuedParameter<"bool", "false">:$act_order,
+    DefaultValuedParameter<"int64_t", "0">:$super_block,
+    OptionalParameter<"::mlir::Type", "the type of the steps of super-blocks">:$super_step
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -290,6 +290,24 @@ def Lb_LoadTensorScaleOp : Lb_Op<"load_tensor_scale", [MemoryEffects<[MemRead]>]
   let assemblyFormat = "$scales attr-dict `:` type($scales)";
 }
 
+def Lb_LoadSuperStepOp : Lb_Op<"load_super_step", [MemoryEffects<[MemRead]>]> {
+  let summary = "the f32 step of super-block `block` of row `row`, stored after the codes";
+  let description = [{
+    With `#lb.quant<..., super_block = S, super_step = T>` the scales buffer
+    (and the zeros buffer) holds the per-group codes (`codes`' elements, one
+    byte each) and then, at the next multiple of 16 bytes
+    (core::superStepOffset), the steps [N][K / S] of type `step_type`,
+    `steps_per_row` = K / S of them a row. A group's scale is its code times
+    its super-block's step, in f32.
+  }];
+  let arguments = (ins AnyMemRef:$codes, Index:$row, Index:$block,
+                       TypeAttr:$step_type, I64Attr:$steps_per_row);
+  let results = (outs F32:$result);
+  let assemblyFormat = [{
+    $codes `[` $row `,` $block `]` attr-dict `:` type($codes)
+  }];
+}
+
 def Lb_StoreOutputOp : Lb_Op<"store_output", [MemoryEffects<[MemWrite]>]> {
   let summary = "y[m, n] = value, rounded to y's element type";
   let arguments = (ins F32:$value, AnyMemRef:$y, Index:$m, Index:$n);

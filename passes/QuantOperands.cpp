@@ -20,10 +20,32 @@ SmallVector<Value> quantIndex(OpBuilder &b, Location loc, const KernelProblem &p
   return {};
 }
 
+namespace {
+
+// Two-level scales: `code` (a group's scale or min code, widened to f32)
+// times the step of its super-block, read from after the codes of `buffer`.
+// code · step is exact in f32 (8 + 11 bits for f16 steps), as the formats
+// library's f64 product is.
+Value timesSuperStep(OpBuilder &b, Location loc, const KernelProblem &p, Value buffer, Value n,
+                     Value k, Value code) {
+  lb::QuantAttr quant = p.quant;
+  if (!quant.getSuperStep())
+    return code;
+  Value block = b.create<arith::DivUIOp>(
+      loc, k, b.create<arith::ConstantIndexOp>(loc, quant.getSuperBlock()));
+  Value step = b.create<lb::LoadSuperStepOp>(
+      loc, b.getF32Type(), buffer, n, block, TypeAttr::get(quant.getSuperStep()),
+      b.getI64IntegerAttr(p.k / quant.getSuperBlock()));
+  return b.create<arith::MulFOp>(loc, code, step);
+}
+
+} // namespace
+
 ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, Value n, Value k,
                             Value scale) {
   if (!scale)
     scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, quantIndex(b, loc, p, n, k));
+  scale = timesSuperStep(b, loc, p, p.scales, n, k, scale);
   // Block scales times the tensor scale, in f32: the one rounding the
   // formats library's w = q · (s · t) has in f64 (block scales have no zeros).
   if (p.tensorScale)
@@ -32,6 +54,7 @@ ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, 
     return {scale, Value(), Value()};
   Value zero =
       b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, quantIndex(b, loc, p, n, k));
+  zero = timesSuperStep(b, loc, p, p.zeros, n, k, zero);
   if (p.quant.getZero() == lb::ZeroMode::sub_value)
     return {scale, Value(), b.create<arith::NegFOp>(loc, zero)};
   return {scale, zero, Value()};

@@ -146,7 +146,9 @@ void finishAcrossCluster(OpBuilder &b, Location loc, const SplitKShape &shape, V
 ScaleRuns::ScaleRuns(OpBuilder &b, Location loc, const KernelProblem &problem, int64_t chunk,
                      SmallVector<Value> columns, bool registersAllow)
     : b_(b), loc_(loc), problem_(problem), columns_(std::move(columns)) {
-  if (!registersAllow || problem.quant.getGranularity() != lb::ScaleGranularity::group)
+  // Two-level codes are read one at a time with their step (loadColumnQuant).
+  if (!registersAllow || problem.quant.getGranularity() != lb::ScaleGranularity::group ||
+      problem.quant.getSuperStep())
     return;
   int64_t group = problem.quant.getGroupSize();
   auto type = cast<MemRefType>(problem.scales.getType());

@@ -1,7 +1,8 @@
 // CUDA for the ops that load scales and zeros: one scalar widened to f32
 // (lb.load_scalar), a chunk's run of block scales kept as its stored words
 // (lb.load_scale_run) and the one a period picks (lb.scale_in_run), and
-// NVFP4's tensor scale after the block scales (lb.load_tensor_scale).
+// NVFP4's tensor scale after the block scales (lb.load_tensor_scale), and
+// two-level scales' steps after their codes (lb.load_super_step).
 #include "codegen/emit/Emitter.h"
 
 #include "core/FragmentFacts.h"
@@ -57,14 +58,16 @@ LogicalResult Emitter::emitScaleOp(Operation &op, bool &handled) {
         if (auto code = dyn_cast<IntegerType>(elementType)) {
           // Zero codes, packed densely in the scales' order (core::packZeroCodes):
           // code i is bits [b (i mod 8 / b), ...) of byte i / (8 / b).
+          // Two-level scales' codes are ui8 or si8, one a byte (core::validate).
           unsigned bits = code.getWidth();
-          if (!code.isUnsigned() || (bits != 4 && bits != 8))
-            return load.emitOpError(
-                       "lb-to-cuda: integer scalars are uint4 or uint8 zero codes, not ")
+          if (code.isSignless() || (code.isSigned() && bits != 8) || (bits != 4 && bits != 8))
+            return load.emitOpError("lb-to-cuda: integer scalars are uint4 or uint8 zero "
+                                    "codes, or uint8 or int8 scale codes, not ")
                    << elementType;
           ValueRange at = load.getIndices();
           if (bits == 8) {
-            value = "(float)" + element; // the scales' own index
+            // the scales' own index
+            value = code.isSigned() ? "(float)(signed char)" + element : "(float)" + element;
           } else if (type.getRank() == 1 || type.getDimSize(1) % 2 == 0) {
             // Rows of an even number of codes start on a byte, so code (r, c)
             // is nibble c mod 2 of byte r (C / 2) + c / 2: the scales' index
@@ -145,6 +148,30 @@ LogicalResult Emitter::emitScaleOp(Operation &op, bool &handled) {
         if (failed(value))
           return failure();
         line() << "const float " << bind(pick.getResult()) << " = " << *value << ";\n";
+        return success();
+      })
+      .Case<lb::LoadSuperStepOp>([&](lb::LoadSuperStepOp load) -> LogicalResult {
+        auto type = cast<MemRefType>(load.getCodes().getType());
+        Type step = load.getStepType();
+        if (!type.hasStaticShape() || lb::getCodeBits(type.getElementType()) != 8 ||
+            !(step.isF16() || step.isBF16() || step.isF32()))
+          return load.emitOpError("lb-to-cuda: super-block steps (f16, bf16 or f32) follow "
+                                  "byte codes of a static shape, not ")
+                 << type << " and " << step;
+        int64_t offset = core::superStepOffsetAfter(type.getNumElements());
+        int64_t stepBytes = step.isF32() ? 4 : 2;
+        std::string index = "(" + name(load.getRow()) + ") * " +
+                            std::to_string(load.getStepsPerRow()) + "LL + " +
+                            name(load.getBlock());
+        std::string at = "reinterpret_cast<const unsigned char *>(" + name(load.getCodes()) +
+                         ") + " + std::to_string(offset) + "LL + (" + index + ") * " +
+                         std::to_string(stepBytes);
+        std::string bits = stepBytes == 4 ? "*reinterpret_cast<const float *>(" + at + ")"
+                                          : "*reinterpret_cast<const u16 *>(" + at + ")";
+        FailureOr<std::string> value = scaleToF32(load, step, bits);
+        if (failed(value))
+          return failure();
+        line() << "const float " << bind(load.getResult()) << " = " << *value << ";\n";
         return success();
       })
       .Case<lb::LoadTensorScaleOp>([&](lb::LoadTensorScaleOp load) -> LogicalResult {

@@ -138,11 +138,22 @@ private:
 
   Status write(const std::string &layer, const KernelWeights &w, const SafetensorsTensor *bias) {
     const core::Problem &p = w.problem;
+    Status s = writer_.add(layer + ".codes", SafetensorsDtype::U8, {p.n, p.k}, w.codes.data(),
+                           w.codes.size());
+    if (p.scheme.hasSuperBlocks()) {
+      // Two-level scales: each buffer as the C ABI takes it, flat bytes
+      // (the codes, then the steps at core::superStepOffset).
+      if (s)
+        s = writer_.add(layer + ".scales", SafetensorsDtype::U8, {int64_t(w.scales.size())},
+                        w.scales.data(), w.scales.size());
+      if (s && p.scheme.hasZeros())
+        s = writer_.add(layer + ".zeros", SafetensorsDtype::U8, {int64_t(w.zeros.size())},
+                        w.zeros.data(), w.zeros.size());
+      return finishLayer(layer, w, bias, s);
+    }
     Expected<SafetensorsDtype> scales = scaleDtype(p.scheme.scale);
     if (!scales)
       return makeError(layer + ": " + scales.error());
-    Status s = writer_.add(layer + ".codes", SafetensorsDtype::U8, {p.n, p.k}, w.codes.data(),
-                           w.codes.size());
     if (s)
       s = writer_.add(layer + ".scales", *scales, scaleShape(p), w.scales.data(), w.scales.size());
     if (s && p.scheme.hasZeros())
@@ -150,6 +161,13 @@ private:
                                            scaleShape(p), w.zeros.data(), w.zeros.size())
                              : writer_.add(layer + ".zeros", *scales, scaleShape(p), w.zeros.data(),
                                            w.zeros.size());
+    return finishLayer(layer, w, bias, s);
+  }
+
+  // The permutation, the bias and the signature, after the layer's buffers.
+  Status finishLayer(const std::string &layer, const KernelWeights &w,
+                     const SafetensorsTensor *bias, Status s) {
+    const core::Problem &p = w.problem;
     if (s && !w.permutation.empty())
       s = writer_.add(layer + ".permutation", SafetensorsDtype::I32, {p.k}, w.permutation.data(),
                       w.permutation.size() * sizeof(int32_t));

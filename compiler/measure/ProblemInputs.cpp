@@ -100,6 +100,14 @@ formats::QuantizedMatrix referenceRows(const formats::QuantizedMatrix &block, in
     if (!block.zeros.empty())
       out.zeros.insert(out.zeros.end(), block.zeros.begin() + r * slotsPerRow,
                        block.zeros.begin() + (r + 1) * slotsPerRow);
+    if (block.scheme.superBlock) {
+      const int64_t steps = block.cols / block.scheme.superBlock->size;
+      out.superScales.insert(out.superScales.end(), block.superScales.begin() + r * steps,
+                             block.superScales.begin() + (r + 1) * steps);
+      if (!block.superMins.empty())
+        out.superMins.insert(out.superMins.end(), block.superMins.begin() + r * steps,
+                             block.superMins.begin() + (r + 1) * steps);
+    }
   }
   return out;
 }
@@ -112,7 +120,11 @@ ProblemInputs sizedInputs(const core::Problem &problem, int64_t referenceStride)
   const int64_t n = problem.n, k = problem.k;
   in.codes.resize(static_cast<size_t>(n * k));
   in.scales.resize(static_cast<size_t>(core::scaleBytes(problem)));
-  in.zeros.resize(static_cast<size_t>(core::scaleCount(problem) * core::zeroElementBytes(problem)));
+  // With super-blocks the zeros buffer is already the kernels' (codes, then
+  // steps); quantized zero codes are packed after storing (packZeroCodes).
+  in.zeros.resize(static_cast<size_t>(
+      problem.scheme.hasSuperBlocks() ? core::zeroBytes(problem)
+                                      : core::scaleCount(problem) * core::zeroElementBytes(problem)));
   in.referenceWeights.resize(static_cast<size_t>(in.referenceColumns() * k));
   return in;
 }
@@ -178,6 +190,15 @@ Status storeBlock(ProblemInputs &in, const formats::QuantizedMatrix &q, int64_t 
   storeCodes(q.scales, scaleBytes, &in.scales[static_cast<size_t>(slot0 * scaleBytes)]);
   if (zeroBytes)
     storeCodes(q.zeros, zeroBytes, &in.zeros[static_cast<size_t>(slot0 * zeroBytes)]);
+  if (problem.scheme.hasSuperBlocks()) {
+    // The rows' steps after the codes (core::superStepOffset).
+    const int stepBytes = problem.scheme.superStep->bits() / 8;
+    const size_t at = static_cast<size_t>(core::superStepOffset(problem) +
+                                          row0 * (k / problem.scheme.superBlock) * stepBytes);
+    storeCodes(q.superScales, stepBytes, &in.scales[at]);
+    if (problem.scheme.hasZeros())
+      storeCodes(q.superMins, stepBytes, &in.zeros[at]);
+  }
   return Status();
 }
 

@@ -30,7 +30,8 @@ std::string where(const std::string &sourceName, const toml::node *node) {
 // (`weigth = "int4"` compiled the default uint4), so it is an error.
 const char *const kProblemKeys[] = {
     "name",         "n",           "k",          "activation", "weight",    "scale",
-    "tensor_scale", "granularity", "group_size", "zero",       "zero_codes"};
+    "tensor_scale", "granularity", "group_size", "zero",       "zero_codes", "super_block",
+    "super_step"};
 const char *const kTopLevelKeys[] = {"archs", "defaults", "problem"};
 
 // Levenshtein distance, for "did you mean" (keys are short).
@@ -254,6 +255,8 @@ struct SpelledProblem {
   int64_t groupSize = 128;
   std::string zero = "none", zeroCodes;
   std::string tensorScale; // empty: none
+  int64_t superBlock = 0;  // 0: one level
+  std::string superStep;   // empty: none
 };
 
 // `what 'text': why`, for a value core refused.
@@ -319,6 +322,13 @@ Expected<core::Problem> toProblem(const SpelledProblem &s, const std::string &at
     if (!zeroCodes)
       return badValue(at, "zero_codes", s.zeroCodes, zeroCodes.error());
     p.scheme.zeroCodes = *zeroCodes;
+  }
+  p.scheme.superBlock = s.superBlock;
+  if (!s.superStep.empty()) {
+    Expected<formats::DataFormat> step = formats::parseFormat(s.superStep);
+    if (!step)
+      return badValue(at, "super_step", s.superStep, step.error());
+    p.scheme.superStep = *step;
   }
   if (Status valid = core::validate(p); !valid)
     return makeError(at + ": problem '" + s.name + "': " + valid.error());
@@ -386,7 +396,9 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text, const std::s
                      readKey(*table, defaults, "granularity", p.granularity, sourceName),
                      readKey(*table, defaults, "group_size", p.groupSize, sourceName),
                      readKey(*table, defaults, "zero", p.zero, sourceName),
-                     readKey(*table, defaults, "zero_codes", p.zeroCodes, sourceName)})
+                     readKey(*table, defaults, "zero_codes", p.zeroCodes, sourceName),
+                     readKey(*table, defaults, "super_block", p.superBlock, sourceName),
+                     readKey(*table, defaults, "super_step", p.superStep, sourceName)})
       if (!s.ok())
         return makeError(s.error());
     Expected<core::Problem> problem = toProblem(p, at);
@@ -444,6 +456,9 @@ std::string printKernelSetSpec(const KernelSetSpec &spec, const std::string &com
     out << "zero = " << quoted(core::zeroSpelling(s.zero, s.zeroCodes.has_value())) << "\n";
     if (s.zeroCodes)
       out << "zero_codes = " << quoted(s.zeroCodes->name()) << "\n";
+    if (s.hasSuperBlocks() && s.superStep)
+      out << "super_block = " << s.superBlock << "\n"
+          << "super_step = " << quoted(s.superStep->name()) << "\n";
   }
   return out.str();
 }

@@ -174,13 +174,17 @@ Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation acti
     out.notes.push_back("act-order: columns sorted by group; a plan with act_order = 1 "
                         "gathers x by the layer's permutation");
   }
-  if (m.scheme.superBlock)
+  // Two-level scales stay two-level where kernels read their codes (bytes):
+  // the bytes per weight are the point of them. Only sub-scales no byte
+  // holds are multiplied out, and the notes say so.
+  if (m.scheme.superBlock && !core::kernelScheme(m.scheme))
     if (Status s = expandSuperBlocks(m, out); !s)
       return makeError(s.error());
   if (!core::codeFragment(m.scheme.element))
     if (Status s = widenCodes(m, out); !s)
       return makeError(s.error());
-  if (m.scheme.zeroMode != formats::ZeroMode::None && m.scheme.zeroFormat)
+  if (m.scheme.zeroMode != formats::ZeroMode::None && m.scheme.zeroFormat &&
+      !m.scheme.superBlock)
     if (Status s = normalizeZeroCodes(m, out); !s)
       return makeError(s.error());
 
@@ -210,6 +214,24 @@ Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation acti
     for (uint32_t zero : m.zeros)
       appendLittleEndian(out.zeros, zero, zeroBytes);
   }
+  if (p.scheme.hasSuperBlocks()) {
+    // The steps after their codes (core::superStepOffset): Q4_K's 6-bit
+    // codes are the same integers as uint8.
+    const int stepBytes = p.scheme.superStep->bits() / 8;
+    out.scales.resize(size_t(core::superStepOffset(p)), 0);
+    for (uint32_t step : m.superScales)
+      appendLittleEndian(out.scales, step, stepBytes);
+    if (p.scheme.hasZeros()) {
+      out.zeros.resize(size_t(core::superStepOffset(p)), 0);
+      for (uint32_t step : m.superMins)
+        appendLittleEndian(out.zeros, step, stepBytes);
+    }
+    out.notes.push_back(m.scheme.scaleFormat.name() + " sub-scales" +
+                        (p.scheme.hasZeros() ? " and mins" : "") + " kept as " +
+                        p.scheme.scale.name() + " codes with their " +
+                        p.scheme.superStep->name() + " steps per " + str(p.scheme.superBlock) +
+                        " weights");
+  }
   out.codes = std::move(m.codes);
   return out;
 }
@@ -228,7 +250,10 @@ Expected<std::vector<double>> dequantizeKernelWeights(const KernelWeights &w) {
   const int scaleBytes = core::scaleElementBytes(p);
   const int zeroBytes = p.scheme.zeroCodes ? 1 : scaleBytes;
   if (w.scales.size() != size_t(core::scaleBytes(p)) ||
-      (p.scheme.hasZeros() && w.zeros.size() != slots * size_t(zeroBytes)))
+      (p.scheme.hasZeros() && !p.scheme.hasSuperBlocks() &&
+       w.zeros.size() != slots * size_t(zeroBytes)) ||
+      (p.scheme.hasZeros() && p.scheme.hasSuperBlocks() &&
+       w.zeros.size() != size_t(core::zeroBytes(p))))
     return makeError("scales or zeros of another size than the problem's " + std::to_string(slots) +
                      " slots");
   auto read = [](const std::vector<uint8_t> &bytes, size_t i, int size) {
@@ -243,6 +268,15 @@ Expected<std::vector<double>> dequantizeKernelWeights(const KernelWeights &w) {
     m.scales.push_back(read(w.scales, i, scaleBytes));
     if (p.scheme.hasZeros())
       m.zeros.push_back(read(w.zeros, i, zeroBytes));
+  }
+  if (p.scheme.hasSuperBlocks()) {
+    const int stepBytes = p.scheme.superStep->bits() / 8;
+    const size_t first = size_t(core::superStepOffset(p)) / size_t(stepBytes);
+    for (size_t i = 0; i < size_t(core::superStepCount(p)); ++i) {
+      m.superScales.push_back(read(w.scales, first + i, stepBytes));
+      if (p.scheme.hasZeros())
+        m.superMins.push_back(read(w.zeros, first + i, stepBytes));
+    }
   }
   return formats::dequantize(m);
 }

@@ -10,9 +10,10 @@
 //    are contiguous again; y = x[:, perm] · W'ᵀ with W'[:, j] = W[:, perm[j]].
 //    The permutation is the caller's to apply to x (docs/architecture.md,
 //    "Importing checkpoints").
-//  - two-level scales (GGUF Q4_K, Q6_K): each group's scale (and min) is
-//    multiplied out into one f32, which holds the product of an f16 step and
-//    an 8-bit code exactly.
+//  - two-level scales (GGUF Q4_K, Q6_K) stay two-level: the sub-scale (and
+//    min) codes become uint8 (or int8) codes of the same integers, followed
+//    by their steps (core::superStepOffset). Only sub-scales no byte holds
+//    are multiplied out into f32 scales (a step times a code is exact).
 //  - integer codes whose width has no register decode (Q6_K's 6-bit codes)
 //    are re-encoded as int8 or uint8 codes of the same values.
 //  - zero codes in a format kernels do not read (GPTQ v1's z + 1) become
@@ -38,7 +39,8 @@ struct KernelWeights {
   // core::tensorScaleOffset.
   std::vector<uint8_t> scales;
   // Zero codes (one per byte) when problem.scheme.zeroCodes is set, zeros in
-  // the scale dtype otherwise; empty without zero points.
+  // the scale dtype otherwise (with super-blocks: the mins' codes, then their
+  // steps, as the scales); empty without zero points.
   std::vector<uint8_t> zeros;
   std::vector<int32_t> permutation; // act-order: K entries; empty otherwise
   std::vector<std::string> notes;

@@ -384,6 +384,12 @@ std::vector<QuantScheme> makeBuiltinSchemes() {
                              ZeroMode::SubtractScaled, F::unsignedInt(6));
   q4k.superBlock = SuperBlock{256, F::f16(), F::f16()};
   schemes.push_back(named("gguf-q4_k", q4k));
+  // The compact int4 encoding: Q4_K's shape with byte codes (uint8 sub-scales
+  // and mins per 32, an f16 step for each per 256), 4.625 bits a weight.
+  QuantScheme compact = withZero(group(F::unsignedInt(4), 32, F::unsignedInt(8)),
+                                 ZeroMode::SubtractScaled, F::unsignedInt(8));
+  compact.superBlock = SuperBlock{256, F::f16(), F::f16()};
+  schemes.push_back(named("compact-w4-g32", compact));
   QuantScheme q6k = group(F::unsignedInt(6, -32), 16, F::int8());
   q6k.superBlock = SuperBlock{256, F::f16(), F::f16()};
   schemes.push_back(named("gguf-q6_k", q6k));

@@ -22,7 +22,8 @@ core::Problem makeProblem(int64_t n, int64_t k, const std::string &weight,
                           const std::string &granularity, int64_t groupSize,
                           const std::string &zero, const std::optional<std::string> &zeroCodes,
                           bool actOrder, const std::optional<std::string> &tensorScale,
-                          const std::string &name) {
+                          const std::string &name, int64_t superBlock,
+                          const std::optional<std::string> &superStep) {
   core::Problem p;
   p.name = name;
   p.n = n;
@@ -41,6 +42,9 @@ core::Problem makeProblem(int64_t n, int64_t k, const std::string &weight,
   if (tensorScale)
     p.scheme.tensorScale = unwrap(formats::parseFormat(*tensorScale));
   p.scheme.actOrder = actOrder;
+  p.scheme.superBlock = superBlock;
+  if (superStep)
+    p.scheme.superStep = unwrap(formats::parseFormat(*superStep));
   unwrap(core::validate(p));
   return p;
 }
@@ -54,7 +58,8 @@ void bindProblem(nb::module_ &m) {
       .def(nb::new_(&makeProblem), "n"_a, "k"_a, "weight"_a = "uint4", "activation"_a = "f16",
            "scale"_a = "f16", "granularity"_a = "group", "group_size"_a = 128,
            "zero"_a = "none", "zero_codes"_a = nb::none(), "act_order"_a = false,
-           "tensor_scale"_a = nb::none(), "name"_a = "")
+           "tensor_scale"_a = nb::none(), "name"_a = "", "super_block"_a = 0,
+           "super_step"_a = nb::none())
       .def_static(
           "from_signature",
           [](const std::string &text) { return unwrap(core::parseSignature(text)); }, "text"_a,
@@ -92,6 +97,13 @@ void bindProblem(nb::module_ &m) {
                      return p.scheme.zeroCodes->name();
                    })
       .def_prop_ro("act_order", [](const core::Problem &p) { return p.scheme.actOrder; })
+      .def_prop_ro("super_block", [](const core::Problem &p) { return p.scheme.superBlock; })
+      .def_prop_ro("super_step",
+                   [](const core::Problem &p) -> std::optional<std::string> {
+                     if (!p.scheme.superStep)
+                       return std::nullopt;
+                     return p.scheme.superStep->name();
+                   })
       .def_prop_ro("scale_count", [](const core::Problem &p) { return core::scaleCount(p); })
       .def_prop_ro("kernel_archs",
                    [](const core::Problem &p) {

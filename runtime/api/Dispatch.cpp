@@ -103,7 +103,7 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
       {args.y, kVectorAlignment, "y"},
       {args.w->data, kVectorAlignment, "w->data"},
       {args.scales, static_cast<uintptr_t>(spec.scaleAlignment), "scales"},
-      {args.zeros, static_cast<uintptr_t>(std::max(1, spec.zeroElementBytes)), "zeros"},
+      {args.zeros, static_cast<uintptr_t>(spec.zeroAlignment), "zeros"},
   };
   for (const auto &a : alignments)
     if (a.pointer && !aligned(a.pointer, a.alignment))

@@ -10,10 +10,11 @@
 using namespace lowbit::api;
 
 namespace {
-// Older headers' lowbit_problem: up to tensor_scale (before the table), and
-// up to the table (before act_order).
+// Older headers' lowbit_problem: up to tensor_scale (before the table), up
+// to the table (before act_order), and up to act_order (before super_block).
 constexpr size_t kProblemBeforeTable = offsetof(lowbit_problem, table);
 constexpr size_t kProblemBeforeActOrder = offsetof(lowbit_problem, act_order);
+constexpr size_t kProblemBeforeSuperBlock = offsetof(lowbit_problem, super_block);
 } // namespace
 
 extern "C" {
@@ -30,7 +31,9 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
       return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_plan_create: problem is NULL");
     if (ApiStatus s =
             checkInputStructSize(problem, problem->struct_size, sizeof(lowbit_problem),
-                                 "lowbit_problem", {kProblemBeforeTable, kProblemBeforeActOrder});
+                                 "lowbit_problem",
+                                 {kProblemBeforeTable, kProblemBeforeActOrder,
+                                  kProblemBeforeSuperBlock});
         !s)
       return recordFailure(s.error());
     // An older header's struct lacks the later fields: they read as zero.

@@ -445,7 +445,7 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.scaleAlignment = core::scaleAlignment(problem);
   spec.scaleBytes = core::scaleBytes(problem);
   spec.hasZeros = problem.scheme.hasZeros();
-  spec.zeroElementBytes = core::zeroElementBytes(problem);
+  spec.zeroAlignment = core::zeroAlignment(problem);
   spec.zeroBytes = core::zeroBytes(problem);
   planDensePath(spec);
   for (const std::string &note : spec.notes)

@@ -109,7 +109,7 @@ struct PlanSpec {
     return (m * problem.k * core::activationBytes(problem.activation) + 255) / 256 * 256;
   }
   int scaleAlignment = 2;   // a scale's bytes, at least 4 with a tensor scale
-  int zeroElementBytes = 0; // the scale's bytes, 1 for zero codes (packed), 0 without zeros
+  int zeroAlignment = 1;    // core::zeroAlignment
   bool hasZeros = false;
   std::vector<std::string> notes;
   std::string notesText; // notes joined with newlines, for lowbit_choice

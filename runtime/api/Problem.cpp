@@ -70,6 +70,12 @@ Result<core::Problem> problemFromApi(const lowbit_problem &problem) {
     return invalid(zero.error());
   p.scheme.zero = zero->mode;
   p.scheme.zeroCodes = zero->codes;
+  p.scheme.superBlock = problem.super_block;
+  Expected<std::optional<formats::DataFormat>> superStep =
+      core::superStepFromAbi(core::abiField(problem.super_step));
+  if (!superStep)
+    return invalid(superStep.error());
+  p.scheme.superStep = *superStep;
   // Whatever the checks above leave to the model (there should be nothing).
   if (Status valid = core::validate(p); !valid)
     return invalid(valid.error());

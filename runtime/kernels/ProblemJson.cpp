@@ -47,6 +47,10 @@ void writeProblemJson(const core::Problem &p, const char *nameKey, nlohmann::jso
     out["zero_codes"] = s.zeroCodes->name();
   if (s.actOrder)
     out["act_order"] = true;
+  if (s.hasSuperBlocks() && s.superStep) {
+    out["super_block"] = s.superBlock;
+    out["super_step"] = s.superStep->name();
+  }
 }
 
 Expected<core::Problem> readProblemJson(const nlohmann::json &in, const char *nameKey) {
@@ -98,6 +102,14 @@ Expected<core::Problem> readProblemJson(const nlohmann::json &in, const char *na
   }
   p.scheme.actOrder = in.contains("act_order") && in["act_order"].is_boolean() &&
                       in["act_order"].get<bool>();
+  if (in.contains("super_block") || in.contains("super_step")) {
+    Expected<int64_t> superBlock = integer(in, "super_block");
+    Expected<formats::DataFormat> superStep = parsed(in, "super_step", formats::parseFormat);
+    if (!superBlock || !superStep)
+      return makeError(!superBlock ? superBlock.error() : superStep.error());
+    p.scheme.superBlock = *superBlock;
+    p.scheme.superStep = *superStep;
+  }
   if (Status valid = core::validate(p); !valid)
     return makeError(valid.error());
   return p;

@@ -100,9 +100,12 @@ typedef enum lowbit_dtype {
   /* Block scales, one byte per group, GROUP granularity and LOWBIT_ZERO_NONE
    * only: */
   LOWBIT_DTYPE_E8M0 = 4, /* OCP MX: 2^(code - 127), 0xFF is NaN; group_size 32 */
-  LOWBIT_DTYPE_E4M3 = 5  /* OCP e4m3fn (bias 7, S.1111.111 is NaN, no infinity);
+  LOWBIT_DTYPE_E4M3 = 5, /* OCP e4m3fn (bias 7, S.1111.111 is NaN, no infinity);
                           * NVFP4's block scale, usually with group_size 16 and
                           * tensor_scale = LOWBIT_DTYPE_F32 */
+  /* Two-level scales' codes, one byte per group, with super_block > 0: */
+  LOWBIT_DTYPE_U8 = 6, /* 0..255 (also the mins of LOWBIT_ZERO_SUB_VALUE) */
+  LOWBIT_DTYPE_S8 = 7  /* -128..127, without zero points */
 } lowbit_dtype;
 
 /* Weight codes. Unsigned uintB holds 0..2^B-1; signed intB holds the B-bit
@@ -180,6 +183,19 @@ typedef struct lowbit_problem {
    * (lowbit_pack_permutation). 0: none. (Added after table: an older
    * struct_size means 0.) */
   int act_order;
+  /* Two-level scales (the compact int4 encoding; GGUF k-quants' shape):
+   * super_block > 0 makes `scale` a code dtype, LOWBIT_DTYPE_U8 or
+   * LOWBIT_DTYPE_S8, one byte per group (GROUP granularity), multiplied by
+   * one step of dtype super_step (F16, BF16 or F32) per super_block weights
+   * along K (a multiple of group_size that divides K). The scales buffer
+   * holds the codes in the scales' order ([N][K / group_size]), then the
+   * steps [N][K / super_block] from byte offset round_up(code count, 16).
+   * With LOWBIT_ZERO_SUB_VALUE the zeros (mins) are U8 codes laid out the
+   * same way with their own steps: w = q · (c_s · d_s) − c_z · d_z.
+   * 0 and 0: one level. (Added after act_order: an older struct_size means
+   * 0.) */
+  int64_t super_block;
+  lowbit_dtype super_step;
 } lowbit_problem;
 
 /* ---- context ---------------------------------------------------------- */

@@ -9,6 +9,7 @@
 // CHECK-DAG: lb.mx = #lb.quant<granularity = group, group_size = 32, scale = !lb.float<ue8m0, fn>>
 // CHECK-DAG: lb.nv = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN>
 // CHECK-DAG: lb.nvfp4 = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>
+// CHECK-DAG: lb.compact = #lb.quant<granularity = group, group_size = 32, scale = ui8, zero = sub_value, super_block = 256, super_step = f16>
 func.func @quant_schemes() attributes {
     lb.tensor = #lb.quant<granularity = tensor, scale = f32>,
     lb.channel = #lb.quant<granularity = channel, scale = bf16, zero = sub_code>,
@@ -16,7 +17,8 @@ func.func @quant_schemes() attributes {
     lb.gptq = #lb.quant<granularity = group, group_size = 128, scale = f16, zero = quantized, act_order = true>,
     lb.mx = #lb.quant<granularity = group, group_size = 32, scale = !lb.float<ue8m0, fn>>,
     lb.nv = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN>,
-    lb.nvfp4 = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>} {
+    lb.nvfp4 = #lb.quant<granularity = group, group_size = 16, scale = f8E4M3FN, tensor_scale = f32>,
+    lb.compact = #lb.quant<granularity = group, group_size = 32, scale = ui8, zero = sub_value, super_block = 256, super_step = f16>} {
   return
 }
 

@@ -338,3 +338,28 @@ func.func @scale_run_rank(%s: memref<64xf16>, %i: index) {
   %r = lb.load_scale_run %s[%i, %i] {count = 2 : i64} : memref<64xf16> -> vector<2xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{super_block and super_step go together}}
+func.func @super_block_without_step() attributes {lb.q = #lb.quant<granularity = group, group_size = 32, scale = ui8, super_block = 256>} { return }
+
+// -----
+
+// expected-error @+1 {{super_block 96 must hold whole groups}}
+func.func @super_block_partial_groups() attributes {lb.q = #lb.quant<granularity = group, group_size = 64, scale = ui8, super_block = 96, super_step = f16>} { return }
+
+// -----
+
+// expected-error @+1 {{the scale type is the codes', ui8 or si8, got 'f16'}}
+func.func @super_block_float_codes() attributes {lb.q = #lb.quant<granularity = group, group_size = 32, scale = f16, super_block = 256, super_step = f16>} { return }
+
+// -----
+
+// expected-error @+1 {{super-block mins are ui8 codes with zero = sub_value}}
+func.func @super_block_signed_mins() attributes {lb.q = #lb.quant<granularity = group, group_size = 32, scale = si8, zero = sub_value, super_block = 256, super_step = f16>} { return }
+
+// -----
+
+// expected-error @+1 {{scale type must be f16, bf16, f32, f8E4M3FN or an !lb.float, got 'ui8'}}
+func.func @codes_without_super_block() attributes {lb.q = #lb.quant<granularity = group, group_size = 32, scale = ui8>} { return }

@@ -358,8 +358,11 @@ TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {
     for (int64_t e = 0; e < count; ++e)
       ASSERT_EQ(float((*ours)[size_t(e)]), (*reference)[size_t(e)]) << e;
   }
-  // Q4_K's two-level scales are multiplied out, and the report says so.
-  EXPECT_NE(output.report.find("multiplied out into f32 scales and mins"), std::string::npos);
+  // Q4_K's two-level scales stay two-level (byte codes and f16 steps), and
+  // the report says so.
+  EXPECT_NE(output.report.find("uint6 sub-scales and mins kept as uint8 codes with their f16 "
+                               "steps per 256 weights"),
+            std::string::npos);
   EXPECT_NE(output.report.find("re-encoded as int8"), std::string::npos);
 }
 

@@ -130,22 +130,46 @@ TEST(KernelWeights, AwqZerosStayUint4Codes) {
   EXPECT_TRUE(w.notes.empty());
 }
 
-TEST(KernelWeights, Q4KScalesAndMinsAreMultipliedOutIntoF32) {
-  KernelWeights w = expectSameWeights(quantized(builtin("gguf-q4_k"), 4, 512));
+// Q4_K stays two-level: its 6-bit sub-scales and mins are the same
+// integers as uint8 codes, each buffer's f16 steps after its codes.
+TEST(KernelWeights, Q4KKeepsItsSubScaleCodesAndSteps) {
+  QuantizedMatrix m = quantized(builtin("gguf-q4_k"), 4, 512);
+  const std::vector<uint32_t> steps = m.superScales, minSteps = m.superMins;
+  KernelWeights w = expectSameWeights(m);
   EXPECT_EQ(w.problem.code, DataFormat::unsignedInt(4));
-  EXPECT_EQ(w.problem.scheme.scale, DataFormat::f32());
+  EXPECT_EQ(w.problem.scheme.scale, DataFormat::unsignedInt(8));
   EXPECT_EQ(w.problem.scheme.groupSize, 32);
+  EXPECT_EQ(w.problem.scheme.superBlock, 256);
+  EXPECT_EQ(w.problem.scheme.superStep, DataFormat::f16());
   EXPECT_EQ(w.problem.scheme.zero, formats::ZeroMode::SubtractScaled);
   EXPECT_FALSE(w.problem.scheme.zeroCodes);
-  EXPECT_EQ(w.scales.size(), size_t(4 * 16 * 4));
+  // 4 x 16 codes (64 bytes, already 16-aligned), then 4 x 2 f16 steps.
+  ASSERT_EQ(w.scales.size(), size_t(64 + 8 * 2));
+  ASSERT_EQ(w.zeros.size(), size_t(64 + 8 * 2));
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(w.scales[64 + 2 * i] | w.scales[64 + 2 * i + 1] << 8, int(steps[i]));
+    EXPECT_EQ(w.zeros[64 + 2 * i] | w.zeros[64 + 2 * i + 1] << 8, int(minSteps[i]));
+  }
 }
 
-TEST(KernelWeights, Q6KCodesWidenToInt8) {
+TEST(KernelWeights, Q6KCodesWidenToInt8AndItsScalesStayTwoLevel) {
   KernelWeights w = expectSameWeights(quantized(builtin("gguf-q6_k"), 4, 512));
   EXPECT_EQ(w.problem.code, DataFormat::int8());
-  EXPECT_EQ(w.problem.scheme.scale, DataFormat::f32());
+  EXPECT_EQ(w.problem.scheme.scale, DataFormat::int8());
+  EXPECT_EQ(w.problem.scheme.superBlock, 256);
   EXPECT_EQ(w.problem.scheme.groupSize, 16);
-  EXPECT_EQ(w.notes.size(), 2u); // the scales, then the codes
+  EXPECT_EQ(w.notes.size(), 2u); // the codes, then the scales
+}
+
+// Sub-scales no byte holds (signed 6-bit here) are multiplied out into f32
+// scales, exactly, and the notes say so.
+TEST(KernelWeights, SubScalesNoByteHoldsAreMultipliedOut) {
+  formats::QuantScheme scheme = builtin("gguf-q6_k");
+  scheme.scaleFormat = DataFormat::signedInt(6);
+  KernelWeights w = expectSameWeights(quantized(scheme, 4, 512));
+  EXPECT_EQ(w.problem.scheme.scale, DataFormat::f32());
+  EXPECT_FALSE(w.problem.scheme.hasSuperBlocks());
+  EXPECT_EQ(w.scales.size(), size_t(4 * 32 * 4));
 }
 
 TEST(KernelWeights, Q4_0AndQ8_0NeedNoChange) {

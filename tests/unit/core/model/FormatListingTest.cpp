@@ -103,7 +103,7 @@ TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
 TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
   for (const char *name : {"w4-g128", "w4-g32", "w4-g128-bf16", "w8-channel", "w4-g128-fzero",
                            "ternary-tensor", "gguf-q4_0", "w4-g128-asym", "awq-w4-g128",
-                           "nf4-g64"}) {
+                           "nf4-g64", "gguf-q4_k"}) {
     KernelAvailability kernels = schemeKernels(builtin(name));
     EXPECT_EQ(kernels.archs, allArchs()) << name << ": " << kernels.reason;
   }
@@ -112,7 +112,7 @@ TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
     const char *why;
   };
   for (const Missing &missing : {
-           Missing{"gguf-q4_k", "two-level (super-block) scales"},
+           Missing{"gguf-q6_k", "no register decode for 6-bit codes"},
            Missing{"w3-g128-asym", "no register decode for 3-bit codes"},
            Missing{"gptq-w4-g128", "zero codes must be uint4 or uint8, got uint4+1"},
            Missing{"w2-g64-asym", "zero codes must be uint4 or uint8, got uint2"},

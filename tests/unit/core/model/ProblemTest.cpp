@@ -121,8 +121,13 @@ TEST(Problem, KernelSchemeInvertsQuantScheme) {
   Expected<Scheme> quantized = kernelScheme(*awq);
   ASSERT_TRUE(quantized.ok()) << quantized.error();
   EXPECT_EQ(quantized->zeroCodes, DataFormat::unsignedInt(4));
+  // Two-level scales map too (SuperBlockTest); a sub-scale no byte holds
+  // does not.
   Expected<formats::QuantScheme> superBlocks = formats::findScheme("gguf-q4_k");
   ASSERT_TRUE(superBlocks.ok());
+  superBlocks->scaleFormat = DataFormat::unsignedInt(8);
+  EXPECT_TRUE(kernelScheme(*superBlocks).ok());
+  superBlocks->scaleFormat = DataFormat::signedInt(6);
   EXPECT_FALSE(kernelScheme(*superBlocks).ok());
 }
 

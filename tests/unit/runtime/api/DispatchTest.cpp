@@ -269,7 +269,7 @@ TEST_F(DispatchTest, PacksUint4ZeroCodesTwoAByte) {
   gptq.problem.scheme.zero = formats::ZeroMode::SubtractCode;
   gptq.problem.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
   gptq.hasZeros = true;
-  gptq.zeroElementBytes = core::zeroElementBytes(gptq.problem);
+  gptq.zeroAlignment = core::zeroAlignment(gptq.problem);
   gptq.zeroBytes = core::zeroBytes(gptq.problem);
   const size_t count = static_cast<size_t>(core::scaleCount(gptq.problem));
   ASSERT_EQ(gptq.zeroBytes, static_cast<int64_t>(count / 2));

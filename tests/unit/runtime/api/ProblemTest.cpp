@@ -1,6 +1,7 @@
 // lowbit_problem validation and translation, and struct_size checks.
 #include "runtime/api/Problem.h"
 #include "runtime/api/ApiError.h"
+#include "core/AbiFormats.h"
 #include "tests/unit/runtime/api/RuntimeTestSupport.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 namespace lowbit::api {
 namespace {
@@ -143,6 +145,44 @@ TEST(ProblemTest, BlockScalesAndTheTensorScale) {
   EXPECT_EQ(core::scaleAlignment(*desc), 16);
 }
 
+// The compact int4 encoding: uint8 scale and min codes per 32, f16 steps per
+// 256, each buffer's steps after its codes at a 16-byte offset.
+lowbit_problem compactInt4() {
+  lowbit_problem p = w4a16();
+  p.scale = LOWBIT_DTYPE_U8;
+  p.group_size = 32;
+  p.zero = LOWBIT_ZERO_SUB_VALUE;
+  p.super_block = 256;
+  p.super_step = LOWBIT_DTYPE_F16;
+  return p;
+}
+
+TEST(ProblemTest, TwoLevelScales) {
+  Result<core::Problem> desc = problemFromApi(compactInt4());
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(core::signature(*desc),
+            "lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=uint4;scale=uint8;"
+            "granularity=group;group=32;zero=sub_value;super_block=256;super_step=f16");
+  EXPECT_EQ(core::scaleBytes(*desc), 4096 * 128 + 4096 * 16 * 2);
+  EXPECT_EQ(core::zeroBytes(*desc), core::scaleBytes(*desc));
+  EXPECT_EQ(core::zeroAlignment(*desc), 16);
+  // The ABI table read the other way gives the same struct back.
+  lowbit_problem back{};
+  std::vector<double> table;
+  ASSERT_TRUE(core::problemToAbi(*desc, &back, &table).ok());
+  EXPECT_EQ(back.scale, LOWBIT_DTYPE_U8);
+  EXPECT_EQ(back.super_block, 256);
+  EXPECT_EQ(back.super_step, LOWBIT_DTYPE_F16);
+  lowbit_problem symmetric = compactInt4();
+  symmetric.scale = LOWBIT_DTYPE_S8;
+  symmetric.zero = LOWBIT_ZERO_NONE;
+  symmetric.super_step = LOWBIT_DTYPE_F32;
+  desc = problemFromApi(symmetric);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(desc->scheme.scale, formats::DataFormat::int8());
+  EXPECT_EQ(core::zeroBytes(*desc), 0);
+}
+
 TEST(ProblemTest, RejectsEveryBadField) {
   struct Case {
     void (*edit)(lowbit_problem &);
@@ -182,6 +222,19 @@ TEST(ProblemTest, RejectsEveryBadField) {
        "group size must be 32, got 128"},
       {[](lowbit_problem &p) { p = nvfp4Style(), p.zero = LOWBIT_ZERO_SUB_CODE; },
        LOWBIT_STATUS_INVALID_ARGUMENT, "block scales (e4m3fn) have no zero points"},
+      // Two-level scales.
+      {[](lowbit_problem &p) { p.scale = LOWBIT_DTYPE_U8; }, LOWBIT_STATUS_INVALID_ARGUMENT,
+       "scale dtype 'uint8' is not"},
+      {[](lowbit_problem &p) { p = compactInt4(), p.super_step = static_cast<lowbit_dtype>(0); },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "super_step"},
+      {[](lowbit_problem &p) { p = compactInt4(), p.super_step = LOWBIT_DTYPE_E8M0; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "super_step 4 is not a lowbit.h value"},
+      {[](lowbit_problem &p) { p = compactInt4(), p.super_block = 96; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "multiple of the group size"},
+      {[](lowbit_problem &p) { p = compactInt4(), p.scale = LOWBIT_DTYPE_S8; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "mins are unsigned codes"},
+      {[](lowbit_problem &p) { p = compactInt4(), p.scale = LOWBIT_DTYPE_F16; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "uint8 or int8"},
   };
   for (const Case &c : cases) {
     lowbit_problem p = w4a16();

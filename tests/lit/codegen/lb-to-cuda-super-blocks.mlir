@@ -1,0 +1,30 @@
+// RUN: lowbit-opt %s --lb-tile --lb-propagate-layouts --lb-lower-decode --canonicalize --cse | lowbit-translate --lb-to-cuda | FileCheck %s
+
+// Two-level scales: si8 codes widened through signed char, times the f16
+// step read after the codes. 64 x 16 codes are 1024 bytes, already a
+// multiple of 16, so the steps start there; a row has 1024 / 256 = 4.
+// CHECK-LABEL: sym__gemv_t1x4x1024_w1x4_s1_k1(
+// CHECK-SAME: const unsigned char *__restrict__ arg2
+// CHECK: const float [[C:v[0-9]+]] = (float)(signed char)arg2[
+// CHECK: const float [[D:v[0-9]+]] = f16_to_f32(*reinterpret_cast<const u16 *>(reinterpret_cast<const unsigned char *>(arg2) + 1024LL + ({{.*}}) * 4LL + {{.*}}) * 2));
+// CHECK: = [[C]] * [[D]];
+
+// 5 x 2 ui8 codes round up to 16 bytes; the mins' steps are read from the
+// zeros buffer the same way, and bf16 steps widen by a shift.
+// CHECK-LABEL: odd__gemv_t1x1x1024_w1x1_s1_k1(
+// CHECK: (float)arg2[
+// CHECK: __uint_as_float((u32)*reinterpret_cast<const u16 *>(reinterpret_cast<const unsigned char *>(arg2) + 16LL
+// CHECK: (float)arg3[
+// CHECK: __uint_as_float((u32)*reinterpret_cast<const u16 *>(reinterpret_cast<const unsigned char *>(arg3) + 16LL
+func.func @sym(%x: tensor<?x1024xf16>, %w: tensor<64x1024xsi4>, %s: tensor<64x16xsi8>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 64, scale = si8, super_block = 256, super_step = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024xsi4>, tensor<64x16xsi8>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+func.func @odd(%x: tensor<?x1024xbf16>, %w: tensor<5x1024xui4>, %s: tensor<5x2xui8>, %z: tensor<5x2xui8>) -> tensor<?x5xbf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<5x2xui8>) quant <granularity = group, group_size = 512, scale = ui8, zero = sub_value, super_block = 1024, super_step = bf16>
+      schedule <family = gemv, tile = [1, 1, 1024], warps = [1, 1], stages = 1, split_k = 1>
+      : (tensor<?x1024xbf16>, tensor<5x1024xui4>, tensor<5x2xui8>) -> tensor<?x5xbf16>
+  return %y : tensor<?x5xbf16>
+}
