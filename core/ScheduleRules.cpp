@@ -191,6 +191,12 @@ Status checkPartialSums(const Schedule &s, int64_t bytes) {
   return Status::success();
 }
 
+// Two-level scales whose kernels keep the most live per subtile: a code
+// and a step for the scale and for the min, or for two scales (groups of 16).
+bool heavyTwoLevel(const Problem &p) {
+  return p.scheme.hasSuperBlocks() && (p.scheme.hasZeros() || p.scheme.groupSize == kUnitK);
+}
+
 Status checkGemvTiled(const Problem &p, const Schedule &s) {
   if (s.tileM < 1 || s.tileM > 8)
     return reject(s, "tile M must be 1..8, got " + str(s.tileM));
@@ -202,12 +208,13 @@ Status checkGemvTiled(const Problem &p, const Schedule &s) {
   if (p.scheme.hasZeros() && s.splitK >= 16 && s.stages > 1)
     return reject(s, "zero points with split_k >= 16 and more than one chunk in flight need more "
                      "than the 128 registers a thread of 16 warps gets");
-  // Two-level mins (a code and a step for each scale and each min of every
-  // subtile) with two chunks in flight spilled (32 bytes: bf16 compact int4
-  // 4096 x 11008, 2 x 64 x 128, split_k 8, sm_90a).
-  if (p.scheme.hasSuperBlocks() && p.scheme.hasZeros() && s.stages > 1)
-    return reject(s, "super-block mins with more than one chunk in flight need more registers "
-                     "than a thread gets");
+  // Two-level codes and steps (for each scale, and each min, of every
+  // subtile) with two chunks in flight spilled: 32 bytes for bf16 compact
+  // int4 4096 x 11008 (2 x 64 x 128, split_k 8), 16 for int8 codes per 16
+  // (1 x 64 x 128, split_k 16), sm_90a.
+  if (heavyTwoLevel(p) && s.stages > 1)
+    return reject(s, "two-level scales with mins or groups of 16 and more than one chunk in "
+                     "flight need more registers than a thread gets");
   // Groups of 16 take two scale picks and a select per column and block;
   // with 4 rows' dots that spilled at 128 registers (64 to 128 bytes, NVFP4
   // 4 x 64 x 128, split_k 8, sm_90a).
@@ -245,14 +252,16 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   if (isGrouped(p) && p.scheme.groupSize == kUnitK && s.splitK >= 16)
     return reject(s, "groups of " + str(kUnitK) + " with split_k >= 16 need more than the 128 "
                      "registers a thread of 16 warps gets");
-  // Two-level mins keep a code and a step per scale and per zero of each
-  // subtile live; 16 subtiles' worth across 32 rows' accumulators spilled
-  // (72 bytes on sm_90a, 28 on sm_80: compact int4 4096 x 4096, 32 x 128 x
-  // 128, split_k 2).
-  if (p.scheme.hasSuperBlocks() && p.scheme.hasZeros() && s.tileM == 4 * kMmaFragmentN &&
-      s.tileN == 2 * kColumnsPerUnit)
-    return reject(s, "super-block mins with tile M 32 and tile N 128 need more registers than a "
-                     "thread gets");
+  // Two-level codes and steps per subtile across 32 rows' accumulators
+  // spilled at tile N 128 (72 bytes on sm_90a, 28 on sm_80: compact int4
+  // 4096 x 4096, split_k 2; 24 bytes: int8 codes per 16), and with 16 warps'
+  // 128 registers (8 to 40 bytes: compact int4, 8 x 64 x 128 and 8 x 64 x 256).
+  if (heavyTwoLevel(p) && s.tileM == 4 * kMmaFragmentN && s.tileN == 2 * kColumnsPerUnit)
+    return reject(s, "two-level scales with mins or groups of 16 at tile M 32 and tile N 128 "
+                     "need more registers than a thread gets");
+  if (heavyTwoLevel(p) && s.splitK >= 16)
+    return reject(s, "two-level scales with mins or groups of 16 and split_k >= 16 need more "
+                     "than the 128 registers a thread of 16 warps gets");
   int64_t slots = mmaSplitKRingSlots(s);
   if (s.stages > 1 && slots > kMaxRingSlots)
     return reject(s, "stages x tile K / " + str(kBlockK) + " = " + str(slots) +

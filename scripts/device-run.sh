@@ -33,9 +33,11 @@ if [[ $parts == *" bench "* && -x $root/.device/bin/lowbit && -d $root/.device/k
     --kernels "$root/.device/kernels/perf-widths" --m 1,16 --csv "$out/bench-widths.csv" \
     >"$out/bench-widths.txt" 2>"$out/bench-widths.log" || { status=1; tail -5 "$out/bench-widths.log"; }
 fi
-if [[ $parts == *" bench "* && -x $root/.device/bin/lowbit && -d $root/.device/kernels/bench ]]; then
+# LOWBIT_BENCH_KERNELS: another staged set (a directory under .device/kernels).
+bench_kernels=$root/.device/kernels/${LOWBIT_BENCH_KERNELS:-bench}
+if [[ $parts == *" bench "* && -x $root/.device/bin/lowbit && -d $bench_kernels ]]; then
   timeout "${LOWBIT_BENCH_TIMEOUT:-240}" "$root/.device/bin/lowbit" bench \
-    --kernels "$root/.device/kernels/bench" --csv "$out/bench.csv" ${LOWBIT_BENCH_ARGS:-} \
+    --kernels "$bench_kernels" --csv "$out/bench.csv" ${LOWBIT_BENCH_ARGS:-} \
     >"$out/bench.txt" 2>"$out/bench.log" || { status=1; tail -5 "$out/bench.log"; }
 fi
 

@@ -1,5 +1,7 @@
 #include "compiler/measure/TunePlan.h"
 
+#include "compiler/spec/KernelSetSpec.h"
+
 #include "runtime/kernels/KernelRecordCodec.h"
 #include "tuning_db/Records.h"
 #include "tuning_db/Sqlite.h"
@@ -34,19 +36,6 @@ int64_t positiveInteger(const std::string &text) {
   return value > 0 ? value : -1;
 }
 
-// TOML basic strings: escape what would end or break the string.
-std::string tomlString(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out + "\"";
-}
 
 } // namespace
 
@@ -192,28 +181,12 @@ std::string problemName(const std::string &prefix, const Shape &shape) {
 }
 
 std::string oneProblemSpecText(const kernels::ProblemDesc &p, const std::string &arch) {
-  std::ostringstream out;
-  out << "# Written by `lowbit tune`: one problem, compiled with its own schedule list.\n"
-      << "archs = [" << tomlString(arch) << "]\n\n"
-      << "[[problem]]\n"
-      << "name = " << tomlString(p.name) << "\n"
-      << "n = " << p.n << "\n"
-      << "k = " << p.k << "\n"
-      << "activation = " << tomlString(core::activationName(p.activation)) << "\n"
-      << "weight = " << tomlString(p.code.name()) << "\n"
-      << "scale = " << tomlString(p.scheme.scale.name()) << "\n"
-      << "granularity = " << tomlString(core::granularitySpelling(p.scheme.granularity)) << "\n";
-  // The spec's default group size is 128; state it only where it means
-  // something, since the parser checks it against K.
-  if (p.scheme.granularity == formats::Granularity::PerGroup)
-    out << "group_size = " << p.scheme.groupSize << "\n";
-  out << "zero = " << tomlString(core::zeroSpelling(p.scheme.zero, p.scheme.zeroCodes.has_value()))
-      << "\n";
-  if (p.scheme.zeroCodes)
-    out << "zero_codes = " << tomlString(p.scheme.zeroCodes->name()) << "\n";
-  if (p.scheme.tensorScale)
-    out << "tensor_scale = " << tomlString(p.scheme.tensorScale->name()) << "\n";
-  return out.str();
+  // The spec module's one printer, so every scheme field it parses is written.
+  spec::KernelSetSpec one;
+  one.archs = {arch};
+  one.problems = {p};
+  return spec::printKernelSetSpec(
+      one, "Written by `lowbit tune`: one problem, compiled with its own schedule list.");
 }
 
 std::string problemIdOf(const kernels::ProblemDesc &problem) {

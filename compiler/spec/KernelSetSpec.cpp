@@ -418,12 +418,16 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text, const std::s
 
 namespace {
 
+// TOML basic strings: escape what would end or break the string.
 std::string quoted(const std::string &text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\')
       out += '\\';
-    out += c;
+    if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out + "\"";
 }

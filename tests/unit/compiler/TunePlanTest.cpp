@@ -172,6 +172,21 @@ TEST(TunePlan, OneProblemSpecKeepsOtherFormats) {
     EXPECT_TRUE(spec->problems.at(0).sameAs(p))
         << core::signature(spec->problems.at(0)) << " != " << core::signature(p);
   }
+  // Two-level scales too: this printer once wrote no super_block, so the
+  // compiler refused every candidate of a compact int4 problem.
+  {
+    kernels::ProblemDesc p = problemFor("two.level", shape, *parseFormat("w4a16-g128"));
+    p.scheme.scale = formats::DataFormat::unsignedInt(8);
+    p.scheme.groupSize = 32;
+    p.scheme.zero = formats::ZeroMode::SubtractScaled;
+    p.scheme.superBlock = 256;
+    p.scheme.superStep = formats::DataFormat::f16();
+    ASSERT_TRUE(core::validate(p).ok()) << core::validate(p).error();
+    Expected<spec::KernelSetSpec> spec =
+        spec::parseKernelSetSpec(oneProblemSpecText(p, "sm_90a"), "<tune>");
+    ASSERT_TRUE(spec.ok()) << spec.error();
+    EXPECT_TRUE(spec->problems.at(0).sameAs(p)) << core::signature(spec->problems.at(0));
+  }
   // Zero points, quantized ones included, survive the round trip too.
   for (const char *zero : {"sub_code", "sub_value", "quantized"}) {
     kernels::ProblemDesc p = problemFor("z", shape, *parseFormat("w4a16-g128"));
