@@ -50,6 +50,31 @@ def test_quantize_is_the_formats_librarys_round_to_nearest():
     assert np.all(np.abs(ours - w) <= scales[:, g] / 2 + 1e-7)
 
 
+def test_two_level_scales_quantize_to_the_buffers_kernels_read():
+    # The compact int4 encoding: uint8 scale and min codes per 32 times f16
+    # steps per 256, each buffer's steps after its codes (16-byte aligned).
+    rng = np.random.default_rng(4)
+    w = rng.normal(0, 0.02, size=(8, 512)).astype(np.float32)
+    p = lowbit.Problem(8, 512, weight="uint4", scale="uint8", group_size=32, zero="sub_value",
+                       super_block=256, super_step="f16")
+    assert p.super_block == 256 and p.super_step == "f16"
+    assert lowbit.Problem.from_signature(p.signature) == p
+    kw = lowbit.quantize(w, p)
+    assert kw.problem == p
+    codes_bytes = 8 * 16
+    scale_codes = kw.scales[:codes_bytes].astype(np.float64).reshape(8, 16)
+    scale_steps = kw.scales[codes_bytes:].view(np.float16).astype(np.float64).reshape(8, 2)
+    min_codes = kw.zeros[:codes_bytes].astype(np.float64).reshape(8, 16)
+    min_steps = kw.zeros[codes_bytes:].view(np.float16).astype(np.float64).reshape(8, 2)
+    g, b = np.arange(512) // 32, np.arange(512) // 256
+    ours = (kw.codes * (scale_codes[:, g] * scale_steps[:, b])
+            - min_codes[:, g] * min_steps[:, b])
+    np.testing.assert_array_equal(kw.dequantize(), ours)
+    assert np.max(np.abs(ours - w)) < 0.02
+    with pytest.raises(ValueError, match="super_step"):
+        lowbit.Problem(8, 512, scale="uint8", group_size=32, super_block=256)
+
+
 def _correlated_inputs(rows, k, seed):
     """Activations with loud channels and correlated neighbours."""
     rng = np.random.default_rng(seed)
