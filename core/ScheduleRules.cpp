@@ -292,6 +292,12 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
     return reject(s, "each consumer warp owns one " + str(kColumnsPerUnit) +
                          "-column layout tile: need tile N = " +
                          str(s.warpsN * kColumnsPerUnit) + ", got " + str(s.tileN));
+  // Two consumer warpgroups share the registers setmaxnreg gives them; the
+  // f32 q·s − z of two-level mins spilled there (8 bytes: compact int4
+  // 1536 x 4224, 48 x 512 x 64).
+  if (heavyTwoLevel(p) && s.warpsN == 2 * kWarpgroupWarps && s.tileM > 32)
+    return reject(s, "two-level scales with mins or groups of 16 on two consumer warpgroups "
+                     "need tile M <= 32, got " + str(s.tileM));
   // Four accumulators of m64 x tile M: tile M / 2 floats each per thread.
   if (s.tileM < 8 || s.tileM > 64 || s.tileM % 8)
     return reject(s, "tile M must be a multiple of 8 in 8 .. 64 (four m64 x tile M accumulators "

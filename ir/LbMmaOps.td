@@ -154,9 +154,13 @@ def Lb_ScaleFragmentOp : Lb_Op<"scale_fragment", [Pure, AllTypesMatch<["fragment
     points, with bias -z) per register; scale and bias are rounded to the
     element type and splatted to both halves. (q - z)·s zero points are not
     a bias: lb.decode subtracts them first, exactly.
+    `wide`: each value is widened to f32, scaled (fma'd) there and rounded
+    once. Two-level scales and mins (a code times a step) are not exact in
+    the element type, and q·s − z cancels: rounding s and z first left
+    errors of the mins' size on weights far smaller.
   }];
   let arguments = (ins VectorOfRankAndType<[1], [F16, BF16]>:$fragment, F32:$scale,
-                       Optional<F32>:$bias);
+                       Optional<F32>:$bias, UnitAttr:$wide);
   let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$result);
   let assemblyFormat = "$fragment `,` $scale (`,` $bias^)? attr-dict `:` type($fragment)";
 }

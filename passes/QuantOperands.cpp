@@ -60,4 +60,12 @@ ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, 
   return {scale, zero, Value()};
 }
 
+Value scaleFragment(OpBuilder &b, Location loc, const KernelProblem &p, Type type, Value fragment,
+                    Value scale, Value bias) {
+  auto op = b.create<lb::ScaleFragmentOp>(loc, type, fragment, scale, bias);
+  if (p.quant.getSuperStep() && p.quant.getZero() == lb::ZeroMode::sub_value)
+    op.setWide(true);
+  return op;
+}
+
 } // namespace lowbit::passes

@@ -65,7 +65,7 @@ struct DequantBuilder : TileBuilderBase {
           Value fragment =
               b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s));
           fragments[half].push_back(
-              b.create<lb::ScaleFragmentOp>(loc, pairType, fragment, scales[s], biases[s]));
+              scaleFragment(b, loc, p, pairType, fragment, scales[s], biases[s]));
         }
       }
       Value k = add(k0, mul(inGroup, index(8)));

@@ -70,6 +70,13 @@ ColumnQuant loadColumnQuant(mlir::OpBuilder &b, mlir::Location loc, const Kernel
                             mlir::Value n, mlir::Value k, mlir::Value scale = {});
 
 
+// lb.scale_fragment of `fragment` by scale (+ bias), wide (in f32) where the
+// problem's scales are two-level with mins (their codes times steps are not
+// exact in the element type, and q·s − z cancels).
+mlir::Value scaleFragment(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
+                          mlir::Type type, mlir::Value fragment, mlir::Value scale,
+                          mlir::Value bias);
+
 // The type of one lb.load_codes: a unit's words.
 mlir::VectorType unitWordsType(mlir::OpBuilder &b, const KernelProblem &problem);
 

@@ -75,7 +75,7 @@ struct GemvBuilder : TileBuilderBase {
     for (int64_t part = 0; part < parts; ++part) {
       Value w = partOf(values, part);
       if (dequantized)
-        w = b.create<lb::ScaleFragmentOp>(loc, partType, w, quant[part].scale, quant[part].bias);
+        w = scaleFragment(b, loc, p, partType, w, quant[part].scale, quant[part].bias);
       weights.push_back(w);
     }
 

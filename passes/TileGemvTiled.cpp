@@ -91,7 +91,7 @@ struct GemvTiledBuilder : TileBuilderBase {
           Value fragment =
               b.create<lb::SlicePairsOp>(loc, pairType, values, b.getI64IntegerAttr(2 * s));
           if (dequantized)
-            fragment = b.create<lb::ScaleFragmentOp>(loc, pairType, fragment, scales[s], biases[s]);
+            fragment = scaleFragment(b, loc, p, pairType, fragment, scales[s], biases[s]);
           fragments[half].push_back(fragment);
         }
       }

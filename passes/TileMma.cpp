@@ -154,8 +154,8 @@ struct MmaBuilder : TileBuilderBase {
             // Subtile s of a load is registers 2 s and 2 s + 1 of its decode.
             Value fragment = b.create<lb::SlicePairsOp>(loc, bType, values,
                                                         b.getI64IntegerAttr(2 * s));
-            fragment = b.create<lb::ScaleFragmentOp>(loc, bType, fragment, scales[subtile],
-                                                     biases[subtile]);
+            fragment = scaleFragment(b, loc, p, bType, fragment, scales[subtile],
+                                     biases[subtile]);
             for (int64_t f = 0; f < fragmentsM; ++f) {
               Value &c = acc[f * subtiles + subtile];
               c = b.create<lb::MmaOp>(loc, accType, a[f], fragment, c);

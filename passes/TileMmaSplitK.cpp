@@ -307,8 +307,8 @@ struct MmaSplitKBuilder : TileBuilderBase {
             Value pairs =
                 b.create<lb::SlicePairsOp>(loc, pairsType, values, b.getI64IntegerAttr(2 * s));
             if (!scalePeriodSums && !scaleAtEnd)
-              pairs = b.create<lb::ScaleFragmentOp>(loc, pairsType, pairs, scales[subtile],
-                                                    biases[subtile]);
+              pairs = scaleFragment(b, loc, p, pairsType, pairs, scales[subtile],
+                                            biases[subtile]);
             scaled.push_back(pairs);
           }
           for (int64_t w = 0; w < kColumnsPerLoad / kWeightRows; ++w) {

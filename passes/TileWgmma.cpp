@@ -141,8 +141,8 @@ struct WgmmaBuilder : TileBuilderBase {
     SmallVector<Value> scaled;
     for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
       Value pairs = b.create<lb::SlicePairsOp>(loc, pairsType, values, b.getI64IntegerAttr(2 * s));
-      scaled.push_back(b.create<lb::ScaleFragmentOp>(loc, pairsType, pairs, loads.scales[s],
-                                                     loads.biases[s]));
+      scaled.push_back(scaleFragment(b, loc, p, pairsType, pairs, loads.scales[s],
+                                    loads.biases[s]));
     }
     SmallVector<Value> fragments;
     for (int64_t r = 0; r < kSlices; ++r)

@@ -232,6 +232,24 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                  << name(scale.getBias()) << ", " << name(scale.getBias()) << ");\n";
         }
         declareVector(scale.getResult());
+        if (scale.getWide()) {
+          // Both halves to f32, one fmaf each, one rounding back.
+          bool bf16 = type.getElementType().isBF16();
+          for (int64_t i = 0; i < type.getNumElements() / 2; ++i) {
+            std::string in = registerOf(scale.getFragment(), i), lo = fresh("w"), hi = fresh("w");
+            if (bf16)
+              line() << "const float " << lo << " = __uint_as_float(" << in << " << 16), " << hi
+                     << " = __uint_as_float(" << in << " & 0xFFFF0000u);\n";
+            else
+              line() << "float " << lo << ", " << hi << "; f16x2_to_f32x2(" << in << ", " << lo
+                     << ", " << hi << ");\n";
+            std::string add = scale.getBias() ? ", " + name(scale.getBias()) : ", 0.f";
+            line() << registerOf(scale.getResult(), i) << " = f32x2_to_" << suffix << "(fmaf("
+                   << lo << ", " << name(scale.getScale()) << add << "), fmaf(" << hi << ", "
+                   << name(scale.getScale()) << add << "));\n";
+          }
+          return success();
+        }
         for (int64_t i = 0; i < type.getNumElements() / 2; ++i) {
           line() << registerOf(scale.getResult(), i) << " = ";
           if (bias.empty())

@@ -16,6 +16,9 @@
 // CHECK: __uint_as_float((u32)*reinterpret_cast<const u16 *>(reinterpret_cast<const unsigned char *>(arg2) + 16LL
 // CHECK: (float)arg3[
 // CHECK: __uint_as_float((u32)*reinterpret_cast<const u16 *>(reinterpret_cast<const unsigned char *>(arg3) + 16LL
+// With mins, q·s − z is computed in f32 and rounded once (lb.scale_fragment wide):
+// CHECK: const float [[LO:w[0-9]+]] = __uint_as_float({{.*}} << 16), [[HI:w[0-9]+]] = __uint_as_float({{.*}} & 0xFFFF0000u);
+// CHECK-NEXT: = f32x2_to_bf16x2(fmaf([[LO]], {{v[0-9]+}}, {{v[0-9]+}}), fmaf([[HI]],
 func.func @sym(%x: tensor<?x1024xf16>, %w: tensor<64x1024xsi4>, %s: tensor<64x16xsi8>) -> tensor<?x64xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 64, scale = si8, super_block = 256, super_step = f16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
