@@ -273,6 +273,11 @@ TEST_F(ClusterKernels, GiveTheSameBitsOnEveryRun) {
   SplitMix rng{20261202};
   int compared = 0;
   for (const kernels::KernelEntry &entry : entries) {
+    // A dequant kernel writes W, not y (DequantKernelsWriteTheReferenceWeights):
+    // launched as a matmul it wrote past y when a set given in
+    // LOWBIT_CLUSTER_TEST_KERNELS held one.
+    if (isDequant(entry))
+      continue;
     SCOPED_TRACE(entry.name);
     ProblemData data;
     prepareProblem(*api, entry.problem, data, rng);
