@@ -222,17 +222,8 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         auto type = cast<VectorType>(scale.getResult().getType());
         std::string suffix = pairSuffix(type.getElementType());
         bind(scale.getResult());
-        std::string splat = fresh("s");
-        line() << "const u32 " << splat << " = f32x2_to_" << suffix << "("
-               << name(scale.getScale()) << ", " << name(scale.getScale()) << ");\n";
-        std::string bias;
-        if (scale.getBias()) {
-          bias = fresh("b");
-          line() << "const u32 " << bias << " = f32x2_to_" << suffix << "("
-                 << name(scale.getBias()) << ", " << name(scale.getBias()) << ");\n";
-        }
-        declareVector(scale.getResult());
         if (scale.getWide()) {
+          declareVector(scale.getResult());
           // Both halves to f32, one fmaf each, one rounding back.
           bool bf16 = type.getElementType().isBF16();
           for (int64_t i = 0; i < type.getNumElements() / 2; ++i) {
@@ -250,6 +241,16 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
           }
           return success();
         }
+        std::string splat = fresh("s");
+        line() << "const u32 " << splat << " = f32x2_to_" << suffix << "("
+               << name(scale.getScale()) << ", " << name(scale.getScale()) << ");\n";
+        std::string bias;
+        if (scale.getBias()) {
+          bias = fresh("b");
+          line() << "const u32 " << bias << " = f32x2_to_" << suffix << "("
+                 << name(scale.getBias()) << ", " << name(scale.getBias()) << ");\n";
+        }
+        declareVector(scale.getResult());
         for (int64_t i = 0; i < type.getNumElements() / 2; ++i) {
           line() << registerOf(scale.getResult(), i) << " = ";
           if (bias.empty())
