@@ -3,6 +3,7 @@
 #include "core/Arch.h"
 #include "core/FragmentFacts.h"
 #include "core/ScheduleRules.h"
+#include "core/formats/SchemeQuality.h"
 
 #include <cstdio>
 #include <sstream>
@@ -173,6 +174,26 @@ std::string formatListing() {
          "Kernels: the archs `lowbit compile` makes kernels for with its default schedules "
          "(f16 and bf16 activations, N = K = "
       << kRepresentativeDimension << "), as the fragment facts and the schedule rules decide.\n";
+  return out.str();
+}
+
+std::string formatQualityListing() {
+  const formats::QualityMatrix matrix;
+  std::ostringstream out;
+  out << "Quantize -> dequantize of a seeded Gaussian matrix (" << matrix.rows << " x "
+      << matrix.cols << ", standard normal, seed " << matrix.seed
+      << "; splitmix64 + Box-Muller, values rounded to f32), default quantizer options\n";
+  out << pad("  name", 25) << pad("bits/w", 10) << "SNR (dB)\n";
+  for (const formats::SchemeQuality &row : formats::builtinSchemeQuality(matrix)) {
+    char bits[32], snr[32];
+    std::snprintf(bits, sizeof bits, "%.6g", row.bitsPerWeight);
+    std::snprintf(snr, sizeof snr, "%.2f", row.snrDb);
+    out << "  " << pad(row.scheme, 23) << pad(bits, 10)
+        << (row.ok() ? std::string(snr) : "cannot quantize: " + row.error) << "\n";
+  }
+  out << "\nSNR = 10 log10(sum w^2 / sum (w - w')^2). Integer elements without zero points and "
+         "super-block schemes search their scales (clamping outliers where that lowers the "
+         "error); the others cover each slot's range.\n";
   return out.str();
 }
 

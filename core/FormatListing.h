@@ -43,4 +43,9 @@ KernelAvailability problemKernels(const Problem &problem);
 
 std::string formatListing();
 
+// `lowbit formats --snr`: each built-in scheme's bits per weight and the SNR
+// of quantize -> dequantize (default options) on formats::QualityMatrix's
+// seeded Gaussian matrix, or why the scheme cannot quantize it.
+std::string formatQualityListing();
+
 } // namespace lowbit::core

@@ -47,10 +47,12 @@ Expected<SlotMap> slotMaps(const QuantizedMatrix &fitted) {
 }
 
 // The code of `element` whose decoded weight a·v + b is nearest to w,
-// saturating: a clipped slot rounds its outliers to its extreme codes.
+// saturating: a clipped slot rounds its outliers to its extreme codes. The
+// slope may be negative (quantize()'s scale search gives int4 slots led by a
+// positive weight a negative scale, so that weight lands on -8).
 uint8_t nearestCode(const DataFormat &element, double slope, double offset, double w,
                     uint8_t fallback) {
-  if (!(slope > 0))
+  if (slope == 0 || !std::isfinite(slope))
     return fallback;
   Expected<uint32_t> code =
       element.encode((w - offset) / slope, Rounding::NearestEven, OnOverflow::Saturate);

@@ -1,5 +1,7 @@
 #include "core/formats/Quantize.h"
 
+#include "core/formats/ScaleSearch.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -143,10 +145,35 @@ std::vector<SlotRange> slotRanges(const QuantizedMatrix &m, const double *weight
   return ranges;
 }
 
-Status quantizeGeneric(QuantizedMatrix &m, const double *weights) {
+// Whether ScaleFit::Search searches a one-level scheme's scales: integer
+// elements with levels of both signs and no zero point.
+bool searchesOneLevel(const QuantScheme &scheme, ScaleFit fit) {
+  std::optional<search::Levels> levels = search::integerLevels(scheme.element);
+  return fit == ScaleFit::Search && scheme.zeroMode == ZeroMode::None && levels &&
+         levels->lo < 0 && levels->hi > 0;
+}
+
+Status quantizeGeneric(QuantizedMatrix &m, const double *weights, ScaleFit fit) {
   std::vector<SlotRange> ranges = slotRanges(m, weights);
   std::vector<SlotParams> params(ranges.size());
+  const bool searched = searchesOneLevel(m.scheme, fit);
+  std::vector<std::vector<double>> slotWeights(searched ? ranges.size() : 0);
+  if (searched)
+    for (int64_t n = 0; n < m.rows; ++n)
+      for (int64_t k = 0; k < m.cols; ++k)
+        slotWeights[size_t(m.slotOf(n, k))].push_back(weights[n * m.cols + k]);
   for (size_t slot = 0; slot < ranges.size(); ++slot) {
+    if (searched) {
+      const std::vector<double> &x = slotWeights[slot];
+      std::optional<search::ScaleChoice> choice = search::searchScale(
+          x.data(), x.size(), *search::integerLevels(m.scheme.element), m.scheme.scaleFormat);
+      if (choice) {
+        params[slot].scaleCode = m.scales[slot] = choice->code;
+        params[slot].scale = choice->scale;
+        continue;
+      }
+      // No searched scale is representable: the range fit says why.
+    }
     Expected<SlotParams> fitted = fitSlot(m.scheme, ranges[slot], int64_t(slot));
     if (!fitted)
       return makeError(fitted.error());
@@ -155,7 +182,8 @@ Status quantizeGeneric(QuantizedMatrix &m, const double *weights) {
     if (m.scheme.zeroMode != ZeroMode::None)
       m.zeros[slot] = fitted->zeroCode;
   }
-  return encodeElements(m, weights, params, OnOverflow::Error);
+  // A searched scale may leave outliers past the end codes on purpose.
+  return encodeElements(m, weights, params, searched ? OnOverflow::Saturate : OnOverflow::Error);
 }
 
 // OCP MX v1.0, section 6.3: shared exponent = floor(log2(amax)) - emax of the
@@ -261,12 +289,72 @@ Status fitTwoLevel(const DataFormat &superFormat, const DataFormat &subFormat,
   return withContext(context, "no " + superFormat.name() + " super-scale fits");
 }
 
-Status quantizeSuperBlocks(QuantizedMatrix &m, const double *weights) {
+// The range fit of one super-block: every group's range is covered, the
+// mins (rounded up) first.
+Status fitSuperBlockRange(const QuantScheme &scheme, const SlotRange *ranges,
+                          const std::string &context, search::SuperBlockFit &fit) {
+  const SuperBlock &super = *scheme.superBlock;
+  const size_t groups = size_t(super.size / scheme.groupSize);
+  const double elemMin = scheme.element.minFinite(), elemMax = scheme.element.maxFinite();
+  std::vector<double> mins(groups, 0.0);
+  fit.mins.assign(groups, 0.0);
+  if (scheme.zeroMode == ZeroMode::SubtractScaled) {
+    for (size_t j = 0; j < groups; ++j)
+      mins[j] = -ranges[j].lo;
+    if (Status s = fitTwoLevel(super.superMinFormat, *scheme.zeroFormat, mins, fit.superMinCode,
+                               fit.minCodes, fit.mins, context + " mins");
+        !s)
+      return s;
+  }
+  // Scales are chosen after the mins are rounded up, so that they cover
+  // the range the rounded mins actually shift the weights into.
+  std::vector<double> scales(groups, 0.0);
+  for (size_t j = 0; j < groups; ++j) {
+    const SlotRange &range = ranges[j];
+    if (scheme.zeroMode == ZeroMode::SubtractScaled) {
+      scales[j] = (range.hi + fit.mins[j]) / elemMax;
+    } else {
+      if (range.hi > 0)
+        scales[j] = range.hi / elemMax;
+      if (range.lo < 0) {
+        if (elemMin >= 0)
+          return withContext(context, "element " + scheme.element.name() +
+                                          " has no negative values");
+        scales[j] = std::max(scales[j], range.lo / elemMin);
+      }
+    }
+  }
+  return fitTwoLevel(super.superScaleFormat, scheme.scaleFormat, scales, fit.superScaleCode,
+                     fit.scaleCodes, fit.scales, context + " scales");
+}
+
+// Whether ScaleFit::Search searches a super-block scheme: integer elements,
+// and mins when there are any (validateScheme makes the sub-scales and mins
+// integer codes).
+bool searchesSuperBlocks(const QuantScheme &scheme, ScaleFit fit) {
+  return fit == ScaleFit::Search && search::integerLevels(scheme.element) &&
+         (scheme.zeroMode == ZeroMode::SubtractScaled ||
+          search::integerLevels(scheme.element)->lo < 0);
+}
+
+// The squared error of a super-block's weights under a fit.
+double superBlockError(const QuantScheme &scheme, const double *x,
+                       const search::SuperBlockFit &fit) {
+  const search::Levels levels = *search::integerLevels(scheme.element);
+  double error = 0;
+  for (size_t j = 0; j < fit.scales.size(); ++j)
+    error += search::roundingError(x + j * size_t(scheme.groupSize), size_t(scheme.groupSize),
+                                   levels, fit.scales[j], fit.mins.empty() ? 0.0 : fit.mins[j]);
+  return error;
+}
+
+Status quantizeSuperBlocks(QuantizedMatrix &m, const double *weights, ScaleFit fit) {
   const QuantScheme &scheme = m.scheme;
   const SuperBlock &super = *scheme.superBlock;
   const int64_t groupsPerSuper = super.size / scheme.groupSize;
   const int64_t superPerRow = m.cols / super.size;
-  const double elemMin = scheme.element.minFinite(), elemMax = scheme.element.maxFinite();
+  const bool searched = searchesSuperBlocks(scheme, fit);
+  const bool withMins = scheme.zeroMode == ZeroMode::SubtractScaled;
   std::vector<SlotRange> ranges = slotRanges(m, weights);
   std::vector<SlotParams> params(ranges.size());
   for (int64_t n = 0; n < m.rows; ++n) {
@@ -274,54 +362,34 @@ Status quantizeSuperBlocks(QuantizedMatrix &m, const double *weights) {
       const std::string context =
           "super-block " + std::to_string(b) + " of row " + std::to_string(n);
       const size_t firstSlot = size_t(n * m.scaleCols() + b * groupsPerSuper);
-      std::vector<double> mins(size_t(groupsPerSuper), 0.0), effectiveMins(mins.size(), 0.0);
-      std::vector<uint32_t> minCodes;
-      if (scheme.zeroMode == ZeroMode::SubtractScaled) {
-        for (size_t j = 0; j < mins.size(); ++j)
-          mins[j] = -ranges[firstSlot + j].lo;
-        uint32_t superMinCode = 0;
-        if (Status s = fitTwoLevel(super.superMinFormat, *scheme.zeroFormat, mins, superMinCode,
-                                   minCodes, effectiveMins, context + " mins");
-            !s)
-          return s;
-        m.superMins[size_t(n * superPerRow + b)] = superMinCode;
-      }
-      // Scales are chosen after the mins are rounded up, so that they cover
-      // the range the rounded mins actually shift the weights into.
-      std::vector<double> scales(mins.size(), 0.0), effectiveScales;
-      for (size_t j = 0; j < scales.size(); ++j) {
-        const SlotRange &range = ranges[firstSlot + j];
-        if (scheme.zeroMode == ZeroMode::SubtractScaled) {
-          scales[j] = (range.hi + effectiveMins[j]) / elemMax;
-        } else {
-          if (range.hi > 0)
-            scales[j] = range.hi / elemMax;
-          if (range.lo < 0) {
-            if (elemMin >= 0)
-              return withContext(context, "element " + scheme.element.name() +
-                                              " has no negative values");
-            scales[j] = std::max(scales[j], range.lo / elemMin);
-          }
+      const double *x = weights + n * m.cols + b * super.size;
+      search::SuperBlockFit chosen;
+      Status range = fitSuperBlockRange(scheme, &ranges[firstSlot], context, chosen);
+      if (searched) {
+        // The search's fit unless the range fit's is closer (or the search
+        // found no steps that fit their format and the range fit did).
+        Expected<search::SuperBlockFit> found = search::searchSuperBlock(x, scheme);
+        if (found && (!range || found->error < superBlockError(scheme, x, chosen))) {
+          chosen = std::move(found).value();
+          range = Status::success();
         }
       }
-      uint32_t superScaleCode = 0;
-      std::vector<uint32_t> scaleCodes;
-      if (Status s = fitTwoLevel(super.superScaleFormat, scheme.scaleFormat, scales,
-                                 superScaleCode, scaleCodes, effectiveScales, context + " scales");
-          !s)
-        return s;
-      m.superScales[size_t(n * superPerRow + b)] = superScaleCode;
-      for (size_t j = 0; j < scales.size(); ++j) {
-        m.scales[firstSlot + j] = scaleCodes[j];
-        params[firstSlot + j].scale = effectiveScales[j];
-        if (scheme.zeroMode == ZeroMode::SubtractScaled) {
-          m.zeros[firstSlot + j] = minCodes[j];
-          params[firstSlot + j].zero = effectiveMins[j];
+      if (!range)
+        return range;
+      m.superScales[size_t(n * superPerRow + b)] = chosen.superScaleCode;
+      if (withMins)
+        m.superMins[size_t(n * superPerRow + b)] = chosen.superMinCode;
+      for (size_t j = 0; j < size_t(groupsPerSuper); ++j) {
+        m.scales[firstSlot + j] = chosen.scaleCodes[j];
+        params[firstSlot + j].scale = chosen.scales[j];
+        if (withMins) {
+          m.zeros[firstSlot + j] = chosen.minCodes[j];
+          params[firstSlot + j].zero = chosen.mins[j];
         }
       }
     }
   }
-  return encodeElements(m, weights, params, OnOverflow::Error);
+  return encodeElements(m, weights, params, searched ? OnOverflow::Saturate : OnOverflow::Error);
 }
 
 } // namespace
@@ -381,9 +449,9 @@ Expected<QuantizedMatrix> quantize(const double *weights, int64_t rows, int64_t 
   else if (scheme.tensorScale)
     status = quantizeTensorScaled(m, weights, options.tensorScale);
   else if (scheme.superBlock)
-    status = quantizeSuperBlocks(m, weights);
+    status = quantizeSuperBlocks(m, weights, options.fit);
   else
-    status = quantizeGeneric(m, weights);
+    status = quantizeGeneric(m, weights, options.fit);
   if (!status)
     return makeError(status.error());
   return m;

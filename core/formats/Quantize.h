@@ -32,7 +32,26 @@ struct QuantizedMatrix {
   int64_t slotOf(int64_t n, int64_t k) const;
 };
 
+// How quantize() picks scales (and zeros, mins and super-block steps).
+enum class ScaleFit {
+  // The default. Integer elements without a zero point (one-level or in
+  // super-blocks) and two-level schemes with mins (GGUF Q4_K, the compact
+  // int4 encoding) get the searches of ScaleSearch.h: each slot's scale, or
+  // super-block's sub-scale codes, mins and steps, are chosen to make its
+  // round-to-nearest squared error small, so an outlying weight may be
+  // clamped to an end code when that makes every other step finer. Elements
+  // are then rounded to nearest with saturation. Per slot (one-level) or per
+  // super-block, the search never does worse than Range, whose choice is
+  // one of its candidates; on GGUF Q4_0 and Q4_K it matches or beats
+  // llama.cpp's reference quantizers (SchemeQualityTest). Other schemes
+  // (minifloats, tables, MX, NVFP4, one-level zero points) take Range.
+  Search,
+  // The range fit below: no weight is ever clamped.
+  Range,
+};
+
 struct QuantizeOptions {
+  ScaleFit fit = ScaleFit::Search;
   // Act-order: the group of column k (values in [0, K / groupSize)). Required
   // when the scheme has actOrder, rejected otherwise.
   std::vector<int32_t> groupIndex;
@@ -49,7 +68,10 @@ Expected<uint32_t> nvfp4TensorScale(const QuantScheme &scheme, double amax);
 
 // Round-to-nearest reference quantization of W[N][K] (row-major).
 //
-// Generic schemes pick each slot's scale so that every weight is in range
+// options.fit = ScaleFit::Search (the default) searches the scales of the
+// schemes it names (see ScaleFit). The range fit, which ScaleFit::Range
+// asks for and every other scheme gets:
+// generic schemes pick each slot's scale so that every weight is in range
 // and then round the scale *up* to its stored format, so no weight is ever
 // clamped: |w - dequant(w)| <= half the local step (s/2 for integers).
 //  - zero none: s = max(max(w)/maxValue, min(w)/minValue) over the slot

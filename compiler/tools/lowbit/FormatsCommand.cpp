@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <memory>
 
 namespace lowbit::cli {
 
@@ -12,8 +13,12 @@ void addFormatsCommand(CLI::App &app) {
   CLI::App *formats = app.add_subcommand(
       "formats",
       "list every weight format and scheme: bits per weight, and the archs kernels exist for");
-  formats->callback([] {
-    std::cout << core::formatListing();
+  auto snr = std::make_shared<bool>(false);
+  formats->add_flag("--snr", *snr,
+                    "instead, each scheme's bits per weight and quantize -> dequantize SNR on a "
+                    "seeded Gaussian matrix");
+  formats->callback([snr] {
+    std::cout << (*snr ? core::formatQualityListing() : core::formatListing());
     setExitCode(0);
   });
 }
