@@ -20,16 +20,17 @@ Expected<CodeFragment> codeFragment(const formats::DataFormat &code) {
   const formats::IntFormat *integer = code.asInt();
   if (integer->fractionBits != 0)
     return makeError("no register decode for fixed-point codes (" + code.name() + ")");
-  if (bits != 1 && bits != 2 && bits != 4 && bits != 8)
-    return makeError("no register decode for " + std::to_string(bits) +
-                     "-bit codes: a code must not straddle a 32-bit word (1, 2, 4 or 8 bits)");
+  if (bits == 7)
+    return makeError("no register decode for 7-bit codes: a code must not straddle a 32-bit "
+                     "word (1, 2, 4 or 8 bits), and two planes store only 3, 5 and 6 bits");
   return CodeFragment{bits};
 }
 
 int rawSubtileBitOffset(const CodeFragment &fragment, int subtile) {
-  // A unit's registers are its words' registers in word order.
+  // A unit's registers are its (low plane) words' registers in word order;
+  // a two-plane code's field starts where its low plane's does.
   int registersPerWord = fragment.codesPerWord() / 2;
-  return f16FieldBitOffset(fragment.codeBits,
+  return f16FieldBitOffset(fragment.planes().lowBits,
                            (subtile * kRegistersPerSubtile) % registersPerWord);
 }
 

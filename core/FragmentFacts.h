@@ -16,6 +16,7 @@
 #pragma once
 
 #include "core/formats/DataFormat.h"
+#include "core/layout/WeightLayout.h"
 #include "core/support/Expected.h"
 
 namespace lowbit::core {
@@ -34,18 +35,27 @@ constexpr int kRegistersPerSubtile = 2;
 static_assert(kSubtilesPerUnit * kRegistersPerSubtile * 2 == kValuesPerUnit,
               "a unit's registers are its subtiles' B fragments");
 
+// Codes of 3, 5 and 6 bits are two planes (layout::codePlanes): a unit's
+// words are its low-plane words, then its high-plane words, loaded from the
+// two planes' runs (layout/WeightLayout.h); the decode ORs each register's
+// high parts above its low fields. Everything per word below is the low
+// plane's.
 struct CodeFragment {
   int codeBits = 4;
-  int codesPerWord() const { return 32 / codeBits; }
-  // 32-bit words (and bytes) a lane loads for one unit.
+  layout::CodePlanes planes() const { return layout::codePlanes(codeBits); }
+  bool hasPlanes() const { return planes().highBits != 0; }
+  int codesPerWord() const { return 32 / planes().lowBits; }
+  // 32-bit words (and bytes) a lane loads for one unit, both planes.
   int wordsPerUnit() const { return kValuesPerUnit * codeBits / 32; }
   int bytesPerUnit() const { return 4 * wordsPerUnit(); }
-  // Units one load of the mma_b_paired fragment holds: when a unit is 8
-  // bytes or fewer (2- and 1-bit codes), the two k16 steps of a 32-wide
-  // block share one load (their units adjacent in the lane's memory), so a
-  // 2-bit lane moves 16 bytes per load instruction and a 1-bit lane 8,
-  // instead of 8 and 4. (gemv_row keeps one unit per load.)
-  int pairedUnitsPerLoad() const { return bytesPerUnit() <= 8 ? 2 : 1; }
+  int lowWordsPerUnit() const { return kValuesPerUnit * planes().lowBits / 32; }
+  // Units one load of the mma_b_paired fragment holds: when a unit's (low
+  // plane) words are 8 bytes or fewer (2- and 1-bit codes, and 3-bit), the
+  // two k16 steps of a 32-wide block share one load (their units adjacent
+  // in the lane's memory), so a 2-bit lane moves 16 bytes per load
+  // instruction and a 1-bit lane 8, instead of 8 and 4. (gemv_row keeps one
+  // unit per load.)
+  int pairedUnitsPerLoad() const { return 4 * lowWordsPerUnit() <= 8 ? 2 : 1; }
 };
 
 // Where a decoded register's codes sit in f16, shared by the decode
@@ -116,7 +126,7 @@ static_assert(scaleRunLoadBytes(8, 256) == 8 && scaleRunLoadBytes(16, 512) == 16
               "runs load at the alignment every row's start has");
 
 // The fragment of a code type the compiler can decode in registers: integer
-// codes of 1, 2, 4 or 8 bits (unsigned, two's complement, ternary, or with an
+// codes of 1, 2, 4 or 8 bits, or 3, 5 or 6 in planes (unsigned, two's complement, ternary, or with an
 // offset), minifloats of 2, 4 or 8 bits and 4-bit lookup tables (whether
 // one decodes to a given activation is core/DecodeFacts.h's question).
 // Anything else gets the reason.

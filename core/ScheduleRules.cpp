@@ -298,21 +298,30 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   if (heavyTwoLevel(p) && s.warpsN == 2 * kWarpgroupWarps && s.tileM > 32)
     return reject(s, "two-level scales with mins or groups of 16 on two consumer warpgroups "
                      "need tile M <= 32, got " + str(s.tileM));
+  // A two-plane unit (3, 5 and 6 bits) holds its high words and their
+  // shifted copies next to the low words; with zero points that spilled at
+  // tile M 48 and 64 (6-bit sub_code 1024 x 2048: 8 bytes at 48 x 512 x 64,
+  // 56 at 64 x 256 x 64; 3-bit: 8 at 64 x 256 x 64, sm_90a).
+  if (Expected<CodeFragment> fragment = codeFragment(p.code);
+      fragment && fragment->hasPlanes() && p.scheme.hasZeros() && s.tileM > 32)
+    return reject(s, "two-plane codes (3, 5 and 6 bits) with zero points need tile M <= 32, "
+                     "got " + str(s.tileM));
   // Four accumulators of m64 x tile M: tile M / 2 floats each per thread.
   if (s.tileM < 8 || s.tileM > 64 || s.tileM % 8)
     return reject(s, "tile M must be a multiple of 8 in 8 .. 64 (four m64 x tile M accumulators "
                      "take 2 x tile M registers a thread), got " + str(s.tileM));
   // Two consumer warpgroups get 232 registers a thread (setmaxnreg): four
   // accumulators of tile M 64 (128 registers) fit next to a K tile's loads
-  // in flight only without zero points, with units of at most 4 words and
+  // in flight only without zero points, with units of at most 4 words (4 bits) and
   // with the integer decodes' few live values (int4 g128 sub_code spilled 88
   // bytes, uint8 per channel 40, e2m1 g128 56 and nf4's table constants 48,
   // on sm_90a).
   Expected<CodeFragment> fragment = codeFragment(p.code);
   if (s.warpsN > kWarpgroupWarps && s.tileM > 56 &&
       (p.scheme.hasZeros() || fragment->wordsPerUnit() > 4 || !p.code.asInt()))
-    return reject(s, "with two consumer warpgroups, zero points, 8-bit codes, minifloats and "
-                     "lookup tables need tile M <= 56 (a thread has 232 registers), got " +
+    return reject(s, "with two consumer warpgroups, zero points, codes of 5 bits or more, "
+                     "minifloats and lookup tables need tile M <= 56 (a thread has 232 "
+                     "registers), got " +
                          str(s.tileM));
   if (s.tileK != kWgmmaTileK)
     return reject(s, "tile K must be " + str(kWgmmaTileK) +

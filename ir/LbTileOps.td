@@ -12,8 +12,10 @@ include "ir/LbAttrs.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-// One unit of 32 packed codes: as many 32-bit words as the code has bits.
-def Lb_CodeWords : VectorOfLengthAndType<[1, 2, 4, 8], [I32]>;
+// One unit of 32 packed codes: as many 32-bit words as the code has bits (3, 5
+// and 6: its low-plane words, then its high-plane words), or two units of
+// 1-, 2- or 3-bit codes.
+def Lb_CodeWords : VectorOfLengthAndType<[1, 2, 3, 4, 5, 6, 8], [I32]>;
 
 def Lb_ThreadCoordOp : Lb_Op<"thread_coord", [Pure]> {
   let summary = "the calling thread's lane, warp, or block index";

@@ -35,6 +35,17 @@
 // bits). Registers hold bytes (0, 2) and (1, 3): a rotation. Raw f16: the
 // same prmt with zero high bytes, the subnormal q 2^-24, and nothing more.
 //
+// 3, 5 and 6 bits: two planes (core/layout/WeightLayout.h). Each low-plane
+// word decodes as its low width's in-place magic does, with the code's full
+// width in the flip and the bias; between the two, one more lop3 places the
+// register's high parts above its low fields. highPlaneBit put the high
+// parts of a register's two fields at the same bit of both halves of one
+// high word, so that word shifted by (that bit - (p + low bits)) lines both
+// up at once; the shift's spill across the halves lands outside the mask.
+// The whole field stays in the mantissa: p + bits <= 10 in f16 (p <= 4 with
+// a 4-bit low plane, <= 6 with a 2-bit one) and <= 7 in bf16 (p = 0, and
+// p <= 4 with 3 bits).
+//
 // Signed codes are two's complement: flipping each code's top bit maps them
 // to offset binary (n + 2^(bits-1)), and the bias subtracts that too. For
 // lop3 the flip is folded in: ((q ^ X) & m) | M == (q & m) ^ (M | X) for X
@@ -51,6 +62,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 
@@ -103,8 +115,9 @@ struct EmitContext {
     return b.create<lb::PairArithOp>(loc, b.getI32Type(), op, element(), x, i32(c1),
                                      c2 ? i32(*c2) : Value());
   }
-  Value lop3(Value q, uint32_t mask, uint32_t orXor) {
-    return b.create<lb::Lop3Op>(loc, b.getI32Type(), q, i32(mask), i32(orXor),
+  Value lop3(Value q, uint32_t mask, uint32_t orXor) { return lop3(q, mask, i32(orXor)); }
+  Value lop3(Value q, uint32_t mask, Value orXor) {
+    return b.create<lb::Lop3Op>(loc, b.getI32Type(), q, i32(mask), orXor,
                                 b.getI32IntegerAttr(kLutAndXor));
   }
 };
@@ -174,6 +187,75 @@ struct InPlaceMagicEmitter {
       else
         registers.push_back(c.pair(lb::PairOp::fma, c.lop3(q, mask, magicBits | flip),
                                    splat(halfBits(scale, bf16)), splat(halfBits(-bias, bf16))));
+    }
+    return registers;
+  }
+};
+
+// 3, 5 and 6 bits in two planes (see the file comment).
+struct PlaneMagicEmitter {
+  IntegerCode code; // the full width
+  bool bf16;
+  bool raw;
+
+  SmallVector<Value> operator()(OpBuilder &b, Location loc, ArrayRef<Value> unitWords) const {
+    EmitContext c{b, loc, bf16};
+    const layout::CodePlanes planes = layout::codePlanes(code.bits);
+    const int low = planes.lowBits, lowWords = core::kValuesPerUnit * low / 32;
+    const int perWord = 32 / low;
+    const double magic = bf16 ? 128 : 1024;
+    const uint32_t magicBits = splat(halfBits(magic, bf16));
+    const int windowBits = bf16 ? 7 / low * low : 8;
+    // A high word shifted is shared by the registers that need that shift.
+    std::map<std::pair<int, int>, Value> highShifted;
+    auto highWord = [&](int word, int shift) {
+      Value &at = highShifted[{word, shift}];
+      if (!at) {
+        Value source = unitWords[lowWords + word];
+        at = shift > 0   ? b.create<arith::ShRUIOp>(loc, source, c.i32(shift)).getResult()
+             : shift < 0 ? b.create<arith::ShLIOp>(loc, source, c.i32(-shift)).getResult()
+                         : source;
+      }
+      return at;
+    };
+    SmallVector<Value> registers;
+    for (int w = 0; w < lowWords; ++w) {
+      SmallVector<Value> windows;
+      auto windowWord = [&](int index) {
+        while (static_cast<int>(windows.size()) <= index) {
+          int start = static_cast<int>(windows.size()) * windowBits;
+          windows.push_back(start == 0 ? unitWords[w]
+                                       : b.create<arith::ShRUIOp>(loc, unitWords[w], c.i32(start))
+                                             .getResult());
+        }
+        return windows[index];
+      };
+      for (int r = 0; r < perWord / 2; ++r) {
+        FieldSlot slot = fieldOfRegister(low, bf16, r);
+        const int target = slot.p + low;
+        const int source = layout::highPlaneBit(code.bits, w * perWord + slot.field);
+        Value high = highWord(source / 32, source % 32 - target);
+        const uint32_t lowMask = splat(((1u << low) - 1) << slot.p);
+        const uint32_t highMask = splat(((1u << planes.highBits) - 1) << target);
+        if (raw) {
+          Value lowField = b.create<arith::AndIOp>(loc, windowWord(slot.window), c.i32(lowMask));
+          registers.push_back(c.lop3(high, highMask, lowField));
+          continue;
+        }
+        // The flip is the code's top bit, in the high part: set here, the
+        // second lop3's xor flips it back where the code has it.
+        const uint32_t flip = code.isSigned ? splat(1u << (slot.p + code.bits - 1)) : 0;
+        Value lowField = c.lop3(windowWord(slot.window), lowMask, magicBits | flip);
+        Value field = c.lop3(high, highMask, lowField);
+        const double scale = std::ldexp(1.0, -slot.p);
+        const double bias = magic * scale + code.bias();
+        if (slot.p == 0 && !bf16)
+          registers.push_back(
+              c.pair(lb::PairOp::sub, field, splat(halfBits(bias, bf16)), std::nullopt));
+        else
+          registers.push_back(c.pair(lb::PairOp::fma, field, splat(halfBits(scale, bf16)),
+                                     splat(halfBits(-bias, bf16))));
+      }
     }
     return registers;
   }
@@ -455,9 +537,11 @@ selectDecodeStrategy(Type codeType, Type value, bool raw,
                        << " yet (signed, unsigned and offset integers of 1, 2, 4 and 8 bits "
                           "are implemented)";
   }
-  if (code.bits != 1 && code.bits != 2 && code.bits != 4 && code.bits != 8)
+  const layout::CodePlanes planes = layout::codePlanes(code.bits);
+  if (32 % planes.lowBits != 0)
     return emitError() << "no decode for " << codeType
-                       << ": a code must not straddle a 32-bit word (1, 2, 4 or 8 bits)";
+                       << ": a code must not straddle a 32-bit word (1, 2, 4 or 8 bits, or 3, "
+                          "5 and 6 in two planes)";
   if (code.isSigned && code.bits == 1)
     return emitError() << "no decode for " << codeType << ": a signed code needs 2 bits";
   if (!value.isF16() && !value.isBF16())
@@ -466,13 +550,17 @@ selectDecodeStrategy(Type codeType, Type value, bool raw,
   if (raw && (!value.isF16() || code.isSigned || code.offset != 0))
     return emitError() << "a raw decode takes unsigned codes without an offset to f16, not "
                        << codeType << " to " << value;
-  int codesPerWord = 32 / code.bits;
-  Expected<layout::LinearLayout> interleave = wordInterleave(code.bits, value.isBF16());
+  // A two-plane code's fields, and so its interleave, are its low plane's.
+  Expected<layout::LinearLayout> interleave = wordInterleave(planes.lowBits, value.isBF16());
   if (!interleave.ok())
     return emitError() << "internal: " << interleave.error();
   DecodeStrategy strategy;
-  strategy.codesPerWord = codesPerWord;
+  strategy.codesPerWord = 32 / planes.lowBits;
   strategy.interleave = *interleave;
+  if (planes.highBits) {
+    strategy.emitUnit = PlaneMagicEmitter{code, value.isBF16(), raw};
+    return strategy;
+  }
   if (code.bits == 8)
     strategy.emit = BytePermuteEmitter{code, value.isBF16(), raw};
   else

@@ -19,10 +19,17 @@ struct DecodeStrategy {
   // the code in each bit field of the word. Register j of the result holds
   // elements 2j (low half) and 2j + 1 (high half).
   layout::LinearLayout interleave;
-  // Emits the decode of `word` (i32) into codesPerWord / 2 pair registers.
+  // Emits the decode of `word` (i32) into codesPerWord / 2 pair registers;
+  // null for two-plane codes, whose words decode only together.
   std::function<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Location,
                                                mlir::Value word)>
       emit;
+  // Two-plane codes only (null otherwise): emits the decode of one unit's
+  // words (its low-plane words, then its high-plane words) into the unit's
+  // pair registers, low word by low word, as `emit` would for each.
+  std::function<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Location,
+                                               llvm::ArrayRef<mlir::Value> unitWords)>
+      emitUnit;
 };
 
 // The decoded registers of lb.decode's `minus` zero points: register r of

@@ -1,4 +1,4 @@
-// Each lb.decode becomes, per loaded word, the strategy's bit-level sequence
+// Each lb.decode becomes, per loaded unit, the strategy's bit-level sequence
 // (see DecodeStrategy.cpp), and the resulting pair registers are viewed as
 // the decoded vector again: word w, register j holds elements c w + 2 j and
 // c w + 2 j + 1 (c codes per word), which is the order lb-propagate-layouts
@@ -38,12 +38,19 @@ struct LbLowerDecodePass : impl::LbLowerDecodeBase<LbLowerDecodePass> {
         decode.emitOpError("unit ") << decode.getUnit() << " is past the loaded words";
         return signalPassFailure();
       }
+      SmallVector<Value> unitWords;
       for (int64_t w = first; w < first + words; ++w) {
         Value word = builder.create<lb::ExtractWordOp>(loc, builder.getI32Type(), decode.getWords(),
                                                        builder.getI64IntegerAttr(w));
+        if (!strategy->emit) { // two planes: the unit's words decode together
+          unitWords.push_back(word);
+          continue;
+        }
         SmallVector<Value> registers = strategy->emit(builder, loc, word);
         pairs.append(registers.begin(), registers.end());
       }
+      if (!strategy->emit)
+        pairs = strategy->emitUnit(builder, loc, unitWords);
       pairs = subtractZeros(builder, loc, valuesType.getElementType(), pairs, decode.getZeros(),
                             decode.getResidual());
       Value values = builder.create<lb::PackPairsOp>(loc, valuesType, pairs);

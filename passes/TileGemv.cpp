@@ -161,8 +161,11 @@ struct GemvBuilder : TileBuilderBase {
     // e4m3fn scales per 16 and a tensor scale (NVFP4, 20 bytes on sm_90a).
     bool halves = p.quant.getGranularity() == lb::ScaleGranularity::group &&
                   p.quant.getGroupSize() % kCodesPerLane != 0;
+    // Two-plane units (3, 5 and 6 bits) keep their high words' shifted
+    // copies live too: bf16 int6 per channel spilled 16 bytes at 4 rows and
+    // 128 (sm_90a).
     int64_t registers = rowsPerBlock == 1   ? (p.fragment.wordsPerUnit() > 4 ? 96 : 64)
-                        : rowsPerBlock <= 4 ? (halves ? 168 : 128)
+                        : rowsPerBlock <= 4 ? (halves || p.fragment.hasPlanes() ? 168 : 128)
                                             : 255;
     setRegisterBudget(p, threads, registers);
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({rowsPerGrid, rowsPerBlock, 1}));

@@ -60,6 +60,18 @@ struct alignas(8) U32x2 {
 struct alignas(16) U32x8 {
   u32 r[8];
 };
+// A unit of two-plane codes (3, 5 and 6 bits; 3-bit mma units in pairs): its
+// low-plane words, then its high-plane words, assembled from one load of
+// each plane, so never accessed whole.
+struct U32x3 {
+  u32 r[3];
+};
+struct U32x5 {
+  u32 r[5];
+};
+struct U32x6 {
+  u32 r[6];
+};
 
 __device__ __forceinline__ U32x1 ld_global_nc_na_v1(const void *p) {
   U32x1 v;

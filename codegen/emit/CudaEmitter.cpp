@@ -1,6 +1,7 @@
 #include "codegen/emit/CudaEmitter.h"
 
 #include "codegen/emit/Emitter.h"
+#include "core/layout/WeightLayout.h"
 #include "ir/LbOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -267,41 +268,91 @@ LogicalResult Emitter::emitOp(Operation &op) {
         if (!tile)
           return load.emitOpError("lb-to-cuda: no tile; run lb-propagate-layouts first");
         auto type = cast<MemRefType>(load.getWeights().getType());
-        int64_t tileBytes = (*tile)[0] * (*tile)[1] * lb::getCodeBits(type.getElementType()) / 8;
-        // A lane's unit of 32 codes: `words` 32-bit words, U32x<words>.
-        int64_t words = load.getWords().getType().getNumElements();
+        const int64_t bits = lb::getCodeBits(type.getElementType());
+        // A lane's unit of 32 codes: `bits` 32-bit words, U32x<words> for
+        // the load's `units` units.
+        const int64_t words = load.getWords().getType().getNumElements();
+        const int64_t units = words / bits;
         std::string wordsType = "U32x" + std::to_string(words);
-        std::string unitBytes = std::to_string(4 * words);
-        // A tile of several k16 steps (mma_b_paired) holds each step's warp
-        // load as its own contiguous run, in step order.
-        std::string step;
-        if (load.getFragment() == lb::Fragment::mma_b_paired)
-          step = " + ((" + name(load.getK0()) + ") % " + std::to_string((*tile)[1]) + "LL) * " +
-                 std::to_string(tileBytes / (*tile)[1]) + "LL";
+        // For each plane (one, or the two of a 3-, 5- or 6-bit code; see
+        // layout/WeightLayout.h): the address of the lane's run of `planeBits`
+        // a code, in a plane that starts at byte `planeStart` of the
+        // weights (global) or of the stage.
+        auto planeAddress = [&](int64_t planeBits, const std::string &planeStart) {
+          const int64_t tileBytes = (*tile)[0] * (*tile)[1] * planeBits / 8;
+          const std::string runBytes = std::to_string(4 * units * planeBits);
+          // A tile of several k16 steps (mma_b_paired) holds each step's
+          // warp load as its own contiguous run, in step order.
+          std::string step;
+          if (load.getFragment() == lb::Fragment::mma_b_paired)
+            step = " + ((" + name(load.getK0()) + ") % " + std::to_string((*tile)[1]) +
+                   "LL) * " + std::to_string(tileBytes / (*tile)[1]) + "LL";
+          std::string address;
+          llvm::raw_string_ostream out(address);
+          if (load.getStage()) {
+            // A stage of [tile N, tile K] codes, laid out like global memory.
+            int64_t k = type.getDimSize(2);
+            out << name(load.getWeights()) << " + " << planeStart << " + (("
+                << name(load.getN0()) << " / " << (*tile)[0] << "LL) * " << k / (*tile)[1]
+                << "LL + " << name(load.getK0()) << " / " << (*tile)[1] << "LL) * " << tileBytes
+                << "LL" << step << " + " << runBytes << " * (threadIdx.x & 31)";
+            return address;
+          }
+          // Tiles follow each other k-fastest; inside its tile a thread's
+          // unit starts at unit bytes * lane when the fragment spans the warp.
+          int64_t tilesAlongK = type.getDimSize(1) / (*tile)[1];
+          std::string lane = load.getFragment() != lb::Fragment::gemv_row
+                                 ? step + " + " + runBytes + "LL * (threadIdx.x & 31)"
+                                 : "";
+          out << name(load.getWeights()) << (planeStart.empty() ? "" : " + " + planeStart)
+              << " + ((" << name(load.getN0())
+              << " / " << (*tile)[0] << "LL) * " << tilesAlongK << "LL + " << name(load.getK0())
+              << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL" << lane;
+          return address;
+        };
+        auto loadRun = [&](int64_t runWords, const std::string &address) {
+          std::string type = "U32x" + std::to_string(runWords);
+          return load.getStage() ? "*reinterpret_cast<const " + type + " *>(" + address + ")"
+                                 : "ld_global_nc_na_v" + std::to_string(runWords) + "(" +
+                                       address + ")";
+        };
+        const layout::CodePlanes planes = layout::codePlanes(static_cast<int>(bits));
+        std::string stageStart;
+        int64_t planeCodes = type.getNumElements();
         if (load.getStage()) {
-          // A stage of [tile N, tile K] codes, laid out like global memory.
-          int64_t n = type.getDimSize(1), k = type.getDimSize(2);
-          int64_t stageBytes = n * k * lb::getCodeBits(type.getElementType()) / 8;
-          line() << "const " << wordsType << " " << bind(load.getWords())
-                 << " = *reinterpret_cast<const " << wordsType << " *>("
-                 << name(load.getWeights()) << " + (" << name(load.getStage()) << ") * "
-                 << stageBytes << "LL + ((" << name(load.getN0()) << " / " << (*tile)[0]
-                 << "LL) * " << k / (*tile)[1] << "LL + " << name(load.getK0()) << " / "
-                 << (*tile)[1] << "LL) * " << tileBytes << "LL" << step << " + " << unitBytes
-                 << " * (threadIdx.x & 31));\n";
+          planeCodes = type.getDimSize(1) * type.getDimSize(2);
+          stageStart = "(" + name(load.getStage()) + ") * " +
+                       std::to_string(planeCodes * bits / 8) + "LL";
+        }
+        if (!planes.highBits) {
+          line() << "const " << wordsType << " " << bind(load.getWords()) << " = "
+                 << loadRun(words, planeAddress(bits, stageStart)) << ";\n";
           return success();
         }
-        int64_t tilesAlongK = type.getDimSize(1) / (*tile)[1];
-        // Tiles follow each other k-fastest; inside its tile a thread's unit
-        // starts at unit bytes * lane when the fragment spans the warp.
-        std::string lane = load.getFragment() != lb::Fragment::gemv_row
-                               ? step + " + " + unitBytes + "LL * (threadIdx.x & 31)"
-                               : "";
-        line() << "const " << wordsType << " " << bind(load.getWords()) << " = ld_global_nc_na_v"
-               << words << "(" << name(load.getWeights()) << " + ((" << name(load.getN0())
-               << " / " << (*tile)[0] << "LL) * " << tilesAlongK << "LL + "
-               << name(load.getK0()) << " / " << (*tile)[1] << "LL) * " << tileBytes << "LL"
-               << lane << ");\n";
+        // The high plane follows the low plane's N x K (or stage's) codes.
+        std::string highStart = (stageStart.empty() ? "" : stageStart + " + ") +
+                                std::to_string(planeCodes * planes.lowBits / 8) + "LL";
+        std::string var = bind(load.getWords());
+        line() << wordsType << " " << var << ";\n";
+        line() << "{\n";
+        line() << "  const U32x" << units * planes.lowBits << " low = "
+               << loadRun(units * planes.lowBits, planeAddress(planes.lowBits, stageStart))
+               << ";\n";
+        line() << "  const U32x" << units * planes.highBits << " high = "
+               << loadRun(units * planes.highBits, planeAddress(planes.highBits, highStart))
+               << ";\n";
+        // Unit u's words: its low words, then its high words.
+        for (int64_t u = 0; u < units; ++u) {
+          line() << " ";
+          for (int64_t w = 0; w < planes.lowBits; ++w)
+            os << " " << var << ".r[" << u * bits + w << "] = low.r[" << u * planes.lowBits + w
+               << "];";
+          for (int64_t w = 0; w < planes.highBits; ++w)
+            os << " " << var << ".r[" << u * bits + planes.lowBits + w << "] = high.r["
+               << u * planes.highBits + w << "];";
+          os << "\n";
+        }
+        line() << "}\n";
         return success();
       })
       .Case<lb::PrmtOp>([&](lb::PrmtOp prmt) {

@@ -3,6 +3,7 @@
 // layout, whose addresses swizzledChunk() computes for the cp.async writes
 // and the lb.load_a_fragment reads alike.
 #include "codegen/emit/Emitter.h"
+#include "core/layout/WeightLayout.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -119,14 +120,10 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
           return copy.emitOpError("lb-to-cuda: no tile; run lb-propagate-layouts first");
         auto buffer = cast<MemRefType>(copy.getBuffer().getType());
         auto weights = cast<MemRefType>(copy.getWeights().getType());
-        int64_t bits = lb::getCodeBits(weights.getElementType());
-        int64_t tileBytes = (*tile)[0] * (*tile)[1] * bits / 8;
-        int64_t groups = buffer.getDimSize(1) / (*tile)[0];
-        int64_t tilesPerGroup = buffer.getDimSize(2) / (*tile)[1];
-        int64_t chunksPerGroup = tilesPerGroup * tileBytes / 16;
-        int64_t stageBytes = groups * tilesPerGroup * tileBytes;
-        // Tiles are k-fastest in memory, so each group of tile N rows is one
-        // contiguous run of tilesPerGroup tiles.
+        const int64_t bits = lb::getCodeBits(weights.getElementType());
+        const int64_t groups = buffer.getDimSize(1) / (*tile)[0];
+        const int64_t tilesPerGroup = buffer.getDimSize(2) / (*tile)[1];
+        const int64_t stageBytes = groups * tilesPerGroup * (*tile)[0] * (*tile)[1] * bits / 8;
         line() << "{\n";
         ++depth;
         line() << "const u32 base = shared_addr(" << name(copy.getBuffer()) << ") + (u32)("
@@ -136,17 +133,32 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
         std::string thread = static_cast<int64_t>(copy.getThreads()) < blockThreads
                                  ? "(int)(threadIdx.x % " + std::to_string(copy.getThreads()) + ")"
                                  : "threadIdx.x";
-        line() << "for (int c = " << thread << "; c < " << groups * chunksPerGroup << "; c += "
-               << copy.getThreads() << ") {\n";
-        line() << "  const int group = c / " << chunksPerGroup << ", chunk = c % "
-               << chunksPerGroup << ";\n";
-        line() << "  const unsigned char *source = " << name(copy.getWeights()) << " + (("
-               << name(copy.getN0()) << " / " << (*tile)[0] << "LL + group) * "
-               << weights.getDimSize(1) / (*tile)[1] << "LL + " << name(copy.getK0()) << " / "
-               << (*tile)[1] << "LL) * " << tileBytes << "LL + chunk * 16;\n";
-        line() << "  cp_async16(base + (u32)(group * " << tilesPerGroup * tileBytes
-               << " + chunk * 16), source);\n";
-        line() << "}\n";
+        // Each plane (one, or two for 3-, 5- and 6-bit codes: its low plane
+        // then its high plane, in global memory and in the stage alike, see
+        // layout/WeightLayout.h). Tiles are k-fastest in memory, so each
+        // group of tile N rows is one contiguous run of tilesPerGroup tiles.
+        auto copyPlane = [&](int64_t planeBits, int64_t globalStart, int64_t stageStart) {
+          const int64_t tileBytes = (*tile)[0] * (*tile)[1] * planeBits / 8;
+          const int64_t chunksPerGroup = tilesPerGroup * tileBytes / 16;
+          line() << "for (int c = " << thread << "; c < " << groups * chunksPerGroup << "; c += "
+                 << copy.getThreads() << ") {\n";
+          line() << "  const int group = c / " << chunksPerGroup << ", chunk = c % "
+                 << chunksPerGroup << ";\n";
+          line() << "  const unsigned char *source = " << name(copy.getWeights())
+                 << (globalStart ? " + " + std::to_string(globalStart) + "LL" : "") << " + (("
+                 << name(copy.getN0()) << " / " << (*tile)[0] << "LL + group) * "
+                 << weights.getDimSize(1) / (*tile)[1] << "LL + " << name(copy.getK0()) << " / "
+                 << (*tile)[1] << "LL) * " << tileBytes << "LL + chunk * 16;\n";
+          line() << "  cp_async16(base + (u32)("
+                 << (stageStart ? std::to_string(stageStart) + " + " : "") << "group * "
+                 << tilesPerGroup * tileBytes << " + chunk * 16), source);\n";
+          line() << "}\n";
+        };
+        const layout::CodePlanes planes = layout::codePlanes(static_cast<int>(bits));
+        copyPlane(planes.lowBits, 0, 0);
+        if (planes.highBits)
+          copyPlane(planes.highBits, weights.getNumElements() * planes.lowBits / 8,
+                    stageBytes * planes.lowBits / bits);
         --depth;
         line() << "}\n";
         return success();

@@ -190,6 +190,65 @@ void unpackTiles(const TileTables &tables, int64_t n, int64_t k, int tileN, int 
     }
 }
 
+// Two-plane codes (see the header): visits every code with its low-plane bit
+// (the bit a lowBits-wide code at its offset has) and its high-plane bit
+// (after the whole low plane, the tile's high bits, the unit's, highPlaneBit).
+template <class Visit>
+void forEachPlaneBit(const WeightLayout &layout, int64_t n, int64_t k, Visit visit) {
+  const CodePlanes planes = codePlanes(layout.codeBits);
+  WeightLayout low = layout;
+  low.codeBits = planes.lowBits;
+  const TileTables tables = tablesFor(low);
+  int unitHighBit[kPlaneUnitCodes];
+  for (int o = 0; o < kPlaneUnitCodes; ++o)
+    unitHighBit[o] = highPlaneBit(layout.codeBits, o);
+  const int64_t tileCodes = int64_t(layout.tileN) * layout.tileK;
+  const int64_t highPlaneStart = n * k * planes.lowBits;
+  const int64_t tilesK = k / layout.tileK;
+  for (int64_t tn = 0; tn < n / layout.tileN; ++tn)
+    for (int64_t tk = 0; tk < tilesK; ++tk) {
+      const int64_t tile = tn * tilesK + tk;
+      for (int nl = 0; nl < layout.tileN; ++nl) {
+        const int64_t row = tn * layout.tileN + nl;
+        const uint32_t nOffset = tables.nOffset[size_t(nl)];
+        for (int kl = 0; kl < layout.tileK; ++kl) {
+          const uint32_t offset = nOffset ^ tables.kOffset[size_t(kl)];
+          const int64_t lowBit = (tile * tileCodes + offset) * planes.lowBits;
+          const int64_t highBit =
+              highPlaneStart + (tile * tileCodes + offset / kPlaneUnitCodes * kPlaneUnitCodes) *
+                                   planes.highBits +
+              unitHighBit[offset % kPlaneUnitCodes];
+          visit(row * k + tk * layout.tileK + kl, lowBit, highBit, planes);
+        }
+      }
+    }
+}
+
+// A plane field never straddles a byte: lowBits divides 8, and a unit's
+// high parts of highBits sit at multiples of highBits.
+void packPlanes(const WeightLayout &layout, int64_t n, int64_t k, const uint8_t *codes,
+                uint8_t *packed) {
+  forEachPlaneBit(layout, n, k,
+                  [&](int64_t code, int64_t lowBit, int64_t highBit, const CodePlanes &planes) {
+                    const uint8_t value = codes[code];
+                    packed[lowBit >> 3] |=
+                        uint8_t((value & ((1u << planes.lowBits) - 1)) << (lowBit & 7));
+                    packed[highBit >> 3] |= uint8_t((value >> planes.lowBits) << (highBit & 7));
+                  });
+}
+
+void unpackPlanes(const WeightLayout &layout, int64_t n, int64_t k, const uint8_t *packed,
+                  uint8_t *codes) {
+  forEachPlaneBit(layout, n, k,
+                  [&](int64_t code, int64_t lowBit, int64_t highBit, const CodePlanes &planes) {
+                    const uint32_t low =
+                        (packed[lowBit >> 3] >> (lowBit & 7)) & ((1u << planes.lowBits) - 1);
+                    const uint32_t high =
+                        (packed[highBit >> 3] >> (highBit & 7)) & ((1u << planes.highBits) - 1);
+                    codes[code] = uint8_t(low | high << planes.lowBits);
+                  });
+}
+
 } // namespace
 
 namespace {
@@ -198,10 +257,11 @@ Status validateAs(const WeightLayout &layout, const std::string &what) {
   if (layout.codeBits < 1 || layout.codeBits > 8)
     return makeError(what + ": codeBits is " + std::to_string(layout.codeBits) +
                      "; codes have 1..8 bits");
-  if (32 % layout.codeBits != 0)
+  const CodePlanes planes = codePlanes(layout.codeBits);
+  if (32 % planes.lowBits != 0)
     return makeError(what + ": codeBits " + std::to_string(layout.codeBits) +
-                     " is not supported: it does not divide 32, so codes would straddle "
-                     "32-bit words; supported are 1, 2, 4 and 8");
+                     " is not supported: it neither divides 32 nor splits into two planes "
+                     "that do; supported are 1, 2, 4 and 8, and 3, 5 and 6 in planes");
   if (!isPowerOfTwo(layout.tileN) || !isPowerOfTwo(layout.tileK))
     return makeError(what + ": tile " + std::to_string(layout.tileN) + "x" +
                      std::to_string(layout.tileK) + " must be powers of two in both dims");
@@ -216,6 +276,11 @@ Status validateAs(const WeightLayout &layout, const std::string &what) {
                      std::to_string(layout.tileK) + " of " + std::to_string(layout.codeBits) +
                      "-bit codes is not a whole number of bytes, so tiles could not be "
                      "stored one after another");
+  if (planes.highBits && nBits + kBits < 5)
+    return makeError(what + ": tile " + std::to_string(layout.tileN) + "x" +
+                     std::to_string(layout.tileK) + " of " + std::to_string(layout.codeBits) +
+                     "-bit codes holds fewer than the 32 codes of a unit, whose high plane "
+                     "bits are placed together");
   if (layout.basis.size() != size_t(nBits + kBits))
     return makeError(what + ": basis has " + std::to_string(layout.basis.size()) +
                      " entries; a " + std::to_string(layout.tileN) + "x" +
@@ -421,8 +486,12 @@ Status packWeights(const WeightLayout &layout, int64_t n, int64_t k, const uint8
                            ") does not fit in " + std::to_string(layout.codeBits) +
                            " bits; codes are never masked");
   }
-  const TileTables tables = tablesFor(layout);
   std::memset(packed, 0, size_t(needed)); // sub-byte codes are ORed in
+  if (codePlanes(layout.codeBits).highBits) {
+    packPlanes(layout, n, k, codes, packed);
+    return Status::success();
+  }
+  const TileTables tables = tablesFor(layout);
   switch (layout.codeBits) {
   case 1: packTiles<1>(tables, n, k, layout.tileN, layout.tileK, codes, packed); break;
   case 2: packTiles<2>(tables, n, k, layout.tileN, layout.tileK, codes, packed); break;
@@ -443,6 +512,10 @@ Status unpackWeights(const WeightLayout &layout, int64_t n, int64_t k, const uin
     return Status::success();
   // The layout is a bijection onto whole-byte tiles, so every packed bit is a
   // code bit: there is no padding to check.
+  if (codePlanes(layout.codeBits).highBits) {
+    unpackPlanes(layout, n, k, packed, codes);
+    return Status::success();
+  }
   const TileTables tables = tablesFor(layout);
   switch (layout.codeBits) {
   case 1: unpackTiles<1>(tables, n, k, layout.tileN, layout.tileK, packed, codes); break;

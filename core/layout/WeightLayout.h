@@ -17,11 +17,20 @@
 // rest to k_local's. Codes pack little-endian in 32-bit words: offset o sits
 // in word o / (32 / codeBits) at bits [(o % (32 / codeBits)) * codeBits, +codeBits).
 //
-// Supported code widths are 1, 2, 4 and 8 bits: those divide 32, so no code
-// straddles a word. (3, 5, 6 and 7 are rejected with a message; a straddling
-// variant would need a different word rule.) Because the width divides 8 as
-// well, the word rule is the same as an LSB-first bit stream over the bytes,
-// so a tile need only be a whole number of bytes, not of words.
+// Code widths 1, 2, 4 and 8 divide 32, so no code straddles a word. Because
+// the width divides 8 as well, the word rule is the same as an LSB-first bit
+// stream over the bytes, so a tile need only be a whole number of bytes.
+//
+// Widths 3, 5 and 6 are stored in two *planes* (CodePlanes), as GGUF stores
+// Q3_K, Q5_K and Q6_K: the low `lowBits` (2, 4, 4) of every code in a low
+// plane, the remaining `highBits` (1, 1, 2) in a high plane after it. The
+// low plane is exactly the packing of a lowBits-wide code under this layout
+// (N * K * lowBits / 8 bytes, the basis giving each code's offset); the high
+// plane follows at that byte count, its tiles in the same order, and within
+// a tile a unit of 32 consecutive code offsets owns 32 * highBits contiguous
+// bits, placed by highPlaneBit. So a lane that loads its unit's low words
+// (4 * lowBits bytes) loads its high bits from one 4 * highBits-byte run, and
+// both loads stay aligned. (7 bits would need three planes: rejected.)
 #pragma once
 
 #include "core/layout/LinearLayout.h"
@@ -34,8 +43,47 @@
 
 namespace lowbit::layout {
 
+// Low and high plane widths of a code; highBits = 0 for a width stored whole.
+struct CodePlanes {
+  int lowBits = 0;
+  int highBits = 0;
+};
+constexpr CodePlanes codePlanes(int codeBits) {
+  switch (codeBits) {
+  case 3: return {2, 1};
+  case 5: return {4, 1};
+  case 6: return {4, 2};
+  default: return {codeBits, 0};
+  }
+}
+// Codes a unit holds (core::kValuesPerUnit): the high plane's placement is
+// per unit.
+constexpr int kPlaneUnitCodes = 32;
+
+// The bit, inside its unit's 32 * highBits high-plane bits, of the high part
+// of the code at offset `offsetInUnit` (0..31) of the unit. That code sits in
+// low word j = offset / c (c = 32 / lowBits codes a word) at field f = offset
+// % c. The decode (passes/DecodeStrategy.cpp) pairs field f of a word's low
+// half with field f + c / 2 of its high half in one register, so the high
+// parts of such a pair are placed 16 bits apart: pair q = j (c / 2) + f mod
+// (c / 2) of the unit at bit q * highBits of a 16-bit half, in word q *
+// highBits / 16, the half the field is in. Then one shift and one mask put
+// both high parts of a register where the code's top bits belong.
+constexpr int highPlaneBit(int codeBits, int offsetInUnit) {
+  const CodePlanes planes = codePlanes(codeBits);
+  const int perWord = 32 / planes.lowBits, perHalf = perWord / 2;
+  const int word = offsetInUnit / perWord, field = offsetInUnit % perWord;
+  const int pair = word * perHalf + field % perHalf;
+  const int bit = pair * planes.highBits;
+  return (bit / 16) * 32 + (field / perHalf) * 16 + bit % 16;
+}
+static_assert(highPlaneBit(6, 0) == 0 && highPlaneBit(6, 4) == 16 && highPlaneBit(6, 9) == 10 &&
+                  highPlaneBit(6, 31) == 32 + 16 + 14 && highPlaneBit(3, 8) == 16 &&
+                  highPlaneBit(5, 31) == 16 + 15,
+              "the pairs of a register share their bit, 16 apart");
+
 struct WeightLayout {
-  int codeBits = 4; // 1, 2, 4 or 8
+  int codeBits = 4; // 1, 2, 4 or 8; 3, 5 or 6 in planes
   int tileN = 1;    // powers of two; N and K must be multiples
   int tileK = 1;
   // log2(tileN) entries for n_local's bits, then log2(tileK) for k_local's.

@@ -241,3 +241,32 @@ func.func @residual(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui4>, %s: tensor<
       : (tensor<?x1024xf16>, tensor<64x1024xui4>, tensor<64xf32>) -> tensor<?x64xf16>
   return %y : tensor<?x64xf16>
 }
+
+// -----
+
+// 6 bits, f16, two planes: a unit is 4 low words then 2 high words. Each
+// register's low field takes the 4-bit lop3 (mask 0x000F000F = 983055 at p = 0,
+// 0x00F000F0 = 15728880 at p = 4, magic 0x64006400 = 1677747200); a second
+// lop3 then brings in both halves' high parts from one shifted high word
+// (mask 0x00300030 = 3145776 above p = 0, 0x03000300 = 50332416 above p = 4).
+// CHECK-LABEL: func.func @u6__gemv
+// CHECK: %[[UNIT:.*]] = lb.load_codes {{.*}} : memref<256x2048xui6> -> vector<6xi32>
+// CHECK: %[[L0:.*]] = lb.extract_word %[[UNIT]][0]
+// CHECK: %[[H0:.*]] = lb.extract_word %[[UNIT]][4]
+// CHECK: %[[S4:.*]] = arith.shli %[[H0]], %c4_i32
+// CHECK: %[[F0:.*]] = lb.lop3 %[[L0]], %c983055_i32, %c1677747200_i32 lut 106
+// CHECK: lb.lop3 %[[S4]], %c3145776_i32, %[[F0]] lut 106
+// CHECK: lb.pair_arith sub f16
+// CHECK: %[[F1:.*]] = lb.lop3 %{{.*}}, %c983055_i32{{[_0-9]*}}, %c1677747200_i32{{[_0-9]*}} lut 106
+// CHECK: lb.lop3 %[[H0]], %c3145776_i32{{[_0-9]*}}, %[[F1]] lut 106
+// CHECK: %[[S6:.*]] = arith.shli %[[H0]], %c6_i32
+// CHECK: %[[F2:.*]] = lb.lop3 %[[L0]], %c15728880_i32, %c1677747200_i32{{[_0-9]*}} lut 106
+// CHECK: lb.lop3 %[[S6]], %c50332416_i32, %[[F2]] lut 106
+// CHECK: lb.pair_arith fma f16
+// CHECK: lb.pack_pairs {{.*}} : vector<32xf16>
+func.func @u6(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui6>, %s: tensor<256x16xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x2048xf16>, tensor<256x2048xui6>, tensor<256x16xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}

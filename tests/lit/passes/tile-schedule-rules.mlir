@@ -37,12 +37,12 @@ func.func @signless(%x: tensor<?x4096xf16>, %w: tensor<256x4096xi4>, %s: tensor<
 
 // -----
 
-// A 3-bit code would straddle 32-bit words.
-func.func @three_bits(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui3>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{mma schedule with split_k > 1: no register decode for 3-bit codes: a code must not straddle a 32-bit word (1, 2, 4 or 8 bits)}}
+// A 7-bit code would straddle 32-bit words, and two planes store only 3, 5 and 6 bits.
+func.func @seven_bits(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui7>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: no register decode for 7-bit codes: a code must not straddle a 32-bit word (1, 2, 4 or 8 bits), and two planes store only 3, 5 and 6 bits}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
       schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>
-      : (tensor<?x4096xf16>, tensor<256x4096xui3>, tensor<256xf16>) -> tensor<?x256xf16>
+      : (tensor<?x4096xf16>, tensor<256x4096xui7>, tensor<256xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
 
@@ -73,7 +73,7 @@ func.func @wgmma_tile_n(%x: tensor<?x4096xf16>, %w: tensor<512x4096xui4>, %s: te
 // Two consumer warpgroups leave 232 registers a thread: zero points need
 // tile M <= 56.
 func.func @wgmma_registers(%x: tensor<?x4096xf16>, %w: tensor<512x4096xui4>, %s: tensor<512x32xf16>, %z: tensor<512x32xf16>) -> tensor<?x512xf16> {
-  // expected-error @+1 {{wgmma schedule: with two consumer warpgroups, zero points, 8-bit codes, minifloats and lookup tables need tile M <= 56}}
+  // expected-error @+1 {{wgmma schedule: with two consumer warpgroups, zero points, codes of 5 bits or more, minifloats and lookup tables need tile M <= 56}}
   %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<512x32xf16>) quant <granularity = group, group_size = 128, scale = f16, zero = sub_code>
       schedule <family = wgmma, tile = [64, 512, 64], warps = [1, 8], stages = 8, split_k = 1>
       : (tensor<?x4096xf16>, tensor<512x4096xui4>, tensor<512x32xf16>) -> tensor<?x512xf16>

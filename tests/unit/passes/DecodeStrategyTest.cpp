@@ -11,6 +11,7 @@
 
 #include "core/DecodeFacts.h"
 #include "core/FragmentFacts.h"
+#include "core/layout/WeightLayout.h"
 #include "ir/CoreConversion.h"
 #include "core/formats/DataFormat.h"
 #include "ir/LbDialect.h"
@@ -155,16 +156,104 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"lut<4,[-7,-6,-5,-4,-3,-2,-1,0,1,2,3,4,5,6,7,0.1]>", 4, true, true}),
     caseName);
 
+// Two-plane codes (3, 5 and 6 bits) decode a unit at a time: its low-plane
+// words and its high-plane words, every code in every position of the unit
+// (code (w + o) mod 2^bits at unit offset o in round w), its low part in the
+// low word's field and its high part where layout::highPlaneBit puts it.
+class PlaneDecode : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PlaneDecode, EveryCodeInEveryPositionDecodesExactly) {
+  const Case c = GetParam();
+  mlir::MLIRContext context;
+  context.loadDialect<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect>();
+  mlir::OpBuilder b(&context);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  Expected<formats::DataFormat> format = formats::parseFormat(c.format);
+  ASSERT_TRUE(format.ok()) << format.error();
+  ASSERT_EQ(format->bits(), c.bits);
+  const layout::CodePlanes planes = layout::codePlanes(c.bits);
+  ASSERT_GT(planes.highBits, 0);
+  const int lowWords = planes.lowBits, words = c.bits, perWord = 32 / planes.lowBits;
+  auto func = b.create<mlir::func::FuncOp>(
+      loc, "decode",
+      b.getFunctionType(llvm::SmallVector<mlir::Type>(words, b.getI32Type()), {}));
+  mlir::Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Expected<mlir::Type> code = lb::codeType(context, *format);
+  ASSERT_TRUE(code.ok()) << code.error();
+  mlir::Type value = c.bf16 ? mlir::Type(b.getBF16Type()) : mlir::Type(b.getF16Type());
+  mlir::FailureOr<passes::DecodeStrategy> strategy =
+      passes::selectDecodeStrategy(*code, value, c.raw, [&] { return func.emitError(); });
+  ASSERT_TRUE(mlir::succeeded(strategy));
+  ASSERT_FALSE(strategy->emit) << "two-plane words do not decode alone";
+  ASSERT_EQ(strategy->codesPerWord, perWord);
+  llvm::SmallVector<mlir::Value> unitWords(entry->getArguments().begin(),
+                                           entry->getArguments().end());
+  llvm::SmallVector<mlir::Value> registers = strategy->emitUnit(b, loc, unitWords);
+  ASSERT_EQ(static_cast<int>(registers.size()), core::kValuesPerUnit / 2);
+
+  Fp16Kind kind = c.bf16 ? Fp16Kind::BF16 : Fp16Kind::F16;
+  const int codes = 1 << c.bits;
+  for (int round = 0; round < codes; ++round) {
+    std::vector<uint32_t> unit(static_cast<size_t>(words), 0);
+    for (int o = 0; o < core::kValuesPerUnit; ++o) {
+      uint32_t q = static_cast<uint32_t>((round + o) % codes);
+      unit[static_cast<size_t>(o / perWord)] |=
+          (q & ((1u << planes.lowBits) - 1)) << (planes.lowBits * (o % perWord));
+      int bit = layout::highPlaneBit(c.bits, o);
+      unit[static_cast<size_t>(lowWords + bit / 32)] |= (q >> planes.lowBits) << (bit % 32);
+    }
+    Interpreter interpreter(kind);
+    for (int w = 0; w < words; ++w)
+      interpreter.bind(entry->getArgument(static_cast<unsigned>(w)), unit[static_cast<size_t>(w)]);
+    for (mlir::Operation &op : entry->getOperations())
+      interpreter.run(op);
+    for (int o = 0; o < core::kValuesPerUnit; ++o) {
+      std::vector<uint32_t> at =
+          strategy->interleave.apply({static_cast<uint32_t>(o % perWord)});
+      ASSERT_EQ(at.size(), 1u);
+      int element = perWord * (o / perWord) + static_cast<int>(at[0]);
+      uint32_t reg = interpreter.get(registers[static_cast<size_t>(element / 2)]);
+      double decoded = testing::half::toDouble(kind, (reg >> (16 * (element % 2))) & 0xFFFF);
+      uint32_t q = static_cast<uint32_t>((round + o) % codes);
+      double expected = format->decode(q);
+      if (c.raw)
+        expected = std::ldexp(
+            expected, core::f16FieldBitOffset(planes.lowBits, (element % perWord) / 2) - 24);
+      ASSERT_EQ(decoded, expected)
+          << c.format << " code " << q << " at unit offset " << o << " (element " << element
+          << ")";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Planes, PlaneDecode,
+    ::testing::Values(Case{"uint3", 3, false, false}, Case{"uint3", 3, false, true},
+                      Case{"int3", 3, true, false}, Case{"int3", 3, true, true},
+                      Case{"uint5", 5, false, false}, Case{"uint5", 5, false, true},
+                      Case{"int5", 5, true, false}, Case{"int5", 5, true, true},
+                      Case{"uint6", 6, false, false}, Case{"uint6", 6, false, true},
+                      Case{"int6", 6, true, false}, Case{"int6", 6, true, true},
+                      Case{"int<6,unsigned,-32>", 6, false, false},
+                      Case{"int<6,unsigned,-32>", 6, false, true},
+                      Case{"uint3", 3, false, false, true}, Case{"uint5", 5, false, false, true},
+                      Case{"uint6", 6, false, false, true}),
+    caseName);
+
 // The builders scale a raw subtile by one factor: both of its registers
 // must sit at the offset rawSubtileBitOffset reports, for every width.
 TEST(RawDecode, SubtileRegistersShareTheirBitOffset) {
-  for (int bits : {1, 2, 4, 8}) {
+  for (int bits : {1, 2, 3, 4, 5, 6, 8}) {
     core::CodeFragment fragment{bits};
     int registersPerWord = fragment.codesPerWord() / 2;
     for (int s = 0; s < core::kSubtilesPerUnit; ++s)
       for (int r = 0; r < core::kRegistersPerSubtile; ++r) {
         int inWord = (s * core::kRegistersPerSubtile + r) % registersPerWord;
-        EXPECT_EQ(core::f16FieldBitOffset(bits, inWord), core::rawSubtileBitOffset(fragment, s))
+        EXPECT_EQ(core::f16FieldBitOffset(fragment.planes().lowBits, inWord),
+                  core::rawSubtileBitOffset(fragment, s))
             << bits << "-bit subtile " << s << " register " << r;
       }
   }
@@ -239,8 +328,8 @@ TEST_F(DecodeStrategyErrors, TablesGivenAtRunTimeHaveNoDecode) {
 }
 
 TEST_F(DecodeStrategyErrors, WidthsWithoutADecodeSayWhy) {
-  mlir::Type ui3 = mlir::IntegerType::get(&context, 3, mlir::IntegerType::Unsigned);
-  EXPECT_TRUE(refused(ui3, b.getF16Type(), false));
+  mlir::Type ui7 = mlir::IntegerType::get(&context, 7, mlir::IntegerType::Unsigned);
+  EXPECT_TRUE(refused(ui7, b.getF16Type(), false));
   EXPECT_NE(message.find("straddle"), std::string::npos) << message;
 }
 

@@ -80,15 +80,43 @@ Packed pack(const std::string &text, int64_t n, int64_t k, int bits) {
   return p;
 }
 
+uint32_t wordAt(const uint8_t *bytes) {
+  return bytes[0] | bytes[1] << 8 | bytes[2] << 16 | uint32_t(bytes[3]) << 24;
+}
+
 // The codes of one word as the decode's registers hold them, in element order.
 std::vector<int> decodeWord(const uint8_t *word, int bits) {
-  uint32_t raw = word[0] | word[1] << 8 | word[2] << 16 | uint32_t(word[3]) << 24;
+  uint32_t raw = wordAt(word);
   int codesPerWord = 32 / bits;
   std::vector<int> elements(static_cast<size_t>(codesPerWord));
   for (int e = 0; e < codesPerWord; ++e)
     elements[static_cast<size_t>(e)] =
         (raw >> (bits * fieldOfElement(e, bits))) & ((1u << bits) - 1);
   return elements;
+}
+
+// A lane's unit as the decode sees it: 32 values in element order (word
+// w's elements at (32 / low bits) w). For 3-, 5- and 6-bit codes the low
+// parts come from the low plane at `low` and the high parts from the high
+// plane at `high`, where layout::highPlaneBit places them.
+std::vector<int> decodeUnit(const uint8_t *low, const uint8_t *high, int bits) {
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  const int lowBits = planes.lowBits, perWord = 32 / lowBits;
+  std::vector<int> values;
+  for (int word = 0; word < lowBits; ++word) {
+    std::vector<int> elements = decodeWord(low + 4 * word, lowBits);
+    for (int e = 0; e < perWord; ++e) {
+      int value = elements[static_cast<size_t>(e)];
+      if (planes.highBits) {
+        int bit = layout::highPlaneBit(bits, perWord * word + fieldOfElement(e, lowBits));
+        uint32_t highWord = wordAt(high + 4 * (bit / 32));
+        value |= static_cast<int>((highWord >> (bit % 32)) & ((1u << planes.highBits) - 1))
+                 << lowBits;
+      }
+      values.push_back(value);
+    }
+  }
+  return values;
 }
 
 core::Problem problem(int64_t n, int64_t k, int bits) {
@@ -101,17 +129,20 @@ core::Problem problem(int64_t n, int64_t k, int bits) {
   return p;
 }
 
-// Every width the compiler decodes; a unit is 32 codes in `bits` words.
+// Every width the compiler decodes; a unit is 32 codes in `bits` words (3,
+// 5 and 6 bits: in two planes).
 class FragmentSimulation : public ::testing::TestWithParam<int> {};
 
-INSTANTIATE_TEST_SUITE_P(Widths, FragmentSimulation, ::testing::Values(1, 2, 4, 8),
+INSTANTIATE_TEST_SUITE_P(Widths, FragmentSimulation, ::testing::Values(1, 2, 3, 4, 5, 6, 8),
                          [](const ::testing::TestParamInfo<int> &info) {
                            return "uint" + std::to_string(info.param);
                          });
 
 TEST_P(FragmentSimulation, GemvLanesSeeTheirRowChunkInOrder) {
   const int bits = GetParam();
-  const int64_t n = 8, k = 2048, unitBytes = 4 * bits;
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  const int64_t n = 8, k = 2048, unitBytes = 4 * planes.lowBits;
+  const int64_t highStart = n * k * planes.lowBits / 8, highUnitBytes = 4 * planes.highBits;
   std::string text = derivedLayout(
       "#lb.schedule<family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>",
       problem(n, k, bits));
@@ -125,22 +156,22 @@ TEST_P(FragmentSimulation, GemvLanesSeeTheirRowChunkInOrder) {
     for (int64_t kt = 0; kt < k; kt += 1024)
       for (int lane = 0; lane < 32; ++lane) {
         int64_t k0 = kt + 32 * lane;
-        const uint8_t *load =
-            &p.bytes[static_cast<size_t>((row * (k / 32) + k0 / 32) * unitBytes)];
-        for (int word = 0; word < bits; ++word) {
-          std::vector<int> values = decodeWord(load + 4 * word, bits);
-          int perWord = static_cast<int>(values.size());
-          for (int e = 0; e < perWord; ++e)
-            ASSERT_EQ(values[static_cast<size_t>(e)],
-                      p.codes[static_cast<size_t>(row * k + k0 + perWord * word + e)])
-                << "row " << row << " lane " << lane << " word " << word << " element " << e;
-        }
+        const int64_t unit = row * (k / 32) + k0 / 32;
+        std::vector<int> values =
+            decodeUnit(&p.bytes[static_cast<size_t>(unit * unitBytes)],
+                       &p.bytes[static_cast<size_t>(highStart + unit * highUnitBytes)], bits);
+        for (int v = 0; v < 32; ++v)
+          ASSERT_EQ(values[static_cast<size_t>(v)],
+                    p.codes[static_cast<size_t>(row * k + k0 + v)])
+              << "row " << row << " lane " << lane << " value " << v;
       }
 }
 
 TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
   const int bits = GetParam();
-  const int64_t n = 256, k = 128, unitBytes = 4 * bits;
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  const int64_t n = 256, k = 128, unitBytes = 4 * planes.lowBits;
+  const int64_t highStart = n * k * planes.lowBits / 8, highUnitBytes = 4 * planes.highBits;
   std::string text = derivedLayout(
       "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>",
       problem(n, k, bits));
@@ -164,21 +195,20 @@ TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
           // Units of 8 bytes or fewer share a load between the two steps
           // (core::CodeFragment::pairedUnitsPerLoad): a lane's two units
           // are adjacent, at 2 u l + u j.
-          int64_t inTile = unitBytes <= 8 ? (2 * lane + j) * unitBytes
-                                          : 32 * unitBytes * j + unitBytes * lane;
-          const uint8_t *load = &p.bytes[static_cast<size_t>(
-              ((n0 / 64) * (k / 32) + k0 / 32) * 64 * unitBytes + inTile)];
-          for (int word = 0; word < bits; ++word) {
-            std::vector<int> values = decodeWord(load + 4 * word, bits);
-            int perWord = static_cast<int>(values.size());
-            for (int e = 0; e < perWord; ++e) {
-              int v = perWord * word + e, reg = v / 2, half = v % 2;
-              int subtile = reg / 2, r = reg % 2;
-              int64_t row = n0 + 8 * subtile + g, col = k0 + 8 * t + 4 * j + 2 * r + half;
-              ASSERT_EQ(values[static_cast<size_t>(e)], p.codes[static_cast<size_t>(row * k + col)])
-                  << "tile (" << n0 << ", " << k0 << ") step " << j << " lane " << lane
-                  << " value " << v;
-            }
+          // The unit's index among the tile's 64 (the high plane keeps
+          // the low plane's unit order).
+          int64_t unitInTile = unitBytes <= 8 ? 2 * lane + j : 32 * j + lane;
+          int64_t unit = ((n0 / 64) * (k / 32) + k0 / 32) * 64 + unitInTile;
+          std::vector<int> values =
+              decodeUnit(&p.bytes[static_cast<size_t>(unit * unitBytes)],
+                         &p.bytes[static_cast<size_t>(highStart + unit * highUnitBytes)], bits);
+          for (int v = 0; v < 32; ++v) {
+            int reg = v / 2, half = v % 2;
+            int subtile = reg / 2, r = reg % 2;
+            int64_t row = n0 + 8 * subtile + g, col = k0 + 8 * t + 4 * j + 2 * r + half;
+            ASSERT_EQ(values[static_cast<size_t>(v)], p.codes[static_cast<size_t>(row * k + col)])
+                << "tile (" << n0 << ", " << k0 << ") step " << j << " lane " << lane
+                << " value " << v;
           }
         }
 }

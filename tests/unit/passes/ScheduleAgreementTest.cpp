@@ -3,7 +3,8 @@
 // rules; the arch limits are lifted) compile, and the ones it rejects fail
 // lb-tile with the very message the search space gives as the reason.
 //
-// The grid: unsigned 1, 2, 4 and 8-bit, int2, int4, int8 and ternary codes
+// The grid: unsigned 1, 2, 4 and 8-bit, int2, int4, int8 and ternary codes, and
+// the two-plane uint3 and int6
 // (and e2m1, e4m3fn and nf4 on the first shape, without zeros); f16 and
 // bf16; scales per tensor, per channel and per group of 16, 32, 64 and 128; zero
 // points none, sub_code, sub_value and uint4 zero codes; N and K that do and
@@ -174,7 +175,7 @@ TEST(ScheduleAgreement, LbTileAndTheSearchSpaceAgreeOnTheGrid) {
   // not 64s; N in 4s only and K in 64s but not 128s.
   for (Shape shape : {Shape{4096, 4096}, Shape{192, 1056}, Shape{4100, 4160}})
     for (const char *weight : {"uint1", "uint2", "uint4", "uint8", "int2", "int4", "int8", "ternary",
-                               "e2m1", "e4m3fn", "nf4"})
+                               "uint3", "int6", "e2m1", "e4m3fn", "nf4"})
       for (const char *activation : {"f16", "bf16"})
         for (int64_t group : {-1, 0, 16, 32, 64, 128})
           for (const char *zero : {"none", "sub_code", "sub_value", "quantized;zero_codes=uint4"}) {

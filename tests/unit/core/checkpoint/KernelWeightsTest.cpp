@@ -152,13 +152,27 @@ TEST(KernelWeights, Q4KKeepsItsSubScaleCodesAndSteps) {
   }
 }
 
-TEST(KernelWeights, Q6KCodesWidenToInt8AndItsScalesStayTwoLevel) {
+// Kernels decode 6-bit codes (in two planes), so Q6_K's codes keep their 6
+// bits and its int8 sub-scales stay two-level: 6.5625 bits a weight.
+TEST(KernelWeights, Q6KCodesKeepTheirBitsAndItsScalesStayTwoLevel) {
   KernelWeights w = expectSameWeights(quantized(builtin("gguf-q6_k"), 4, 512));
-  EXPECT_EQ(w.problem.code, DataFormat::int8());
+  EXPECT_EQ(w.problem.code, DataFormat::unsignedInt(6, -32));
   EXPECT_EQ(w.problem.scheme.scale, DataFormat::int8());
   EXPECT_EQ(w.problem.scheme.superBlock, 256);
   EXPECT_EQ(w.problem.scheme.groupSize, 16);
-  EXPECT_EQ(w.notes.size(), 2u); // the codes, then the scales
+  for (const std::string &note : w.notes)
+    EXPECT_EQ(note.find("re-encoded"), std::string::npos) << note;
+}
+
+// A width no kernel decodes (7 bits) is re-encoded as bytes of the same
+// values, and the notes say so.
+TEST(KernelWeights, CodesNoKernelDecodesWidenToBytes) {
+  formats::QuantScheme scheme = builtin("w4-g128");
+  scheme.element = DataFormat::signedInt(7);
+  KernelWeights w = expectSameWeights(quantized(scheme, 4, 256));
+  EXPECT_EQ(w.problem.code, DataFormat::int8());
+  ASSERT_EQ(w.notes.size(), 1u);
+  EXPECT_NE(w.notes[0].find("re-encoded as int8"), std::string::npos) << w.notes[0];
 }
 
 // Sub-scales no byte holds (signed 6-bit here) are multiplied out into f32

@@ -68,6 +68,42 @@ std::vector<uint8_t> referencePack(const WeightLayout &layout, int64_t n, int64_
   return bytes;
 }
 
+// 3, 5 and 6 bits as WeightLayout.h words it: the low plane is exactly the
+// packing of the low bits as lowBits-wide codes; the high plane follows, the
+// high part of the code at tile offset o at its unit's run (o / 32 of its
+// tile) plus highPlaneBit.
+std::vector<uint8_t> referencePlanePack(const WeightLayout &layout, int64_t n, int64_t k,
+                                        const std::vector<uint8_t> &codes) {
+  const CodePlanes planes = codePlanes(layout.codeBits);
+  WeightLayout low = layout;
+  low.codeBits = planes.lowBits;
+  std::vector<uint8_t> lowCodes(codes.size());
+  for (size_t i = 0; i < codes.size(); ++i)
+    lowCodes[i] = uint8_t(codes[i] & ((1u << planes.lowBits) - 1));
+  std::vector<uint8_t> packed = referencePack(low, n, k, lowCodes);
+  const int64_t lowBits = int64_t(packed.size()) * 8;
+  packed.resize(size_t(n * k * layout.codeBits / 8), 0);
+  const int nBits = log2Of(layout.tileN), kBits = log2Of(layout.tileK);
+  const int64_t tileCodes = int64_t(layout.tileN) * layout.tileK, tilesK = k / layout.tileK;
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t col = 0; col < k; ++col) {
+      const int64_t nl = row % layout.tileN, kl = col % layout.tileK;
+      uint32_t offset = 0;
+      for (int b = 0; b < nBits; ++b)
+        if (nl >> b & 1)
+          offset ^= layout.basis[size_t(b)];
+      for (int b = 0; b < kBits; ++b)
+        if (kl >> b & 1)
+          offset ^= layout.basis[size_t(nBits + b)];
+      const int64_t tile = (row / layout.tileN) * tilesK + col / layout.tileK;
+      const int64_t bit = lowBits + (tile * tileCodes + offset / 32 * 32) * planes.highBits +
+                          highPlaneBit(layout.codeBits, int(offset % 32));
+      packed[size_t(bit / 8)] |= uint8_t((codes[size_t(row * k + col)] >> planes.lowBits)
+                                         << (bit % 8));
+    }
+  return packed;
+}
+
 void expectError(const lowbit::Status &status, const std::string &fragment) {
   ASSERT_FALSE(status.ok()) << "expected an error containing: " << fragment;
   EXPECT_NE(status.error().find(fragment), std::string::npos) << status.error();
@@ -120,8 +156,8 @@ TEST(WeightLayout, ParseRejectsMalformedText) {
   expectParseError("lbwl1;bits=x;tile=2x8;basis=1,2,4,8", "bits='x' is not a code width");
   expectParseError("lbwl1;bits=04;tile=2x8;basis=1,2,4,8", "bits='04'");
   expectParseError("lbwl1;bits=0;tile=2x8;basis=1,2,4,8", "codeBits is 0");
-  expectParseError("lbwl1;bits=3;tile=2x8;basis=1,2,4,8",
-                   "codeBits 3 is not supported: it does not divide 32");
+  expectParseError("lbwl1;bits=7;tile=2x8;basis=1,2,4,8",
+                   "codeBits 7 is not supported: it neither divides 32 nor splits into two planes");
   expectParseError("lbwl1;bits=4;tile=2x;basis=1,2,4,8", "tile='2x' is not <tileN>x<tileK>");
   expectParseError("lbwl1;bits=4;tile=2*8;basis=1,2,4,8", "tile='2*8'");
   expectParseError("lbwl1;bits=4;tile=6x8;basis=1,2,4,8", "must be powers of two");
@@ -143,8 +179,9 @@ TEST(WeightLayout, ParseRejectsNonBijections) {
 }
 
 TEST(WeightLayout, ValidateRejectsOddTilesAndWidths) {
-  for (int bits : {3, 5, 6, 7})
-    expectError(validateWeightLayout({bits, 1, 32, {1, 2, 4, 8, 16}}), "straddle 32-bit words");
+  expectError(validateWeightLayout({7, 1, 32, {1, 2, 4, 8, 16}}), "neither divides 32");
+  // Two-plane codes place a unit's high bits together: a tile holds units.
+  expectError(validateWeightLayout({6, 1, 16, {1, 2, 4, 8}}), "fewer than the 32 codes of a unit");
   expectError(validateWeightLayout({9, 1, 1, {}}), "codes have 1..8 bits");
   expectError(validateWeightLayout({4, 1, 1, {}}), "not a whole number of bytes");
   expectError(validateWeightLayout({4, 0, 8, {}}), "must be powers of two");
@@ -174,10 +211,16 @@ TEST(WeightLayout, FromLinearTakesEitherDimOrder) {
                                   "{n:2, k:2}"),
             std::string::npos)
       << misnamed.error();
-  auto straddling = weightLayoutFromLinear(*linear, 3);
+  auto straddling = weightLayoutFromLinear(*linear, 7);
   ASSERT_FALSE(straddling.ok());
-  EXPECT_NE(straddling.error().find("codeBits 3 is not supported"), std::string::npos)
+  EXPECT_NE(straddling.error().find("codeBits 7 is not supported"), std::string::npos)
       << straddling.error();
+  // A 2 x 8 tile holds fewer codes than a unit, whose high plane bits a
+  // 3-bit code keeps together.
+  auto smallPlanes = weightLayoutFromLinear(*linear, 3);
+  ASSERT_FALSE(smallPlanes.ok());
+  EXPECT_NE(smallPlanes.error().find("fewer than the 32 codes of a unit"), std::string::npos)
+      << smallPlanes.error();
 }
 
 TEST(WeightLayout, PackHandComputed2x8Int4) {
@@ -216,7 +259,7 @@ TEST(WeightLayout, PackMatchesReferenceAndUnpackInverts) {
     int64_t n, k;
   };
   const Shape shapes[] = {{64, 16, 128, 64}, {8, 32, 24, 96}, {1, 64, 3, 128}, {16, 16, 32, 48}};
-  for (int codeBits : {1, 2, 4, 8})
+  for (int codeBits : {1, 2, 3, 4, 5, 6, 8})
     for (const Shape &shape : shapes) {
       WeightLayout layout = randomWeightLayout(rng, codeBits, shape.tileN, shape.tileK);
       SCOPED_TRACE(serialize(layout) + " N=" + std::to_string(shape.n) +
@@ -227,7 +270,9 @@ TEST(WeightLayout, PackMatchesReferenceAndUnpackInverts) {
       std::vector<uint8_t> packed(size_t(bytes), 0xA5);
       ASSERT_TRUE(
           packWeights(layout, shape.n, shape.k, codes.data(), packed.data(), packed.size()).ok());
-      EXPECT_EQ(packed, referencePack(layout, shape.n, shape.k, codes));
+      EXPECT_EQ(packed, codePlanes(codeBits).highBits
+                            ? referencePlanePack(layout, shape.n, shape.k, codes)
+                            : referencePack(layout, shape.n, shape.k, codes));
       std::vector<uint8_t> unpacked(codes.size(), 0xFF);
       ASSERT_TRUE(unpackWeights(layout, shape.n, shape.k, packed.data(), packed.size(),
                                 unpacked.data())

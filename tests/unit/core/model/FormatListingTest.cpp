@@ -89,9 +89,19 @@ TEST(FormatListing, MinifloatsAndTablesHaveKernelsOnEveryArch) {
   EXPECT_TRUE(contains(e2m1, "sm_80 sm_86 sm_89 sm_90a")) << e2m1;
 }
 
+// 3, 5 and 6 bits decode from two planes, signed or not.
+TEST(FormatListing, TwoPlaneIntegersHaveKernelsOnEveryArch) {
+  for (int bits : {3, 5, 6})
+    for (const DataFormat &code : {DataFormat::unsignedInt(bits), DataFormat::signedInt(bits)}) {
+      KernelAvailability kernels = elementKernels(code);
+      EXPECT_EQ(kernels.archs, allArchs()) << code.name() << ": " << kernels.reason;
+      EXPECT_EQ(kernels.activations.size(), 2u) << code.name();
+    }
+}
+
 TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
   for (const DataFormat &code :
-       {DataFormat::e3m2(), DataFormat::e2m3(), DataFormat::e8m0(), DataFormat::unsignedInt(3)}) {
+       {DataFormat::e3m2(), DataFormat::e2m3(), DataFormat::e8m0(), DataFormat::unsignedInt(7)}) {
     KernelAvailability kernels = elementKernels(code);
     EXPECT_FALSE(kernels.any()) << code.name();
     EXPECT_TRUE(contains(kernels.reason, "no ")) << kernels.reason;
@@ -103,7 +113,7 @@ TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
 TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
   for (const char *name : {"w4-g128", "w4-g32", "w4-g128-bf16", "w8-channel", "w4-g128-fzero",
                            "ternary-tensor", "gguf-q4_0", "w4-g128-asym", "awq-w4-g128",
-                           "nf4-g64", "gguf-q4_k"}) {
+                           "nf4-g64", "gguf-q4_k", "gguf-q6_k"}) {
     KernelAvailability kernels = schemeKernels(builtin(name));
     EXPECT_EQ(kernels.archs, allArchs()) << name << ": " << kernels.reason;
   }
@@ -112,8 +122,7 @@ TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
     const char *why;
   };
   for (const Missing &missing : {
-           Missing{"gguf-q6_k", "no register decode for 6-bit codes"},
-           Missing{"w3-g128-asym", "no register decode for 3-bit codes"},
+           Missing{"w3-g128-asym", "zero codes must be uint4 or uint8, got uint3"},
            Missing{"gptq-w4-g128", "zero codes must be uint4 or uint8, got uint4+1"},
            Missing{"w2-g64-asym", "zero codes must be uint4 or uint8, got uint2"},
        }) {

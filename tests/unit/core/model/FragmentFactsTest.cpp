@@ -27,12 +27,27 @@ TEST(FragmentFacts, AUnitIs32ValuesWhateverTheWidth) {
   }
 }
 
-TEST(FragmentFacts, WidthsThatStraddleWordsHaveNoDecode) {
-  for (int bits : {3, 5, 6, 7}) {
-    Expected<CodeFragment> f = codeFragment(formats::DataFormat::unsignedInt(bits));
-    ASSERT_FALSE(f.ok()) << bits;
-    EXPECT_NE(f.error().find("straddle"), std::string::npos) << f.error();
+// 3, 5 and 6 bits are two planes: a unit loads both, and its words decode
+// with the low plane's codes per word.
+TEST(FragmentFacts, TwoPlaneUnitsLoadBothPlanes) {
+  struct Row {
+    int bits, lowWords, codesPerWord, pairedUnits;
+  };
+  for (const Row &row : {Row{3, 2, 16, 2}, Row{5, 4, 8, 1}, Row{6, 4, 8, 1}}) {
+    Expected<CodeFragment> f = codeFragment(formats::DataFormat::signedInt(row.bits));
+    ASSERT_TRUE(f.ok()) << row.bits << ": " << f.error();
+    EXPECT_TRUE(f->hasPlanes());
+    EXPECT_EQ(f->wordsPerUnit(), row.bits);
+    EXPECT_EQ(f->lowWordsPerUnit(), row.lowWords);
+    EXPECT_EQ(f->codesPerWord(), row.codesPerWord);
+    EXPECT_EQ(f->pairedUnitsPerLoad(), row.pairedUnits);
   }
+}
+
+TEST(FragmentFacts, WidthsThatStraddleWordsHaveNoDecode) {
+  Expected<CodeFragment> seven = codeFragment(formats::DataFormat::unsignedInt(7));
+  ASSERT_FALSE(seven.ok());
+  EXPECT_NE(seven.error().find("straddle"), std::string::npos) << seven.error();
   EXPECT_FALSE(codeFragment(formats::DataFormat::e3m2()).ok()) << "fp6 straddles a half";
   EXPECT_FALSE(codeFragment(formats::DataFormat::mxInt8()).ok()) << "fixed point";
   Expected<formats::DataFormat> lut2 = formats::DataFormat::lut(2, {-1, 0, 1, 2}, "");
