@@ -98,6 +98,25 @@ Status widenCodes(QuantizedMatrix &m, KernelWeights &out) {
   return Status::success();
 }
 
+// Excess-2^(b-1) codes (GGUF's Q4_0 q - 8, Q6_K q - 32, Q3_K q - 4) hold
+// exactly the values of b-bit two's complement: flipping each code's top bit
+// makes them int<b> codes, the same bits and the same values, which the C
+// ABI names (LOWBIT_WEIGHT_INT4, INT6, ...) and every kernel decodes.
+void excessToTwosComplement(QuantizedMatrix &m, KernelWeights &out) {
+  const formats::IntFormat *from = m.scheme.element.asInt();
+  if (!from || from->isSigned || from->ternary || from->fractionBits || from->bits < 2 ||
+      from->offset != -(1 << (from->bits - 1)))
+    return;
+  const uint8_t top = uint8_t(1u << (from->bits - 1));
+  for (uint8_t &code : m.codes)
+    code ^= top;
+  const DataFormat to = DataFormat::signedInt(from->bits);
+  out.notes.push_back(m.scheme.element.name() + " codes stored as " + to.name() +
+                      " (each code's top bit flipped: the same values, " +
+                      str(from->bits) + " bits)");
+  m.scheme.element = to;
+}
+
 // Zero codes kernels read are plain uint4 or uint8; others become uint8
 // codes of the same integers, or zeros in the scale dtype.
 Status normalizeZeroCodes(QuantizedMatrix &m, KernelWeights &out) {
@@ -183,6 +202,7 @@ Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation acti
   if (!core::codeFragment(m.scheme.element))
     if (Status s = widenCodes(m, out); !s)
       return makeError(s.error());
+  excessToTwosComplement(m, out);
   if (m.scheme.zeroMode != formats::ZeroMode::None && m.scheme.zeroFormat &&
       !m.scheme.superBlock)
     if (Status s = normalizeZeroCodes(m, out); !s)

@@ -42,6 +42,41 @@ std::vector<uint8_t> validCodes(const formats::DataFormat &code) {
   return out;
 }
 
+// Code g of a packed stream of `count` codes (code offset g of the layout's
+// storage): LSB first for widths that divide 8; for two-plane widths (3, 5
+// and 6 bits) its low part at g in the low plane and its high part where
+// layout/WeightLayout.h puts it in the high plane.
+struct CodeBits {
+  int64_t low, high; // bit positions; high < 0 without planes
+};
+CodeBits codeBitsOf(int bits, int64_t count, int64_t g) {
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  if (!planes.highBits)
+    return {g * bits, -1};
+  return {g * planes.lowBits, count * planes.lowBits + g / kUnitCodes * kUnitCodes * planes.highBits +
+                                  layout::highPlaneBit(bits, static_cast<int>(g % kUnitCodes))};
+}
+void putCode(std::vector<uint8_t> &packed, int bits, int64_t count, int64_t g, uint8_t value) {
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  const CodeBits at = codeBitsOf(bits, count, g);
+  const uint8_t low = planes.highBits ? uint8_t(value & ((1u << planes.lowBits) - 1)) : value;
+  packed[static_cast<size_t>(at.low / 8)] |= static_cast<uint8_t>(low << (at.low % 8));
+  if (at.high >= 0)
+    packed[static_cast<size_t>(at.high / 8)] |=
+        static_cast<uint8_t>((value >> planes.lowBits) << (at.high % 8));
+}
+unsigned codeAt(const std::vector<uint8_t> &packed, int bits, int64_t count, int64_t g) {
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  const CodeBits at = codeBitsOf(bits, count, g);
+  unsigned value = (packed[static_cast<size_t>(at.low / 8)] >> (at.low % 8)) &
+                   ((1u << planes.lowBits) - 1);
+  if (at.high >= 0)
+    value |= ((packed[static_cast<size_t>(at.high / 8)] >> (at.high % 8)) &
+              ((1u << planes.highBits) - 1))
+             << planes.lowBits;
+  return value;
+}
+
 // The N x K codes whose packed stream holds valid code (u + p) mod count at
 // position p of unit u, made by unpacking that stream with the kernel's
 // layout.
@@ -51,12 +86,10 @@ Expected<std::vector<uint8_t>> codesAtEveryPosition(const formats::DataFormat &c
   const std::vector<uint8_t> valid = validCodes(code);
   const int bits = code.bits();
   std::vector<uint8_t> packed(static_cast<size_t>(n * k * bits / 8));
-  for (int64_t g = 0; g < n * k; ++g) {
-    const uint8_t value = valid[static_cast<size_t>((g / kUnitCodes + g % kUnitCodes) %
-                                                    static_cast<int64_t>(valid.size()))];
-    // Codes pack LSB first (WeightLayout.h); widths divide 8.
-    packed[static_cast<size_t>(g * bits / 8)] |= static_cast<uint8_t>(value << (g * bits % 8));
-  }
+  for (int64_t g = 0; g < n * k; ++g)
+    putCode(packed, bits, n * k, g,
+            valid[static_cast<size_t>((g / kUnitCodes + g % kUnitCodes) %
+                                      static_cast<int64_t>(valid.size()))]);
   std::vector<uint8_t> codes(static_cast<size_t>(n * k));
   if (Status s = layout::unpackWeights(layout, n, k, packed.data(), packed.size(), codes.data());
       !s)
@@ -70,8 +103,7 @@ size_t positionValuePairs(const std::vector<uint8_t> &packed, int bits) {
   std::set<std::pair<int64_t, unsigned>> seen;
   const int64_t count = static_cast<int64_t>(packed.size()) * 8 / bits;
   for (int64_t g = 0; g < count; ++g)
-    seen.insert({g % kUnitCodes,
-                 (packed[static_cast<size_t>(g * bits / 8)] >> (g * bits % 8)) & ((1u << bits) - 1)});
+    seen.insert({g % kUnitCodes, codeAt(packed, bits, count, g)});
   return seen.size();
 }
 
@@ -102,7 +134,8 @@ TEST_F(DecodeKernels, CoverEveryCodeTypeWithEveryFamily) {
         .insert(builderOf(entry));
   const std::set<std::string> every = {"gemv", "gemv_tiled", "mma split-K", "mma staged"};
   for (const char *activation : {"f16", "bf16"})
-    for (const char *code : {"uint8", "int8", "uint4", "int4", "uint2", "int2", "uint1", "ternary"}) {
+    for (const char *code : {"uint8", "int8", "uint4", "int4", "uint2", "int2", "uint1", "ternary",
+                             "uint3", "int3", "uint5", "int5", "uint6", "int6"}) {
       std::string key = std::string(activation) + " " + code;
       EXPECT_EQ(builders[key], every) << key;
     }

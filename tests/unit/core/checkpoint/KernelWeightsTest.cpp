@@ -2,6 +2,7 @@
 // value exactly (the f64 dequantize of both is compared with ==), and the
 // problem is one core::validate accepts.
 #include "core/checkpoint/KernelWeights.h"
+#include "core/AbiFormats.h"
 
 #include "core/formats/Quantize.h"
 
@@ -156,12 +157,16 @@ TEST(KernelWeights, Q4KKeepsItsSubScaleCodesAndSteps) {
 // bits and its int8 sub-scales stay two-level: 6.5625 bits a weight.
 TEST(KernelWeights, Q6KCodesKeepTheirBitsAndItsScalesStayTwoLevel) {
   KernelWeights w = expectSameWeights(quantized(builtin("gguf-q6_k"), 4, 512));
-  EXPECT_EQ(w.problem.code, DataFormat::unsignedInt(6, -32));
+  EXPECT_EQ(w.problem.code, DataFormat::signedInt(6)); // q - 32, top bit flipped
   EXPECT_EQ(w.problem.scheme.scale, DataFormat::int8());
   EXPECT_EQ(w.problem.scheme.superBlock, 256);
   EXPECT_EQ(w.problem.scheme.groupSize, 16);
   for (const std::string &note : w.notes)
     EXPECT_EQ(note.find("re-encoded"), std::string::npos) << note;
+  lowbit_problem abi;
+  std::vector<double> table;
+  ASSERT_TRUE(core::problemToAbi(w.problem, &abi, &table));
+  EXPECT_EQ(abi.weight, LOWBIT_WEIGHT_INT6);
 }
 
 // A width no kernel decodes (7 bits) is re-encoded as bytes of the same
@@ -186,11 +191,23 @@ TEST(KernelWeights, SubScalesNoByteHoldsAreMultipliedOut) {
   EXPECT_EQ(w.scales.size(), size_t(4 * 32 * 4));
 }
 
-TEST(KernelWeights, Q4_0AndQ8_0NeedNoChange) {
+// Q8_0 needs no change; Q4_0's q - 8 codes become int4 codes of the same
+// values (the top bit flipped), which the C ABI can name.
+TEST(KernelWeights, Q4_0AndQ8_0ReachTheAbiUnchangedInValue) {
   for (const char *name : {"gguf-q4_0", "gguf-q8_0"}) {
     KernelWeights w = expectSameWeights(quantized(builtin(name), 4, 256));
-    EXPECT_TRUE(w.notes.empty()) << name;
     EXPECT_TRUE(w.permutation.empty());
+    lowbit_problem abi;
+    std::vector<double> table;
+    ASSERT_TRUE(core::problemToAbi(w.problem, &abi, &table)) << name;
+    if (std::string(name) == "gguf-q8_0") {
+      EXPECT_TRUE(w.notes.empty());
+      continue;
+    }
+    EXPECT_EQ(w.problem.code, DataFormat::signedInt(4));
+    EXPECT_EQ(abi.weight, LOWBIT_WEIGHT_INT4);
+    ASSERT_EQ(w.notes.size(), 1u);
+    EXPECT_NE(w.notes[0].find("top bit flipped"), std::string::npos) << w.notes[0];
   }
 }
 
