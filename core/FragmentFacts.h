@@ -9,6 +9,7 @@
 // the width changes is how many bytes the lane loads for its unit:
 //   8 bits: 32 bytes (two 16-byte loads)   4 bits: 16 bytes (one)
 //   2 bits:  8 bytes                        1 bit:   4 bytes
+//   6 bits: 16 + 8 bytes, 5 bits: 16 + 4, 3 bits: 8 + 4 (two planes)
 // and how many codes one 32-bit word decodes to (32 / bits). The bit order
 // inside each word and the order of the words are derived by
 // lb-propagate-layouts from the decode (passes/DecodeStrategy.h), and the
