@@ -38,6 +38,14 @@ uint8_t q4kCode(const uint8_t *qs, int i) {
   return within < 32 ? byte & 0x0F : byte >> 4;
 }
 
+// Q5_K's codes: Q4_K's nibbles (its 128 qs bytes, laid out the same) are the
+// low 4 bits; qh[l] bit 2c (first half of chunk c) or 2c + 1 (second half)
+// is bit 4 of weight 64c + 32 half + l.
+uint8_t q5kCode(const uint8_t *qh, const uint8_t *qs, int i) {
+  int chunk = i / 64, half = (i % 64) / 32, l = i % 32;
+  return uint8_t(q4kCode(qs, i) | (((qh[l] >> (2 * chunk + half)) & 1) << 4));
+}
+
 // Q6_K: each weight is a 6-bit code q (the stored value minus 32 is the
 // signed weight). The super-block is two halves of 128; in half h, for
 // l = 0..31 and quarter t = 0..3 the weight 128h + 32t + l takes
@@ -61,6 +69,8 @@ const char *ggufTypeName(GgufType type) {
     return "Q8_0";
   case GgufType::Q4_K:
     return "Q4_K";
+  case GgufType::Q5_K:
+    return "Q5_K";
   case GgufType::Q6_K:
     return "Q6_K";
   }
@@ -75,6 +85,8 @@ Expected<GgufBlockShape> ggufBlockShape(GgufType type) {
     return GgufBlockShape{32, 2 + 32};
   case GgufType::Q4_K:
     return GgufBlockShape{kSuperBlock, 2 + 2 + 12 + 128};
+  case GgufType::Q5_K:
+    return GgufBlockShape{kSuperBlock, 2 + 2 + 12 + 32 + 128};
   case GgufType::Q6_K:
     return GgufBlockShape{kSuperBlock, 128 + 64 + 16 + 2};
   }
@@ -82,11 +94,12 @@ Expected<GgufBlockShape> ggufBlockShape(GgufType type) {
 }
 
 Expected<GgufType> ggufTypeFromId(int id) {
-  for (GgufType type : {GgufType::Q4_0, GgufType::Q8_0, GgufType::Q4_K, GgufType::Q6_K})
+  for (GgufType type :
+       {GgufType::Q4_0, GgufType::Q8_0, GgufType::Q4_K, GgufType::Q5_K, GgufType::Q6_K})
     if (int(type) == id)
       return type;
   return makeError("GGUF tensor type " + std::to_string(id) +
-                   " is not supported (Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q6_K = 14 are)");
+                   " is not supported (Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14 are)");
 }
 
 namespace {
@@ -138,6 +151,7 @@ int scaleFields(GgufType type, HalfField fields[2]) {
     fields[0] = {"d", 0};
     return 1;
   case GgufType::Q4_K:
+  case GgufType::Q5_K:
     fields[0] = {"d", 0};
     fields[1] = {"dmin", 2};
     return 2;
@@ -224,6 +238,20 @@ Expected<std::vector<float>> decodeF32(GgufType type, const uint8_t *data, size_
       }
       break;
     }
+    case GgufType::Q5_K: {
+      const float d = halfToFloat(readHalf(block));
+      const float dmin = halfToFloat(readHalf(block + 2));
+      const uint8_t *scales = block + 4, *qh = block + 16, *qs = block + 48;
+      for (int i = 0; i < kSuperBlock; ++i) {
+        uint8_t scale, min;
+        q4kScaleAndMin(scales, i / 32, scale, min);
+        const float subScale = d * float(scale);
+        const float subMin = dmin * float(min);
+        const float product = subScale * float(q5kCode(qh, qs, i));
+        y[i] = product - subMin;
+      }
+      break;
+    }
     case GgufType::Q6_K: {
       const uint8_t *ql = block, *qh = block + 128;
       const int8_t *scales = reinterpret_cast<const int8_t *>(block + 192);
@@ -261,6 +289,7 @@ Expected<QuantizedMatrix> importChecked(GgufType type, const uint8_t *data, size
   const char *name = type == GgufType::Q4_0   ? "gguf-q4_0"
                      : type == GgufType::Q8_0 ? "gguf-q8_0"
                      : type == GgufType::Q4_K ? "gguf-q4_k"
+                     : type == GgufType::Q5_K ? "gguf-q5_k"
                                               : "gguf-q6_k";
   Expected<QuantScheme> scheme = findScheme(name);
   if (!scheme)
@@ -273,11 +302,12 @@ Expected<QuantizedMatrix> importChecked(GgufType type, const uint8_t *data, size
   const int64_t blocks = *checkedBlocks;
   const int groupsPerBlock = shape->weights / m.scheme.groupSize;
   m.scales.resize(size_t(blocks * groupsPerBlock));
-  if (type == GgufType::Q4_K) {
+  const bool withMins = type == GgufType::Q4_K || type == GgufType::Q5_K;
+  if (withMins) {
     m.zeros.resize(m.scales.size());
     m.superMins.resize(size_t(blocks));
   }
-  if (type == GgufType::Q4_K || type == GgufType::Q6_K)
+  if (withMins || type == GgufType::Q6_K)
     m.superScales.resize(size_t(blocks));
   // Blocks follow each other along K and rows follow each other, so block b
   // covers weights [b * weights, (b + 1) * weights) of the row-major matrix
@@ -300,6 +330,7 @@ Expected<QuantizedMatrix> importChecked(GgufType type, const uint8_t *data, size
         codes[j] = block[2 + j];
       break;
     case GgufType::Q4_K:
+    case GgufType::Q5_K:
       m.superScales[size_t(b)] = readHalf(block);
       m.superMins[size_t(b)] = readHalf(block + 2);
       for (int j = 0; j < 8; ++j) {
@@ -309,7 +340,8 @@ Expected<QuantizedMatrix> importChecked(GgufType type, const uint8_t *data, size
         m.zeros[size_t(b * groupsPerBlock + j)] = min;
       }
       for (int i = 0; i < kSuperBlock; ++i)
-        codes[i] = q4kCode(block + 16, i);
+        codes[i] = type == GgufType::Q4_K ? q4kCode(block + 16, i)
+                                          : q5kCode(block + 16, block + 48, i);
       break;
     case GgufType::Q6_K:
       m.superScales[size_t(b)] = readHalf(block + 208);

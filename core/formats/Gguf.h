@@ -1,4 +1,4 @@
-// GGUF block formats Q4_0, Q8_0, Q4_K and Q6_K (ggml's QK_K = 256 build).
+// GGUF block formats Q4_0, Q8_0, Q4_K, Q5_K and Q6_K (ggml's QK_K = 256 build).
 //
 // Block layouts (little-endian, no padding; ggml_half = IEEE f16):
 //   Q4_0  18 bytes / 32 weights:  half d; u8 qs[16]
@@ -7,6 +7,8 @@
 //   Q4_K 144 bytes / 256 weights: half d; half dmin; u8 scales[12]; u8 qs[128]
 //         eight sub-blocks of 32 with 6-bit scale sc_j and 6-bit min m_j;
 //         w = (d * sc_j) * q - (dmin * m_j)
+//   Q5_K 176 bytes / 256 weights: half d; half dmin; u8 scales[12]; u8 qh[32];
+//         u8 qs[128]; Q4_K's sub-blocks, scales and mins, with 5-bit codes
 //   Q6_K 210 bytes / 256 weights: u8 ql[128]; u8 qh[64]; i8 scales[16]; half d
 //         sixteen sub-blocks of 16 with int8 scale; w = (d * sc_j) * (q - 32)
 // The bit-level placement of each field is documented in Gguf.cpp.
@@ -21,7 +23,7 @@
 namespace lowbit::formats {
 
 // The ggml_type ids GGUF files store.
-enum class GgufType : int { Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q6_K = 14 };
+enum class GgufType : int { Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14 };
 
 struct GgufBlockShape {
   int weights; // per block

@@ -384,6 +384,9 @@ std::vector<QuantScheme> makeBuiltinSchemes() {
                              ZeroMode::SubtractScaled, F::unsignedInt(6));
   q4k.superBlock = SuperBlock{256, F::f16(), F::f16()};
   schemes.push_back(named("gguf-q4_k", q4k));
+  QuantScheme q5k = q4k;
+  q5k.element = F::unsignedInt(5);
+  schemes.push_back(named("gguf-q5_k", q5k));
   // The compact int4 encoding: Q4_K's shape with byte codes (uint8 sub-scales
   // and mins per 32, an f16 step for each per 256), 4.625 bits a weight.
   QuantScheme compact = withZero(group(F::unsignedInt(4), 32, F::unsignedInt(8)),

@@ -326,6 +326,7 @@ TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {
       {"blk.0.attn_v.weight", {64, 64}, 8, randomBlocks(128, 34, {0}, rng)},       // Q8_0
       {"blk.0.ffn_up.weight", {256, 64}, 12, randomBlocks(64, 144, {0, 2}, rng)},  // Q4_K
       {"blk.0.ffn_down.weight", {256, 64}, 14, randomBlocks(64, 210, {208}, rng)}, // Q6_K
+      {"blk.0.ffn_gate.weight", {256, 64}, 13, randomBlocks(64, 176, {0, 2}, rng)}, // Q5_K
       {"output_norm.weight", {64}, 0, std::vector<uint8_t>(256, 0)},               // F32
   };
   writeGguf(in("model.gguf"), tensors);
@@ -334,7 +335,7 @@ TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {
   Expected<ImportReport> report = importCheckpoints({in("model.gguf")}, options);
   ASSERT_TRUE(report) << report.error();
   EXPECT_EQ(report->format, CheckpointFormat::Gguf);
-  ASSERT_EQ(report->layers.size(), 4u);
+  ASSERT_EQ(report->layers.size(), 5u);
   ASSERT_EQ(report->leftOut.size(), 1u);
   EXPECT_EQ(report->leftOut[0].tensor, "output_norm.weight");
   Output output = readOutput(out());
@@ -342,8 +343,9 @@ TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {
       {"blk.0.attn_q", formats::GgufType::Q4_0},
       {"blk.0.attn_v", formats::GgufType::Q8_0},
       {"blk.0.ffn_up", formats::GgufType::Q4_K},
-      {"blk.0.ffn_down", formats::GgufType::Q6_K}};
-  for (size_t i = 0; i < 4; ++i) {
+      {"blk.0.ffn_down", formats::GgufType::Q6_K},
+      {"blk.0.ffn_gate", formats::GgufType::Q5_K}};
+  for (size_t i = 0; i < 5; ++i) {
     SCOPED_TRACE(layers[i].first);
     checkpoint::KernelWeights w = readLayer(output.weights, layers[i].first);
     const GgufTensorSpec &t = tensors[i];
@@ -371,7 +373,7 @@ TEST_F(CheckpointImport, QuantizedLayersNoKernelServesFailUnlessSkipped) {
   std::mt19937 rng(7);
   writeGguf(in("model.gguf"),
             {{"blk.0.attn_q.weight", {64, 64}, 2, randomBlocks(128, 18, {0}, rng)},
-             {"blk.0.attn_k.weight", {256, 64}, 13, randomBlocks(64, 176, {0, 2}, rng)}}); // Q5_K
+             {"blk.0.attn_k.weight", {256, 64}, 10, randomBlocks(64, 84, {80, 82}, rng)}}); // Q2_K
   ImportOptions options;
   options.outputDir = out();
   Expected<ImportReport> failed = importCheckpoints({in("model.gguf")}, options);
@@ -387,7 +389,7 @@ TEST_F(CheckpointImport, QuantizedLayersNoKernelServesFailUnlessSkipped) {
   EXPECT_EQ(report->layers.size(), 1u);
   ASSERT_EQ(report->leftOut.size(), 1u);
   EXPECT_TRUE(report->leftOut[0].quantized);
-  EXPECT_NE(readOutput(out()).report.find("q5_K"), std::string::npos);
+  EXPECT_NE(readOutput(out()).report.find("q2_K"), std::string::npos);
 }
 
 TEST_F(CheckpointImport, BrokenCheckpointsAreErrorsThatNameTheFile) {

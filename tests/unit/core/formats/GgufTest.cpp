@@ -94,6 +94,32 @@ TEST(Gguf, Q4_KIntegerScales) {
   EXPECT_EQ(y[255], -1.0f);  // code 0: 63 * 0 - 1
 }
 
+// Q5_K: Q4_K's fields, then qh[32] (bit 2c + h of qh[l] is bit 4 of weight
+// 64c + 32h + l) before the same qs nibbles.
+int q5kTestCode(int i) { return (i * 11 + i / 64) % 32; }
+
+std::vector<uint8_t> q5kBlock(uint16_t d, uint16_t dmin) {
+  std::vector<uint8_t> block(176, 0);
+  putHalf(&block[0], d);
+  putHalf(&block[2], dmin);
+  std::memcpy(&block[4], kQ4kScaleBytes, 12);
+  for (int c = 0; c < 4; ++c)
+    for (int l = 0; l < 32; ++l) {
+      const int first = q5kTestCode(64 * c + l), second = q5kTestCode(64 * c + 32 + l);
+      block[size_t(48 + 32 * c + l)] = uint8_t((first & 15) | (second & 15) << 4);
+      block[size_t(16 + l)] |= uint8_t((first >> 4) << (2 * c) | (second >> 4) << (2 * c + 1));
+    }
+  return block;
+}
+
+TEST(Gguf, Q5_KIntegerScales) {
+  std::vector<float> y = decode(GgufType::Q5_K, q5kBlock(0x3C00, 0x3C00), 256);
+  for (int i = 0; i < 256; ++i)
+    EXPECT_EQ(y[size_t(i)], float(kQ4kScales[i / 32] * q5kTestCode(i) - kQ4kMins[i / 32])) << i;
+  EXPECT_EQ(y[3], 1.0f);      // code 33 % 32 = 1: 1 * 1 - 0
+  EXPECT_EQ(y[255], 1511.0f); // code (2805 + 3) % 32 = 24 (bit 4 from qh): 63 * 24 - 1
+}
+
 TEST(Gguf, Q4_KBitIdenticalF32Arithmetic) {
   const uint16_t d = 0x2E66, dmin = 0x1A3D;
   std::vector<float> y = decode(GgufType::Q4_K, q4kBlock(d, dmin), 256);
@@ -159,7 +185,8 @@ TEST(Gguf, Q6_KBitIdenticalF32Arithmetic) {
 TEST(Gguf, ImportAgreesWithF32Decode) {
   std::mt19937 rng(5);
   auto finiteHalf = [&]() { return uint16_t((rng() & 0x83FF) | ((rng() % 30) << 10)); };
-  for (GgufType type : {GgufType::Q4_0, GgufType::Q8_0, GgufType::Q4_K, GgufType::Q6_K}) {
+  for (GgufType type :
+       {GgufType::Q4_0, GgufType::Q8_0, GgufType::Q4_K, GgufType::Q5_K, GgufType::Q6_K}) {
     GgufBlockShape shape = *ggufBlockShape(type);
     const int64_t rows = 3, cols = 512;
     const int64_t blocks = rows * cols / shape.weights;
@@ -172,7 +199,7 @@ TEST(Gguf, ImportAgreesWithF32Decode) {
         putHalf(block + 208, finiteHalf());
       } else {
         putHalf(block, finiteHalf());
-        if (type == GgufType::Q4_K)
+        if (type == GgufType::Q4_K || type == GgufType::Q5_K)
           putHalf(block + 2, finiteHalf());
       }
     }

@@ -113,7 +113,7 @@ TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
 TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {
   for (const char *name : {"w4-g128", "w4-g32", "w4-g128-bf16", "w8-channel", "w4-g128-fzero",
                            "ternary-tensor", "gguf-q4_0", "w4-g128-asym", "awq-w4-g128",
-                           "nf4-g64", "gguf-q4_k", "gguf-q6_k"}) {
+                           "nf4-g64", "gguf-q4_k", "gguf-q5_k", "gguf-q6_k"}) {
     KernelAvailability kernels = schemeKernels(builtin(name));
     EXPECT_EQ(kernels.archs, allArchs()) << name << ": " << kernels.reason;
   }
