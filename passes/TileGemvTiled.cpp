@@ -175,8 +175,10 @@ struct GemvTiledBuilder : TileBuilderBase {
                       b.getDenseI64ArrayAttr({kRowsPerBlock, rowsM, shape.blocks}));
     // 128 registers hold up to 4 rows x 8 subtiles of accumulators plus a
     // tile's decoded values; 8 rows, or zero points (16 more scale and zero
-    // registers), spill at 128 on some shapes, so they get up to 255.
-    int64_t registers = rowsM >= 8 || p.zeros ? 255 : 128;
+    // registers), spill at 128 on some shapes, so they get up to 255. So do
+    // two-plane units (3, 5 and 6 bits), whose high words stay live beside
+    // the low ones: bf16 int5 g64 spilled 40 bytes at 2 rows, 2 stages.
+    int64_t registers = rowsM >= 8 || p.zeros || p.fragment.hasPlanes() ? 255 : 128;
     setRegisterBudget(p, threads, registers);
   }
 };
