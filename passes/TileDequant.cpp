@@ -84,7 +84,9 @@ struct DequantBuilder : TileBuilderBase {
     p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr(
                                          {core::kColumnsPerUnit, kDequantRowsPerBlock,
                                           shape.blocks}));
-    setRegisterBudget(p, threads, p.zeros ? 255 : 128);
+    // Zero points, and two-plane units (their high words live beside the low
+    // ones: Q6_K's int6 spilled 96 bytes at tile K 256 and 128), get 255.
+    setRegisterBudget(p, threads, p.zeros || p.fragment.hasPlanes() ? 255 : 128);
   }
 };
 
