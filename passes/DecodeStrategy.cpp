@@ -115,6 +115,17 @@ struct EmitContext {
     return b.create<lb::PairArithOp>(loc, b.getI32Type(), op, element(), x, i32(c1),
                                      c2 ? i32(*c2) : Value());
   }
+  // The two values of a register whose halves hold magic | code << p (see
+  // the file comment): one sub.f16x2 when p = 0 (bf16 has only the fma on
+  // sm_80), else one fma by 2^-p, removing the magic and the code's bias.
+  Value unbias(Value biased, int p, const IntegerCode &code) {
+    const double magic = bf16 ? 128 : 1024, scale = std::ldexp(1.0, -p);
+    const double bias = magic * scale + code.bias();
+    if (p == 0 && !bf16)
+      return pair(lb::PairOp::sub, biased, splat(halfBits(bias, bf16)), std::nullopt);
+    return pair(lb::PairOp::fma, biased, splat(halfBits(scale, bf16)),
+                splat(halfBits(-bias, bf16)));
+  }
   Value lop3(Value q, uint32_t mask, uint32_t orXor) { return lop3(q, mask, i32(orXor)); }
   Value lop3(Value q, uint32_t mask, Value orXor) {
     return b.create<lb::Lop3Op>(loc, b.getI32Type(), q, i32(mask), orXor,
@@ -179,14 +190,7 @@ struct InPlaceMagicEmitter {
         continue;
       }
       uint32_t flip = code.isSigned ? splat(1u << (slot.p + code.bits - 1)) : 0;
-      double scale = std::ldexp(1.0, -slot.p);
-      double bias = magic * scale + code.bias();
-      if (slot.p == 0 && !bf16) // sub.f16x2; bf16 has only the fma on sm_80
-        registers.push_back(c.pair(lb::PairOp::sub, c.lop3(q, mask, magicBits | flip),
-                                   splat(halfBits(bias, bf16)), std::nullopt));
-      else
-        registers.push_back(c.pair(lb::PairOp::fma, c.lop3(q, mask, magicBits | flip),
-                                   splat(halfBits(scale, bf16)), splat(halfBits(-bias, bf16))));
+      registers.push_back(c.unbias(c.lop3(q, mask, magicBits | flip), slot.p, code));
     }
     return registers;
   }
@@ -203,8 +207,7 @@ struct PlaneMagicEmitter {
     const layout::CodePlanes planes = layout::codePlanes(code.bits);
     const int low = planes.lowBits, lowWords = core::kValuesPerUnit * low / 32;
     const int perWord = 32 / low;
-    const double magic = bf16 ? 128 : 1024;
-    const uint32_t magicBits = splat(halfBits(magic, bf16));
+    const uint32_t magicBits = splat(halfBits(bf16 ? 128 : 1024, bf16));
     const int windowBits = bf16 ? 7 / low * low : 8;
     // A high word shifted is shared by the registers that need that shift.
     std::map<std::pair<int, int>, Value> highShifted;
@@ -246,15 +249,7 @@ struct PlaneMagicEmitter {
         // second lop3's xor flips it back where the code has it.
         const uint32_t flip = code.isSigned ? splat(1u << (slot.p + code.bits - 1)) : 0;
         Value lowField = c.lop3(windowWord(slot.window), lowMask, magicBits | flip);
-        Value field = c.lop3(high, highMask, lowField);
-        const double scale = std::ldexp(1.0, -slot.p);
-        const double bias = magic * scale + code.bias();
-        if (slot.p == 0 && !bf16)
-          registers.push_back(
-              c.pair(lb::PairOp::sub, field, splat(halfBits(bias, bf16)), std::nullopt));
-        else
-          registers.push_back(c.pair(lb::PairOp::fma, field, splat(halfBits(scale, bf16)),
-                                     splat(halfBits(-bias, bf16))));
+        registers.push_back(c.unbias(c.lop3(high, highMask, lowField), slot.p, code));
       }
     }
     return registers;

@@ -192,18 +192,14 @@ void unpackTiles(const TileTables &tables, int64_t n, int64_t k, int tileN, int 
 
 // Two-plane codes (see the header): visits every code with its low-plane bit
 // (the bit a lowBits-wide code at its offset has) and its high-plane bit
-// (after the whole low plane, the tile's high bits, the unit's, highPlaneBit).
+// (highPlaneBitOfCode).
 template <class Visit>
 void forEachPlaneBit(const WeightLayout &layout, int64_t n, int64_t k, Visit visit) {
   const CodePlanes planes = codePlanes(layout.codeBits);
   WeightLayout low = layout;
   low.codeBits = planes.lowBits;
   const TileTables tables = tablesFor(low);
-  int unitHighBit[kPlaneUnitCodes];
-  for (int o = 0; o < kPlaneUnitCodes; ++o)
-    unitHighBit[o] = highPlaneBit(layout.codeBits, o);
   const int64_t tileCodes = int64_t(layout.tileN) * layout.tileK;
-  const int64_t highPlaneStart = n * k * planes.lowBits;
   const int64_t tilesK = k / layout.tileK;
   for (int64_t tn = 0; tn < n / layout.tileN; ++tn)
     for (int64_t tk = 0; tk < tilesK; ++tk) {
@@ -212,13 +208,9 @@ void forEachPlaneBit(const WeightLayout &layout, int64_t n, int64_t k, Visit vis
         const int64_t row = tn * layout.tileN + nl;
         const uint32_t nOffset = tables.nOffset[size_t(nl)];
         for (int kl = 0; kl < layout.tileK; ++kl) {
-          const uint32_t offset = nOffset ^ tables.kOffset[size_t(kl)];
-          const int64_t lowBit = (tile * tileCodes + offset) * planes.lowBits;
-          const int64_t highBit =
-              highPlaneStart + (tile * tileCodes + offset / kPlaneUnitCodes * kPlaneUnitCodes) *
-                                   planes.highBits +
-              unitHighBit[offset % kPlaneUnitCodes];
-          visit(row * k + tk * layout.tileK + kl, lowBit, highBit, planes);
+          const int64_t offset = tile * tileCodes + (nOffset ^ tables.kOffset[size_t(kl)]);
+          visit(row * k + tk * layout.tileK + kl, offset * planes.lowBits,
+                highPlaneBitOfCode(layout.codeBits, n * k, offset), planes);
         }
       }
     }

@@ -82,6 +82,17 @@ static_assert(highPlaneBit(6, 0) == 0 && highPlaneBit(6, 4) == 16 && highPlaneBi
                   highPlaneBit(5, 31) == 16 + 15,
               "the pairs of a register share their bit, 16 apart");
 
+// The bit, from the start of the packed weights, of the high part of the code
+// at storage offset `offset` (tile index x tile codes + its offset in the
+// tile) of `codes` two-plane codes: after the whole low plane, at its unit's
+// run, then highPlaneBit. (Its low part is at offset x lowBits.)
+constexpr int64_t highPlaneBitOfCode(int codeBits, int64_t codes, int64_t offset) {
+  const CodePlanes planes = codePlanes(codeBits);
+  return codes * planes.lowBits +
+         offset / kPlaneUnitCodes * kPlaneUnitCodes * planes.highBits +
+         highPlaneBit(codeBits, int(offset % kPlaneUnitCodes));
+}
+
 struct WeightLayout {
   int codeBits = 4; // 1, 2, 4 or 8; 3, 5 or 6 in planes
   int tileN = 1;    // powers of two; N and K must be multiples

@@ -44,8 +44,8 @@ std::vector<uint8_t> validCodes(const formats::DataFormat &code) {
 
 // Code g of a packed stream of `count` codes (code offset g of the layout's
 // storage): LSB first for widths that divide 8; for two-plane widths (3, 5
-// and 6 bits) its low part at g in the low plane and its high part where
-// layout/WeightLayout.h puts it in the high plane.
+// and 6 bits) its low part at g in the low plane and its high part at
+// layout::highPlaneBitOfCode.
 struct CodeBits {
   int64_t low, high; // bit positions; high < 0 without planes
 };
@@ -53,8 +53,7 @@ CodeBits codeBitsOf(int bits, int64_t count, int64_t g) {
   const layout::CodePlanes planes = layout::codePlanes(bits);
   if (!planes.highBits)
     return {g * bits, -1};
-  return {g * planes.lowBits, count * planes.lowBits + g / kUnitCodes * kUnitCodes * planes.highBits +
-                                  layout::highPlaneBit(bits, static_cast<int>(g % kUnitCodes))};
+  return {g * planes.lowBits, layout::highPlaneBitOfCode(bits, count, g)};
 }
 void putCode(std::vector<uint8_t> &packed, int bits, int64_t count, int64_t g, uint8_t value) {
   const layout::CodePlanes planes = layout::codePlanes(bits);
