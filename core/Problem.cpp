@@ -346,17 +346,20 @@ Expected<formats::QuantScheme> quantScheme(const Problem &p) {
 
 namespace {
 
-// Kernels read two-level codes as bytes: unsigned codes of up to 8 bits (Q4_K's
-// 6-bit sub-scales and mins) keep their values as uint8, int8 stays.
+// Kernels read two-level codes as bytes: integer codes of up to 8 bits
+// become the uint8 or int8 codes of the same values (Q4_K's 6-bit sub-scales
+// and Q2_K's 4-bit ones as uint8, Q3_K's excess-32 6-bit ones as int8).
 Expected<Scheme> superBlockKernelScheme(const formats::QuantScheme &q) {
   const formats::SuperBlock &super = *q.superBlock;
   auto byteCodes = [](const formats::DataFormat &format) -> std::optional<formats::DataFormat> {
     const formats::IntFormat *code = format.asInt();
-    if (!code || code->ternary || code->offset != 0 || code->bits > 8)
+    if (!code || code->ternary || code->fractionBits || code->bits > 8)
       return std::nullopt;
-    if (code->isSigned)
-      return code->bits == 8 ? std::optional(formats::DataFormat::int8()) : std::nullopt;
-    return formats::DataFormat::unsignedInt(8);
+    if (code->minValue() >= 0 && code->maxValue() <= 255)
+      return formats::DataFormat::unsignedInt(8);
+    if (code->minValue() >= -128 && code->maxValue() <= 127)
+      return formats::DataFormat::int8();
+    return std::nullopt;
   };
   std::optional<formats::DataFormat> scale = byteCodes(q.scaleFormat);
   if (!scale)

@@ -6,7 +6,7 @@
 //                                 one-byte block scales), as lowbit_matmul reads them
 //      L.zero_codes  U8 [N, G]    zero codes (lowbit_pack_zeros' input), or
 //      L.zeros       [N, G]       zeros in the scale dtype
-//    except for two-level scales (GGUF Q4_K, Q6_K), whose buffers are
+//    except for two-level scales (GGUF k-quants), whose buffers are
 //      L.scales      U8 [bytes]   the sub-scale codes, then the steps
 //      L.zeros       U8 [bytes]   the min codes, then theirs (core::superStepOffset)
 //    exactly as lowbit_matmul reads them, and

@@ -98,6 +98,29 @@ Status widenCodes(QuantizedMatrix &m, KernelWeights &out) {
   return Status::success();
 }
 
+// Two-level sub-scale and min codes as the byte codes kernels read
+// (core::kernelScheme): the same integers, so Q4_K's 6-bit codes are
+// unchanged and Q3_K's excess-32 ones become int8 two's complement.
+Status recodeSubBlockCodes(QuantizedMatrix &m, const core::Scheme &kernel) {
+  auto recode = [](std::vector<uint32_t> &codes, const DataFormat &from, const DataFormat &to,
+                   const char *what) -> Status {
+    if (from == to)
+      return Status::success();
+    for (uint32_t &code : codes) {
+      Expected<uint32_t> wide = exactCode(to, from.decode(code), what);
+      if (!wide)
+        return makeError(wide.error());
+      code = *wide;
+    }
+    return Status::success();
+  };
+  if (Status s = recode(m.scales, m.scheme.scaleFormat, kernel.scale, "the sub-scale"); !s)
+    return s;
+  if (kernel.hasZeros())
+    return recode(m.zeros, *m.scheme.zeroFormat, DataFormat::unsignedInt(8), "the min");
+  return Status::success();
+}
+
 // Excess-2^(b-1) codes (GGUF's Q4_0 q - 8, Q6_K q - 32, Q3_K q - 4) hold
 // exactly the values of b-bit two's complement: flipping each code's top bit
 // makes them int<b> codes, the same bits and the same values, which the C
@@ -220,6 +243,9 @@ Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation acti
   if (Status valid = core::validate(p); !valid)
     return makeError(valid.error());
 
+  if (p.scheme.hasSuperBlocks())
+    if (Status s = recodeSubBlockCodes(m, p.scheme); !s)
+      return makeError(s.error());
   const int scaleBytes = core::scaleElementBytes(p);
   out.scales.reserve(m.scales.size() * size_t(scaleBytes));
   for (uint32_t scale : m.scales)
@@ -235,8 +261,7 @@ Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation acti
       appendLittleEndian(out.zeros, zero, zeroBytes);
   }
   if (p.scheme.hasSuperBlocks()) {
-    // The steps after their codes (core::superStepOffset): Q4_K's 6-bit
-    // codes are the same integers as uint8.
+    // The steps after their codes (core::superStepOffset).
     const int stepBytes = p.scheme.superStep->bits() / 8;
     out.scales.resize(size_t(core::superStepOffset(p)), 0);
     for (uint32_t step : m.superScales)

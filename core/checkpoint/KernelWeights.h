@@ -10,7 +10,7 @@
 //    are contiguous again; y = x[:, perm] · W'ᵀ with W'[:, j] = W[:, perm[j]].
 //    The permutation is the caller's to apply to x (docs/architecture.md,
 //    "Importing checkpoints").
-//  - two-level scales (GGUF Q4_K, Q6_K) stay two-level: the sub-scale (and
+//  - two-level scales (GGUF k-quants) stay two-level: the sub-scale (and
 //    min) codes become uint8 (or int8) codes of the same integers, followed
 //    by their steps (core::superStepOffset). Only sub-scales no byte holds
 //    are multiplied out into f32 scales (a step times a code is exact).

@@ -2,6 +2,7 @@
 
 #include "core/support/CheckedMath.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -59,6 +60,31 @@ uint8_t q6kCode(const uint8_t *ql, const uint8_t *qh, int i) {
   return uint8_t(low | (high << 4));
 }
 
+// Q2_K's 64 qs bytes and Q3_K's low two bits: the super-block is two halves
+// of 128; weight 128h + 32t + l (quarter t = 0..3, l = 0..31) is bits 2t..2t+1
+// of qs[32h + l].
+uint8_t lowTwoBits(const uint8_t *qs, int i) {
+  const int half = i / 128, quarter = (i % 128) / 32, l = i % 32;
+  return (qs[32 * half + l] >> (2 * quarter)) & 3;
+}
+
+// Q3_K's third bit: weight 128h + 32t + l takes bit 4h + t of hmask[l]. A set
+// bit means the code is q (its two low bits), a clear one q - 4: with the
+// bit as bit 2 of a 3-bit code c, every weight is c - 4.
+uint8_t q3kCode(const uint8_t *hmask, const uint8_t *qs, int i) {
+  const int half = i / 128, quarter = (i % 128) / 32, l = i % 32;
+  return uint8_t(lowTwoBits(qs, i) | (((hmask[l] >> (4 * half + quarter)) & 1) << 2));
+}
+
+// Q3_K's 12 scale bytes hold sixteen 6-bit scales stored as s + 32:
+//   low 4 bits of s_j:  bytes 0..7, low nibble for j < 8, high for j - 8
+//   high 2 bits of s_j: byte 8 + j % 4, bits 2 (j / 4)..2 (j / 4) + 1
+uint8_t q3kScale(const uint8_t *scales, int j) {
+  const uint8_t low = j < 8 ? scales[j] & 0x0F : scales[j - 8] >> 4;
+  const uint8_t high = (scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+  return uint8_t(low | (high << 4));
+}
+
 } // namespace
 
 const char *ggufTypeName(GgufType type) {
@@ -67,6 +93,10 @@ const char *ggufTypeName(GgufType type) {
     return "Q4_0";
   case GgufType::Q8_0:
     return "Q8_0";
+  case GgufType::Q2_K:
+    return "Q2_K";
+  case GgufType::Q3_K:
+    return "Q3_K";
   case GgufType::Q4_K:
     return "Q4_K";
   case GgufType::Q5_K:
@@ -83,6 +113,10 @@ Expected<GgufBlockShape> ggufBlockShape(GgufType type) {
     return GgufBlockShape{32, 2 + 16};
   case GgufType::Q8_0:
     return GgufBlockShape{32, 2 + 32};
+  case GgufType::Q2_K:
+    return GgufBlockShape{kSuperBlock, 16 + 64 + 2 + 2};
+  case GgufType::Q3_K:
+    return GgufBlockShape{kSuperBlock, 32 + 64 + 12 + 2};
   case GgufType::Q4_K:
     return GgufBlockShape{kSuperBlock, 2 + 2 + 12 + 128};
   case GgufType::Q5_K:
@@ -94,12 +128,15 @@ Expected<GgufBlockShape> ggufBlockShape(GgufType type) {
 }
 
 Expected<GgufType> ggufTypeFromId(int id) {
-  for (GgufType type :
-       {GgufType::Q4_0, GgufType::Q8_0, GgufType::Q4_K, GgufType::Q5_K, GgufType::Q6_K})
+  std::string known;
+  for (GgufType type : kGgufTypes) {
     if (int(type) == id)
       return type;
-  return makeError("GGUF tensor type " + std::to_string(id) +
-                   " is not supported (Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14 are)");
+    known += (known.empty() ? "" : ", ") + std::string(ggufTypeName(type)) + " = " +
+             std::to_string(int(type));
+  }
+  return makeError("GGUF tensor type " + std::to_string(id) + " is not supported (" + known +
+                   " are)");
 }
 
 namespace {
@@ -149,6 +186,13 @@ int scaleFields(GgufType type, HalfField fields[2]) {
   case GgufType::Q4_0:
   case GgufType::Q8_0:
     fields[0] = {"d", 0};
+    return 1;
+  case GgufType::Q2_K:
+    fields[0] = {"d", 80};
+    fields[1] = {"dmin", 82};
+    return 2;
+  case GgufType::Q3_K:
+    fields[0] = {"d", 108};
     return 1;
   case GgufType::Q4_K:
   case GgufType::Q5_K:
@@ -224,6 +268,28 @@ Expected<std::vector<float>> decodeF32(GgufType type, const uint8_t *data, size_
         y[j] = float(int8_t(block[2 + j])) * d;
       break;
     }
+    case GgufType::Q2_K: {
+      const uint8_t *scales = block, *qs = block + 16;
+      const float d = halfToFloat(readHalf(block + 80));
+      const float dmin = halfToFloat(readHalf(block + 82));
+      for (int i = 0; i < kSuperBlock; ++i) {
+        const uint8_t packed = scales[i / 16];
+        const float subScale = d * float(packed & 0x0F);
+        const float subMin = dmin * float(packed >> 4);
+        const float product = subScale * float(lowTwoBits(qs, i));
+        y[i] = product - subMin;
+      }
+      break;
+    }
+    case GgufType::Q3_K: {
+      const uint8_t *hmask = block, *qs = block + 32, *scales = block + 96;
+      const float d = halfToFloat(readHalf(block + 108));
+      for (int i = 0; i < kSuperBlock; ++i) {
+        const float subScale = d * float(int(q3kScale(scales, i / 16)) - 32);
+        y[i] = subScale * float(int(q3kCode(hmask, qs, i)) - 4);
+      }
+      break;
+    }
     case GgufType::Q4_K: {
       const float d = halfToFloat(readHalf(block));
       const float dmin = halfToFloat(readHalf(block + 2));
@@ -286,11 +352,9 @@ Expected<QuantizedMatrix> importChecked(GgufType type, const uint8_t *data, size
     return makeError(checkedBlocks.error());
   if (Status s = checkBlockScales(type, data, *checkedBlocks, *shape, cols, label); !s)
     return makeError(s.error());
-  const char *name = type == GgufType::Q4_0   ? "gguf-q4_0"
-                     : type == GgufType::Q8_0 ? "gguf-q8_0"
-                     : type == GgufType::Q4_K ? "gguf-q4_k"
-                     : type == GgufType::Q5_K ? "gguf-q5_k"
-                                              : "gguf-q6_k";
+  std::string name = std::string("gguf-") + ggufTypeName(type);
+  for (char &c : name)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
   Expected<QuantScheme> scheme = findScheme(name);
   if (!scheme)
     return makeError(scheme.error());
@@ -302,12 +366,12 @@ Expected<QuantizedMatrix> importChecked(GgufType type, const uint8_t *data, size
   const int64_t blocks = *checkedBlocks;
   const int groupsPerBlock = shape->weights / m.scheme.groupSize;
   m.scales.resize(size_t(blocks * groupsPerBlock));
-  const bool withMins = type == GgufType::Q4_K || type == GgufType::Q5_K;
+  const bool withMins = m.scheme.zeroMode == ZeroMode::SubtractScaled;
   if (withMins) {
     m.zeros.resize(m.scales.size());
     m.superMins.resize(size_t(blocks));
   }
-  if (withMins || type == GgufType::Q6_K)
+  if (m.scheme.superBlock)
     m.superScales.resize(size_t(blocks));
   // Blocks follow each other along K and rows follow each other, so block b
   // covers weights [b * weights, (b + 1) * weights) of the row-major matrix
@@ -328,6 +392,23 @@ Expected<QuantizedMatrix> importChecked(GgufType type, const uint8_t *data, size
       scales[0] = readHalf(block);
       for (int j = 0; j < 32; ++j)
         codes[j] = block[2 + j];
+      break;
+    case GgufType::Q2_K:
+      m.superScales[size_t(b)] = readHalf(block + 80);
+      m.superMins[size_t(b)] = readHalf(block + 82);
+      for (int j = 0; j < 16; ++j) {
+        scales[j] = block[j] & 0x0F;
+        m.zeros[size_t(b * groupsPerBlock + j)] = block[j] >> 4;
+      }
+      for (int i = 0; i < kSuperBlock; ++i)
+        codes[i] = lowTwoBits(block + 16, i);
+      break;
+    case GgufType::Q3_K:
+      m.superScales[size_t(b)] = readHalf(block + 108);
+      for (int j = 0; j < 16; ++j)
+        scales[j] = q3kScale(block + 96, j); // s + 32: the scheme's excess-32 code
+      for (int i = 0; i < kSuperBlock; ++i)
+        codes[i] = q3kCode(block, block + 32, i);
       break;
     case GgufType::Q4_K:
     case GgufType::Q5_K:

@@ -1,9 +1,16 @@
-// GGUF block formats Q4_0, Q8_0, Q4_K, Q5_K and Q6_K (ggml's QK_K = 256 build).
+// GGUF block formats Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K (ggml's
+// QK_K = 256 build).
 //
 // Block layouts (little-endian, no padding; ggml_half = IEEE f16):
 //   Q4_0  18 bytes / 32 weights:  half d; u8 qs[16]
 //         w[j] = d * ((qs[j] & 15) - 8), w[j + 16] = d * ((qs[j] >> 4) - 8)
 //   Q8_0  34 bytes / 32 weights:  half d; i8 qs[32];  w[j] = d * qs[j]
+//   Q2_K  84 bytes / 256 weights: u8 scales[16]; u8 qs[64]; half d; half dmin
+//         sixteen sub-blocks of 16, each byte a 4-bit scale (low nibble) and
+//         a 4-bit min (high); w = (d * sc_j) * q - (dmin * m_j), q 2 bits
+//   Q3_K 110 bytes / 256 weights: u8 hmask[32]; u8 qs[64]; u8 scales[12]; half d
+//         sixteen sub-blocks of 16 with 6-bit scales stored as s + 32;
+//         w = (d * sc_j) * (q - 4), q 3 bits (2 in qs, 1 in hmask)
 //   Q4_K 144 bytes / 256 weights: half d; half dmin; u8 scales[12]; u8 qs[128]
 //         eight sub-blocks of 32 with 6-bit scale sc_j and 6-bit min m_j;
 //         w = (d * sc_j) * q - (dmin * m_j)
@@ -23,7 +30,19 @@
 namespace lowbit::formats {
 
 // The ggml_type ids GGUF files store.
-enum class GgufType : int { Q4_0 = 2, Q8_0 = 8, Q4_K = 12, Q5_K = 13, Q6_K = 14 };
+enum class GgufType : int {
+  Q4_0 = 2,
+  Q8_0 = 8,
+  Q2_K = 10,
+  Q3_K = 11,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14
+};
+// Every type above, the one list that names and error messages walk.
+inline constexpr GgufType kGgufTypes[] = {GgufType::Q4_0, GgufType::Q8_0, GgufType::Q2_K,
+                                          GgufType::Q3_K, GgufType::Q4_K, GgufType::Q5_K,
+                                          GgufType::Q6_K};
 
 struct GgufBlockShape {
   int weights; // per block

@@ -380,6 +380,15 @@ std::vector<QuantScheme> makeBuiltinSchemes() {
                                                   ZeroMode::SubtractCode, F::unsignedInt(4))));
   schemes.push_back(named("gguf-q4_0", group(F::unsignedInt(4, -8), 32, F::f16())));
   schemes.push_back(named("gguf-q8_0", group(F::int8(), 32, F::f16())));
+  // Q2_K: 4-bit sub-scales and mins per 16 (one byte holds both), f16 steps.
+  QuantScheme q2k = withZero(group(F::unsignedInt(2), 16, F::unsignedInt(4)),
+                             ZeroMode::SubtractScaled, F::unsignedInt(4));
+  q2k.superBlock = SuperBlock{256, F::f16(), F::f16()};
+  schemes.push_back(named("gguf-q2_k", q2k));
+  // Q3_K: codes and 6-bit sub-scales in excess form as stored (q + 4, s + 32).
+  QuantScheme q3k = group(F::unsignedInt(3, -4), 16, F::unsignedInt(6, -32));
+  q3k.superBlock = SuperBlock{256, F::f16(), F::f16()};
+  schemes.push_back(named("gguf-q3_k", q3k));
   QuantScheme q4k = withZero(group(F::unsignedInt(4), 32, F::unsignedInt(6)),
                              ZeroMode::SubtractScaled, F::unsignedInt(6));
   q4k.superBlock = SuperBlock{256, F::f16(), F::f16()};

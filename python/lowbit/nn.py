@@ -129,7 +129,7 @@ class Linear(torch.nn.Module):
     @classmethod
     def from_gguf(cls, data, ggml_type: Union[str, int], out_features: int, in_features: int,
                   bias=None, activation: str = "f16", device=None, context=None) -> "Linear":
-        """A GGUF tensor's blocks (Q4_0, Q8_0, Q4_K or Q6_K) as W[out][in]."""
+        """A GGUF tensor's blocks (Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K) as W[out][in]."""
         if isinstance(data, (bytes, bytearray, memoryview)):
             data = torch.frombuffer(bytearray(data), dtype=torch.uint8)
         weights = _lowbit.import_gguf(ggml_type, _numpy(data), out_features, in_features,

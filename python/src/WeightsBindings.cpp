@@ -142,8 +142,7 @@ formats::GgufType ggufType(const std::variant<int, std::string> &type) {
     return unwrap(formats::ggufTypeFromId(*id));
   const std::string &name = std::get<std::string>(type);
   std::string known;
-  for (formats::GgufType t : {formats::GgufType::Q4_0, formats::GgufType::Q8_0,
-                              formats::GgufType::Q4_K, formats::GgufType::Q6_K}) {
+  for (formats::GgufType t : formats::kGgufTypes) {
     if (name == formats::ggufTypeName(t))
       return t;
     known += (known.empty() ? "" : ", ") + std::string(formats::ggufTypeName(t));
@@ -244,7 +243,8 @@ void bindWeights(nb::module_ &m) {
         "[K/g, N] float16.");
   m.def("import_gguf", &importGguf, "ggml_type"_a, "data"_a, "n"_a, "k"_a,
         "activation"_a = "f16",
-        "A GGUF tensor's blocks (uint8) of type Q4_0, Q8_0, Q4_K or Q6_K (name or id) as W[n][k].");
+        "A GGUF tensor's blocks (uint8) of type Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K "
+        "(name or id) as W[n][k].");
   m.def("kernel_weights", &fromBuffers, "problem"_a, "codes"_a, "scales"_a, "zeros"_a = nb::none(),
         "permutation"_a = nb::none(),
         "Buffers in the C ABI's form (codes [N, K] uint8, scale bytes, zero bytes or codes, "

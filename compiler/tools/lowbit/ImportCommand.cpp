@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -21,7 +22,19 @@ struct ImportArguments {
   bool skipUnservable = false;
 };
 
-int runImport(const ImportArguments &args) {
+int runImport(ImportArguments args) {
+  // `lowbit import gguf model.gguf`: a format name before the files, where
+  // no file of that name exists, reads as --format.
+  if (args.paths.size() > 1 && import::parseCheckpointFormat(args.paths[0]) &&
+      !std::filesystem::exists(args.paths[0])) {
+    if (args.format != "auto" && args.format != args.paths[0]) {
+      std::cerr << "lowbit import: the format is named twice: '" << args.paths[0]
+                << "' and --format " << args.format << "\n";
+      return 2;
+    }
+    args.format = args.paths[0];
+    args.paths.erase(args.paths.begin());
+  }
   import::ImportOptions options;
   Expected<import::CheckpointFormat> format = import::parseCheckpointFormat(args.format);
   if (!format) {
@@ -70,7 +83,8 @@ void addImportCommand(CLI::App &app) {
       "import", "a GPTQ, AWQ or GGUF checkpoint to lowbit weights and a kernel-set spec");
   command
       ->add_option("checkpoints", args->paths,
-                   "safetensors files (all shards of one model) or one .gguf file")
+                   "safetensors files (all shards of one model) or one .gguf file, optionally "
+                   "after the format's name (lowbit import gguf model.gguf)")
       ->required();
   command->add_option("-o,--output", args->output, "output directory")->required();
   command->add_option("--format", args->format, "auto | gptq | gptq-v2 | awq | gguf")

@@ -327,6 +327,8 @@ TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {
       {"blk.0.ffn_up.weight", {256, 64}, 12, randomBlocks(64, 144, {0, 2}, rng)},  // Q4_K
       {"blk.0.ffn_down.weight", {256, 64}, 14, randomBlocks(64, 210, {208}, rng)}, // Q6_K
       {"blk.0.ffn_gate.weight", {256, 64}, 13, randomBlocks(64, 176, {0, 2}, rng)}, // Q5_K
+      {"blk.1.ffn_up.weight", {256, 64}, 10, randomBlocks(64, 84, {80, 82}, rng)},  // Q2_K
+      {"blk.1.ffn_down.weight", {256, 64}, 11, randomBlocks(64, 110, {108}, rng)},  // Q3_K
       {"output_norm.weight", {64}, 0, std::vector<uint8_t>(256, 0)},               // F32
   };
   writeGguf(in("model.gguf"), tensors);
@@ -335,7 +337,7 @@ TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {
   Expected<ImportReport> report = importCheckpoints({in("model.gguf")}, options);
   ASSERT_TRUE(report) << report.error();
   EXPECT_EQ(report->format, CheckpointFormat::Gguf);
-  ASSERT_EQ(report->layers.size(), 5u);
+  ASSERT_EQ(report->layers.size(), 7u);
   ASSERT_EQ(report->leftOut.size(), 1u);
   EXPECT_EQ(report->leftOut[0].tensor, "output_norm.weight");
   Output output = readOutput(out());
@@ -344,8 +346,10 @@ TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {
       {"blk.0.attn_v", formats::GgufType::Q8_0},
       {"blk.0.ffn_up", formats::GgufType::Q4_K},
       {"blk.0.ffn_down", formats::GgufType::Q6_K},
-      {"blk.0.ffn_gate", formats::GgufType::Q5_K}};
-  for (size_t i = 0; i < 5; ++i) {
+      {"blk.0.ffn_gate", formats::GgufType::Q5_K},
+      {"blk.1.ffn_up", formats::GgufType::Q2_K},
+      {"blk.1.ffn_down", formats::GgufType::Q3_K}};
+  for (size_t i = 0; i < 7; ++i) {
     SCOPED_TRACE(layers[i].first);
     checkpoint::KernelWeights w = readLayer(output.weights, layers[i].first);
     const GgufTensorSpec &t = tensors[i];
@@ -365,15 +369,19 @@ TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {
   EXPECT_NE(output.report.find("uint6 sub-scales and mins kept as uint8 codes with their f16 "
                                "steps per 256 weights"),
             std::string::npos);
-  // Q6_K's 6-bit codes are served as stored (two planes), not widened.
+  // Q6_K's 6-bit and Q3_K's 3-bit codes are served as stored (two planes),
+  // not widened; Q3_K's excess-32 sub-scales become int8 codes of the same
+  // values.
   EXPECT_EQ(output.report.find("re-encoded"), std::string::npos) << output.report;
+  EXPECT_NE(output.report.find("uint6-32 sub-scales kept as int8 codes"), std::string::npos)
+      << output.report;
 }
 
 TEST_F(CheckpointImport, QuantizedLayersNoKernelServesFailUnlessSkipped) {
   std::mt19937 rng(7);
   writeGguf(in("model.gguf"),
             {{"blk.0.attn_q.weight", {64, 64}, 2, randomBlocks(128, 18, {0}, rng)},
-             {"blk.0.attn_k.weight", {256, 64}, 10, randomBlocks(64, 84, {80, 82}, rng)}}); // Q2_K
+             {"blk.0.attn_k.weight", {64, 64}, 3, randomBlocks(128, 20, {0, 2}, rng)}}); // Q4_1
   ImportOptions options;
   options.outputDir = out();
   Expected<ImportReport> failed = importCheckpoints({in("model.gguf")}, options);
@@ -389,7 +397,7 @@ TEST_F(CheckpointImport, QuantizedLayersNoKernelServesFailUnlessSkipped) {
   EXPECT_EQ(report->layers.size(), 1u);
   ASSERT_EQ(report->leftOut.size(), 1u);
   EXPECT_TRUE(report->leftOut[0].quantized);
-  EXPECT_NE(readOutput(out()).report.find("q2_K"), std::string::npos);
+  EXPECT_NE(readOutput(out()).report.find("q4_1"), std::string::npos);
 }
 
 TEST_F(CheckpointImport, BrokenCheckpointsAreErrorsThatNameTheFile) {

@@ -180,15 +180,33 @@ TEST(KernelWeights, CodesNoKernelDecodesWidenToBytes) {
   EXPECT_NE(w.notes[0].find("re-encoded as int8"), std::string::npos) << w.notes[0];
 }
 
-// Sub-scales no byte holds (signed 6-bit here) are multiplied out into f32
-// scales, exactly, and the notes say so.
+// Sub-scales no byte holds (-64..191 here) are multiplied out into f32
+// scales (a step times a code is exact), and the notes say so.
 TEST(KernelWeights, SubScalesNoByteHoldsAreMultipliedOut) {
   formats::QuantScheme scheme = builtin("gguf-q6_k");
-  scheme.scaleFormat = DataFormat::signedInt(6);
+  scheme.scaleFormat = DataFormat::unsignedInt(8, -64);
   KernelWeights w = expectSameWeights(quantized(scheme, 4, 512));
   EXPECT_EQ(w.problem.scheme.scale, DataFormat::f32());
   EXPECT_FALSE(w.problem.scheme.hasSuperBlocks());
   EXPECT_EQ(w.scales.size(), size_t(4 * 32 * 4));
+}
+
+// Narrower sub-scales stay two-level as the byte codes of the same values:
+// Q3_K's excess-32 6-bit codes become int8 two's complement (a code of 0,
+// the value -32, is the byte 0xE0), Q2_K's 4-bit scales and mins uint8.
+TEST(KernelWeights, NarrowSubScalesBecomeByteCodesOfTheSameValues) {
+  KernelWeights q3k = expectSameWeights(quantized(builtin("gguf-q3_k"), 4, 512));
+  EXPECT_EQ(q3k.problem.scheme.scale, DataFormat::int8());
+  EXPECT_EQ(q3k.problem.code, DataFormat::signedInt(3));
+  EXPECT_TRUE(q3k.problem.scheme.hasSuperBlocks());
+  KernelWeights q2k = expectSameWeights(quantized(builtin("gguf-q2_k"), 4, 512));
+  EXPECT_EQ(q2k.problem.scheme.scale, DataFormat::unsignedInt(8));
+  EXPECT_EQ(q2k.problem.code, DataFormat::unsignedInt(2));
+  EXPECT_EQ(q2k.scales.size(), size_t(core::scaleBytes(q2k.problem)));
+  for (int64_t slot = 0; slot < core::scaleCount(q2k.problem); ++slot) {
+    EXPECT_LT(q2k.scales[size_t(slot)], 16) << slot;
+    EXPECT_LT(q2k.zeros[size_t(slot)], 16) << slot;
+  }
 }
 
 // Q8_0 needs no change; Q4_0's q - 8 codes become int4 codes of the same

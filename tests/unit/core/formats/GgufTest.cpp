@@ -180,13 +180,94 @@ TEST(Gguf, Q6_KBitIdenticalF32Arithmetic) {
   }
 }
 
+// Q2_K: byte j of scales[16] is sub-block j's 4-bit scale (low nibble) and
+// min (high); weight 128h + 32t + l is bits 2t..2t+1 of qs[32h + l]; d and
+// dmin follow at bytes 80 and 82.
+int q2kTestCode(int i) { return (i * 7 + i / 32) % 4; }
+int q2kTestScale(int j) { return (j * 5 + 1) % 16; }
+int q2kTestMin(int j) { return (j * 3 + 2) % 16; }
+
+std::vector<uint8_t> q2kBlock(uint16_t d, uint16_t dmin) {
+  std::vector<uint8_t> block(84, 0);
+  for (int j = 0; j < 16; ++j)
+    block[size_t(j)] = uint8_t(q2kTestScale(j) | q2kTestMin(j) << 4);
+  for (int i = 0; i < 256; ++i)
+    block[size_t(16 + 32 * (i / 128) + i % 32)] |= uint8_t(q2kTestCode(i) << (2 * ((i % 128) / 32)));
+  putHalf(&block[80], d);
+  putHalf(&block[82], dmin);
+  return block;
+}
+
+TEST(Gguf, Q2_KIntegerScales) {
+  std::vector<float> y = decode(GgufType::Q2_K, q2kBlock(0x3C00, 0x3C00), 256);
+  for (int i = 0; i < 256; ++i)
+    EXPECT_EQ(y[size_t(i)], float(q2kTestScale(i / 16) * q2kTestCode(i) - q2kTestMin(i / 16)))
+        << i;
+  EXPECT_EQ(y[0], -2.0f);   // code 0: 1 * 0 - 2
+  EXPECT_EQ(y[17], 13.0f);   // code 119 % 4 = 3, sub-block 1: 6 * 3 - 5
+  EXPECT_EQ(y[255], -15.0f); // code 1792 % 4 = 0, sub-block 15: 12 * 0 - 15
+}
+
+TEST(Gguf, Q2_KBitIdenticalF32Arithmetic) {
+  const uint16_t d = 0x2E66, dmin = 0x1A3D;
+  std::vector<float> y = decode(GgufType::Q2_K, q2kBlock(d, dmin), 256);
+  for (int i = 0; i < 256; ++i) {
+    // llama.cpp: dl = d * (sc & 15); ml = dmin * (sc >> 4); y = dl * q - ml.
+    float dl = halfValue(d) * float(q2kTestScale(i / 16));
+    float ml = halfValue(dmin) * float(q2kTestMin(i / 16));
+    float product = dl * float(q2kTestCode(i));
+    EXPECT_EQ(bitsOf(y[size_t(i)]), bitsOf(product - ml)) << i;
+  }
+}
+
+// Q3_K: hmask[32], qs[64], scales[12], d. Weight 128h + 32t + l has its low
+// two bits where Q2_K has them and bit 2 in bit 4h + t of hmask[l]; its value
+// is code - 4. Scale j is stored as s + 32: low nibble in byte j (j < 8) or
+// the high nibble of byte j - 8, top two bits in byte 8 + j % 4 at 2 (j / 4).
+const int kQ3kScales[16] = {-32, -1, 0, 1, 31, 7, -20, 15, 3, -8, 25, -13, 2, 30, -31, 9};
+
+int q3kTestCode(int i) { return (i * 5 + i / 64) % 8; }
+
+std::vector<uint8_t> q3kBlock(uint16_t d) {
+  std::vector<uint8_t> block(110, 0);
+  for (int i = 0; i < 256; ++i) {
+    const int half = i / 128, quarter = (i % 128) / 32, l = i % 32, code = q3kTestCode(i);
+    block[size_t(32 + 32 * half + l)] |= uint8_t((code & 3) << (2 * quarter));
+    block[size_t(l)] |= uint8_t((code >> 2) << (4 * half + quarter));
+  }
+  for (int j = 0; j < 16; ++j) {
+    const int stored = kQ3kScales[j] + 32;
+    block[size_t(96 + j % 8)] |= uint8_t((stored & 15) << (j < 8 ? 0 : 4));
+    block[size_t(96 + 8 + j % 4)] |= uint8_t((stored >> 4) << (2 * (j / 4)));
+  }
+  putHalf(&block[108], d);
+  return block;
+}
+
+TEST(Gguf, Q3_KIntegerScales) {
+  std::vector<float> y = decode(GgufType::Q3_K, q3kBlock(0x3C00), 256);
+  for (int i = 0; i < 256; ++i)
+    EXPECT_EQ(y[size_t(i)], float(kQ3kScales[i / 16] * (q3kTestCode(i) - 4))) << i;
+  EXPECT_EQ(y[0], 128.0f);  // code 0: -32 * -4
+  EXPECT_EQ(y[65], 62.0f);  // code 326 % 8 = 6, sub-block 4: 31 * (6 - 4)
+}
+
+TEST(Gguf, Q3_KBitIdenticalF32Arithmetic) {
+  const uint16_t d = 0x2E66;
+  std::vector<float> y = decode(GgufType::Q3_K, q3kBlock(d), 256);
+  for (int i = 0; i < 256; ++i) {
+    // llama.cpp: dl = d * (s - 32); y = dl * (q - (hmask bit ? 0 : 4)).
+    float dl = halfValue(d) * float(kQ3kScales[i / 16]);
+    EXPECT_EQ(bitsOf(y[size_t(i)]), bitsOf(dl * float(q3kTestCode(i) - 4))) << i;
+  }
+}
+
 // Random blocks (finite f16 fields) through importGguf: our f64 decode,
 // rounded to f32, is llama.cpp's f32 decode.
 TEST(Gguf, ImportAgreesWithF32Decode) {
   std::mt19937 rng(5);
   auto finiteHalf = [&]() { return uint16_t((rng() & 0x83FF) | ((rng() % 30) << 10)); };
-  for (GgufType type :
-       {GgufType::Q4_0, GgufType::Q8_0, GgufType::Q4_K, GgufType::Q5_K, GgufType::Q6_K}) {
+  for (GgufType type : kGgufTypes) {
     GgufBlockShape shape = *ggufBlockShape(type);
     const int64_t rows = 3, cols = 512;
     const int64_t blocks = rows * cols / shape.weights;
@@ -197,6 +278,11 @@ TEST(Gguf, ImportAgreesWithF32Decode) {
       uint8_t *block = &data[size_t(b * shape.bytes)];
       if (type == GgufType::Q6_K) {
         putHalf(block + 208, finiteHalf());
+      } else if (type == GgufType::Q3_K) {
+        putHalf(block + 108, finiteHalf());
+      } else if (type == GgufType::Q2_K) {
+        putHalf(block + 80, finiteHalf());
+        putHalf(block + 82, finiteHalf());
       } else {
         putHalf(block, finiteHalf());
         if (type == GgufType::Q4_K || type == GgufType::Q5_K)

@@ -127,7 +127,13 @@ TEST(Problem, KernelSchemeInvertsQuantScheme) {
   ASSERT_TRUE(superBlocks.ok());
   superBlocks->scaleFormat = DataFormat::unsignedInt(8);
   EXPECT_TRUE(kernelScheme(*superBlocks).ok());
-  superBlocks->scaleFormat = DataFormat::signedInt(6);
+  // Narrower integers become the byte codes of the same values: Q3_K's
+  // excess-32 6-bit sub-scales are int8 codes.
+  superBlocks->scaleFormat = DataFormat::unsignedInt(6, -32);
+  Expected<Scheme> excess = kernelScheme(*superBlocks);
+  ASSERT_TRUE(excess.ok()) << excess.error();
+  EXPECT_EQ(excess->scale, DataFormat::int8());
+  superBlocks->scaleFormat = DataFormat::unsignedInt(8, -64); // -64..191: no byte
   EXPECT_FALSE(kernelScheme(*superBlocks).ok());
 }
 
