@@ -262,6 +262,15 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   if (heavyTwoLevel(p) && s.splitK >= 16)
     return reject(s, "two-level scales with mins or groups of 16 and split_k >= 16 need more "
                      "than the 128 registers a thread of 16 warps gets");
+  // A cluster's reduction on top of two-level codes and steps at tile K 256
+  // held 206-255 registers and spilled (32 bytes: Q5_K's uint5 with mins,
+  // 4096 x 14336; 40 bytes: Q2_K's uint2 g16 with mins, bf16; both 8 x 64 x
+  // 256, split_k 8, cluster_k 2, sm_90a).
+  constexpr int64_t kHeavyTwoLevelClusterMaxTileK = 128;
+  if (heavyTwoLevel(p) && s.clusterK > 1 && s.tileK > kHeavyTwoLevelClusterMaxTileK)
+    return reject(s, "two-level scales with mins or groups of 16 in a cluster need more "
+                     "registers than a thread gets at tile K " + str(s.tileK) + " (at most " +
+                     str(kHeavyTwoLevelClusterMaxTileK) + ")");
   int64_t slots = mmaSplitKRingSlots(s);
   if (s.stages > 1 && slots > kMaxRingSlots)
     return reject(s, "stages x tile K / " + str(kBlockK) + " = " + str(slots) +

@@ -24,7 +24,8 @@ status=0
 # take two calls): bench (the kernel sets' benchmarks), tests (every GPU
 # test binary and the host app), sanitize (compute-sanitizer memcheck and
 # racecheck, asked for by name only), tune (lowbit tune --measure-only on the
-# staged tuning database, then lowbit bench --db on what it dispatches).
+# staged tuning database, then lowbit bench --db on what it dispatches), and
+# profile (Nsight Compute, by name only).
 parts=" ${LOWBIT_DEVICE_PARTS:-bench tests tune} "
 summary=()
 # The benchmark first, so its numbers come back even if a test runs long.
@@ -151,6 +152,24 @@ if [[ $parts == *" tune "* && -x $root/.device/bin/lowbit && -f $root/.device/tu
   done
   timeout 120 "$root/.device/bin/lowbit" bench --db "$out/tuned.db" --m "${LOWBIT_TUNE_M:-1,16,64}" \
     --csv "$out/bench-db.csv" >"$out/bench-db.txt" 2>&1 || { status=1; tail -5 "$out/bench-db.txt"; }
+fi
+
+# Nsight Compute on one kernel of a staged bench set's problem, for each
+# PROBLEM=KERNEL in LOWBIT_PROFILE (a problem name, then the start of its
+# kernel's schedule part, e.g. q4_k.28672x8192=gemv_t1x4x4096), at
+# LOWBIT_PROFILE_M (1): throughput, occupancy and where warps stall.
+if [[ $parts == *" profile "* && -x $root/.device/bin/lowbit && -d $bench_kernels ]]; then
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  for item in ${LOWBIT_PROFILE:-}; do
+    problem=${item%%=*}
+    timeout 150 "$ncu" --kernel-name "regex:^${problem//./_}__${item#*=}" --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+      "$root/.device/bin/lowbit" bench --kernels "$bench_kernels" --problem "$problem" \
+      --m "${LOWBIT_PROFILE_M:-1}" >"$out/ncu-$problem.txt" 2>&1 || status=1
+    grep -E '__[a-z_]+_t[0-9]|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occ|Theoretical Occ|Issued Ipc|No Eligible|Warp Cycles Per Issued|stall' \
+      "$out/ncu-$problem.txt" | head -24
+  done
 fi
 
 echo

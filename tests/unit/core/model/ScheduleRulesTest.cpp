@@ -345,5 +345,35 @@ TEST(ScheduleRules, OneByteBlockScalesKeepGemvTiledToTwoRows) {
   EXPECT_TRUE(checkSchedule(p, twoRows).ok()) << checkSchedule(p, twoRows).error();
 }
 
+// A cluster's reduction on two-level scales with mins (Q5_K's shape here) or
+// groups of 16 keeps the split-K mma to tile K 128: at 256 it spilled. Without
+// a cluster, or without mins and groups of 16, tile K 256 stays.
+TEST(ScheduleRules, HeavyTwoLevelScalesInAClusterKeepTileKTo128) {
+  Problem q5k = problem(formats::DataFormat::unsignedInt(5), 4096, 14336);
+  q5k.scheme.scale = formats::DataFormat::unsignedInt(8);
+  q5k.scheme.groupSize = 32;
+  q5k.scheme.zero = formats::ZeroMode::SubtractScaled;
+  q5k.scheme.superBlock = 256;
+  q5k.scheme.superStep = formats::DataFormat::f16();
+  ASSERT_TRUE(validate(q5k).ok()) << validate(q5k).error();
+  Schedule wide{Family::Mma, 8, 64, 256, 1, 1, 1, 8};
+  wide.clusterK = 2;
+  Status rejected = checkSchedule(q5k, wide);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_NE(rejected.error().find("in a cluster need more registers"), std::string::npos)
+      << rejected.error();
+  Schedule narrow = wide;
+  narrow.tileK = 128;
+  EXPECT_TRUE(checkSchedule(q5k, narrow).ok()) << checkSchedule(q5k, narrow).error();
+  Schedule alone = wide;
+  alone.clusterK = 1;
+  EXPECT_TRUE(checkSchedule(q5k, alone).ok()) << checkSchedule(q5k, alone).error();
+  Problem compactSymmetric = q5k;
+  compactSymmetric.scheme.zero = formats::ZeroMode::None;
+  compactSymmetric.code = formats::DataFormat::signedInt(5);
+  EXPECT_TRUE(checkSchedule(compactSymmetric, wide).ok())
+      << checkSchedule(compactSymmetric, wide).error();
+}
+
 } // namespace
 } // namespace lowbit::core
