@@ -157,6 +157,9 @@ Expected<Schedule> parseSchedule(const std::string &text) {
 // mma and the staged mma share one weight layout, so a plan built from them
 // serves every M from one packed copy. The cluster_k ones (sm_90 and up)
 // are what the heuristic takes when N gives fewer column tiles than SMs.
+// The gemv ones with 2 or 4 rows of W a warp are the fastest at M = 1 and 2
+// on the H200 (docs/measurements, 2026-12-03 gemv rows), through a table or
+// a plan that fixes the gemv layout.
 const std::vector<Schedule> &defaultSchedules() {
   // One schedule a line, whole, so each reads (and greps) as the dialect spells it.
   // clang-format off
@@ -188,6 +191,10 @@ const std::vector<Schedule> &defaultSchedules() {
       "#lb.schedule<family = wgmma, tile = [32, 512, 64], warps = [1, 8], stages = 8, split_k = 1>",
       "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 8, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [1, 16, 4096], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [1, 16, 2048], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [1, 8, 8192], warps = [1, 4], stages = 1, split_k = 1>",
+      "#lb.schedule<family = gemv, tile = [2, 16, 2048], warps = [1, 4], stages = 1, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [4, 4, 2048], warps = [1, 4], stages = 1, split_k = 1>",
       "#lb.schedule<family = dequant, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>",
   };

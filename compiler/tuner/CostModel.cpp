@@ -14,8 +14,7 @@ DeviceModel DeviceModel::h200() {
   return d;
 }
 
-Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &f,
-                                                   double copyGBs) {
+Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &f, double copyGBs) {
   std::string arch;
   // Per-SM throughputs, so boards with fewer SMs scale down: tensor cores
   // for f16 mma.sync with f32 accumulation at ~75% of dense peak, and f32
@@ -50,7 +49,9 @@ Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &
 
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 } // namespace
 
@@ -84,8 +85,8 @@ int64_t blocksPerSm(const core::Schedule &s, int codeBits, const ArchLimits &l) 
 // multiplies at the tensor-core rate (it overlaps its reads with its math).
 // Its schedule changes little of that, so the model ranks the path as a
 // whole against the other families.
-static CostEstimate estimateDensePath(const kernels::ProblemDesc &p, int64_t m, const DeviceModel &d,
-                               CostEstimate e) {
+static CostEstimate estimateDensePath(const kernels::ProblemDesc &p, int64_t m,
+                                      const DeviceModel &d, CostEstimate e) {
   ProblemBytes ideal = idealBytes(p, m);
   double dense = 2.0 * double(p.n) * double(p.k);
   double dequantUs = (ideal.weights + ideal.scales + dense) / (d.copyGBs * 1e3);
@@ -100,8 +101,8 @@ static CostEstimate estimateDensePath(const kernels::ProblemDesc &p, int64_t m, 
   return e;
 }
 
-Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::Schedule &s, int64_t m,
-                                    const DeviceModel &d) {
+Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::Schedule &s,
+                                    int64_t m, const DeviceModel &d) {
   if (m < 1 || p.n <= 0 || p.k <= 0 || s.tileM <= 0 || s.tileN <= 0)
     return makeError("cost model: M, N, K and the tile must be positive");
   int bits = p.codeBits();
@@ -124,10 +125,10 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   double weightBytes = ideal.weights + ideal.scales;
   bool weightsStayInL2 = weightBytes < d.l2Bytes / 2;
   double weightReReads = double(mBlocks - 1);
-  e.dramBytes = weightBytes * (weightsStayInL2 ? 1 : double(mBlocks)) + ideal.activations +
-                ideal.outputs;
-  e.l2Bytes = (weightsStayInL2 ? weightBytes * weightReReads : 0) +
-              ideal.activations * double(nBlocks);
+  e.dramBytes =
+      weightBytes * (weightsStayInL2 ? 1 : double(mBlocks)) + ideal.activations + ideal.outputs;
+  e.l2Bytes =
+      (weightsStayInL2 ? weightBytes * weightReReads : 0) + ideal.activations * double(nBlocks);
 
   // Achieved bandwidth by Little's law: the loads in flight across the GPU
   // must cover bandwidth x latency. gemv lanes keep tile K / 1024 16-byte
@@ -136,11 +137,11 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   // A split-K warp has `stages` chunks of tile K in flight, each one 512-byte
   // load per 64 columns and 16 K.
   double bytesInFlightPerBlock =
-      s.splitsK()
-          ? double(s.splitK) * double(s.stages) * double(s.tileK / 16) *
-                double(std::max<int64_t>(1, s.tileN / core::kColumnsPerUnit)) * 512.0
+      s.splitsK() ? double(s.splitK) * double(s.stages) * double(s.tileK / 16) *
+                        double(std::max<int64_t>(1, s.tileN / core::kColumnsPerUnit)) * 512.0
       : s.family == core::Family::Gemv
-          ? double(s.warpsN) * 32 * 16 * double(std::max<int64_t>(1, s.tileK / core::kGemvKPerWarpStep))
+          ? double(s.tileN) * 32 * 16 *
+                double(std::max<int64_t>(1, s.tileK / core::kGemvKPerWarpStep))
           : double(std::max<int64_t>(1, s.stages - 1)) *
                 (double(s.tileN) * s.tileK * bits / 8.0 + double(s.tileM) * s.tileK * 2);
   double bytesInFlight = bytesInFlightPerBlock * double(residentBlocks);
@@ -148,6 +149,12 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   double littleGBs = bytesInFlight / (d.memoryLatencyUs * 1e3);
   e.achievedGBs = std::min(d.copyGBs, littleGBs);
   e.memoryUs = std::max(e.dramBytes / (e.achievedGBs * 1e3), e.l2Bytes / (d.l2GBs * 1e3));
+  if (s.family == core::Family::Gemv) {
+    // Each warp's rows of W share one activation load per row of X.
+    double activationLoads = double(mBlocks * s.tileM) * double(p.k) * 2.0 * double(p.n) /
+                             double(core::gemvRowsPerWarp(s));
+    e.memoryUs = std::max(e.memoryUs, activationLoads / (d.gemvActivationL1GBs * 1e3));
+  }
 
   // Compute on whole tiles: padded rows cost as much as real ones. mma
   // decodes every weight once per M block on the CUDA cores, sharing issue
@@ -179,8 +186,7 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   // Memory and compute overlap, but not perfectly: a tenth of the smaller
   // term shows through. This also orders schedules the max() alone ties
   // (all memory-bound), preferring the one with less compute to hide.
-  e.us = d.launchUs + std::max(e.memoryUs, computeTime) +
-         0.1 * std::min(e.memoryUs, computeTime);
+  e.us = d.launchUs + std::max(e.memoryUs, computeTime) + 0.1 * std::min(e.memoryUs, computeTime);
   return e;
 }
 
@@ -236,6 +242,26 @@ std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &p,
         return logSum[a] < logSum[b];
       return texts[a] < texts[b];
     });
+    // Then interleaved by family: each family's best, then each family's
+    // second, and so on. Near-twins of one family (gemv_tiled's split_k
+    // and cluster_k variants) tied the best gemv within 1% at M = 1 and
+    // would otherwise fill the point's share of a cut.
+    std::vector<std::vector<size_t>> families;
+    for (size_t c : order) {
+      auto same = [&](const std::vector<size_t> &f) {
+        return ranked[f.front()].schedule.family == ranked[c].schedule.family;
+      };
+      auto family = std::find_if(families.begin(), families.end(), same);
+      if (family == families.end())
+        families.push_back({c});
+      else
+        family->push_back(c);
+    }
+    order.clear();
+    for (size_t rank = 0; order.size() < ranked.size(); ++rank)
+      for (const std::vector<size_t> &f : families)
+        if (rank < f.size())
+          order.push_back(f[rank]);
   }
   // Round-robin over the M points, each taking its best candidate not yet
   // placed. In the memory-bound regime the model gives many schedules

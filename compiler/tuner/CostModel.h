@@ -28,6 +28,11 @@ struct DeviceModel {
   double copyGBs = 4190;         // a kernel copy, read + write (docs/measurements/README.md)
   double l2Bytes = 50e6;
   double l2GBs = 12000;          // L2 hit bandwidth, roughly 3x DRAM on Hopper
+  // gemv lanes load their 64 bytes of activations per step through L1, once
+  // per row of W a warp carries: at M = 1 on 28672 x 8192 with one row a
+  // warp, 470 MB of them took ~69 µs whatever the code width (ncu: L1 97%
+  // busy), so that is what L1 serves of this pattern.
+  double gemvActivationL1GBs = 6800;
   double memoryLatencyUs = 0.8;  // a DRAM round trip under load
   double tensorTflops = 700;     // f16 mma.sync, ~75% of Hopper's dense peak
   double cudaCoreTflops = 60;    // f32 FMA on CUDA cores, decode included

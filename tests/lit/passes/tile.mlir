@@ -43,10 +43,42 @@ func.func @partial(%x: tensor<?x1056xbf16>, %w: tensor<64x1056xsi4>, %s: tensor<
 
 // -----
 
-func.func @bad_warps(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{gemv schedule: each warp computes one row: need warps = [1, tile N], got warps [1, 2] for tile N 4}}
+// Two rows of W a warp (tile N 8 over 4 warps): each step loads and decodes
+// both rows' units, then one activation load per row of X feeds both dots;
+// each row's sum is reduced and stored.
+// CHECK-LABEL: func.func @two_rows__gemv_t1x8x1024_w1x4_s1_k1(
+// CHECK-SAME: lb.block_threads = 128
+// CHECK-SAME: lb.grid_tile = array<i64: 8, 1, 1>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32)
+// CHECK-COUNT-2: lb.load_codes
+// CHECK: lb.load_activations
+// CHECK-NOT: lb.load_activations
+// CHECK-COUNT-2: lb.dot
+// CHECK: } {lb.unroll = 1 : i64}
+// CHECK-COUNT-2: lb.store_output
+func.func @two_rows(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
-      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 2], stages = 1, split_k = 1>
+      schedule <family = gemv, tile = [1, 8, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @bad_warps(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: each warp computes 1, 2 or 4 rows: need warps = [1, W] with tile N = W, 2 W or 4 W, got warps [1, 3] for tile N 4}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 3], stages = 1, split_k = 1>
+      : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+func.func @too_many_dots(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: tile M x rows per warp must be at most 8, got 4 x 4}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = gemv, tile = [4, 16, 1024], warps = [1, 4], stages = 1, split_k = 1>
       : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
