@@ -95,10 +95,11 @@ Status checkWholeBlockTiles(const Problem &p, const Schedule &s) {
 Status checkGemv(const Problem &p, const Schedule &s) {
   if (Status c = checkCode(p, s); !c)
     return c;
-  if (s.warpsM != 1 || s.warpsN < 1 || s.tileN % s.warpsN ||
-      (s.tileN / s.warpsN != 1 && s.tileN / s.warpsN != 2 && s.tileN / s.warpsN != 4))
-    return reject(s, "each warp computes 1, 2 or 4 rows: need warps = [1, W] with tile N = W, "
-                     "2 W or 4 W, got warps [" +
+  const int64_t rowsPerWarp = s.warpsN > 0 && s.tileN % s.warpsN == 0 ? s.tileN / s.warpsN : 0;
+  if (s.warpsM != 1 || (rowsPerWarp != 1 && rowsPerWarp != 2 && rowsPerWarp != 4 &&
+                        rowsPerWarp != 8))
+    return reject(s, "each warp computes 1, 2, 4 or 8 rows: need warps = [1, W] with tile N = "
+                     "W, 2 W, 4 W or 8 W, got warps [" +
                          str(s.warpsM) + ", " + str(s.warpsN) + "] for tile N " + str(s.tileN));
   if (s.tileM < 1 || s.tileM > 8)
     return reject(s, "tile M must be 1..8, got " + str(s.tileM));

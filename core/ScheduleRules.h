@@ -33,7 +33,7 @@ constexpr int64_t kGemvKPerWarpStep = 32 * kValuesPerUnit;
 // scales per 32-wide block of two k16 steps, or per K tile, and keep
 // groups of 32.)
 constexpr int64_t kGemvGroupGranule = kValuesPerUnit / 2;
-// A gemv warp computes 1, 2 or 4 rows of W (tile N / warps N), sharing each
+// A gemv warp computes 1, 2, 4 or 8 rows of W (tile N / warps N), sharing each
 // activation load between them: at M = 1 the activations, reloaded per row
 // of W, were what saturated L1 (ncu on the H200: L1/TEX 97% busy, DRAM 31%,
 // for any code width). Rows of X times rows of W per warp stay at most 8.

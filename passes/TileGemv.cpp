@@ -1,4 +1,4 @@
-// The gemv family (M up to ~8): CUDA cores, one, two or four weight rows per
+// The gemv family (M up to ~8): CUDA cores, 1, 2, 4 or 8 weight rows per
 // warp (tile N / warps N).
 //
 // Each lane owns 32 consecutive codes of a row per step (one 16-byte load),
@@ -8,8 +8,9 @@
 // every row: a warp loads them once per step for all its rows of W, and
 // they stay in L1 across the block's warps. With one row a warp those
 // 64-byte lane loads, repeated per row, saturated L1 at M = 1 (97% busy, DRAM
-// at 31%, on the H200) for every code width; two or four rows a warp divide
-// that traffic. Scales are applied once per lane chunk when groups are
+// at 31%, on the H200) for every code width; more rows a warp divide that
+// traffic, and the narrowest codes (1 and 2 bits: 4 or 8 bytes a unit
+// against 64 of activations) need the most. Scales are applied once per lane chunk when groups are
 // multiples of 32, s·Σ q·x instead of Σ (s·q)·x, and once per half chunk
 // when they are odd multiples of 16. Zero points are applied to the decoded
 // codes, once per chunk for all rows (see step()).

@@ -42,7 +42,9 @@ int64_t estimatedRegisters(const Schedule &s) {
     return std::min<int64_t>(255, 65536 / s.threads() / 8 * 8);
   if (s.family == Family::Gemv)
     return core::gemvRowsPerWarp(s) > 1
-               ? (core::gemvRowsPerWarp(s) == 2 && s.tileM == 1 ? 128 : 168)
+               ? (core::gemvRowsPerWarp(s) == 2 && s.tileM == 1 ? 128
+                  : core::gemvRowsPerWarp(s) == 8                 ? 255
+                                                                  : 168)
            : s.tileM <= 2 ? 64
            : s.tileM <= 4 ? 128
                           : 255;   // TileGemv.cpp's budget (the lighter units')

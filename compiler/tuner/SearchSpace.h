@@ -62,7 +62,7 @@ Status checkSchedule(const core::Problem &problem, const ArchLimits &limits,
 struct SearchSpaceOptions {
   std::vector<int64_t> gemvTileM = {1, 2, 4, 8};
   std::vector<int64_t> gemvWarps = {2, 4, 8, 16};
-  std::vector<int64_t> gemvRowsPerWarp = {1, 2, 4}; // tile N = warps x rows a warp
+  std::vector<int64_t> gemvRowsPerWarp = {1, 2, 4, 8}; // tile N = warps x rows a warp
   std::vector<int64_t> gemvUnroll = {1, 2, 4, 8}; // tile K = unroll x 1024
   std::vector<int64_t> mmaTileM = {16, 32, 64, 128, 256};
   std::vector<int64_t> mmaTileN = {64, 128, 256};

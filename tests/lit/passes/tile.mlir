@@ -66,7 +66,7 @@ func.func @two_rows(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor
 // -----
 
 func.func @bad_warps(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{gemv schedule: each warp computes 1, 2 or 4 rows: need warps = [1, W] with tile N = W, 2 W or 4 W, got warps [1, 3] for tile N 4}}
+  // expected-error @+1 {{gemv schedule: each warp computes 1, 2, 4 or 8 rows: need warps = [1, W] with tile N = W, 2 W, 4 W or 8 W, got warps [1, 3] for tile N 4}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 3], stages = 1, split_k = 1>
       : (tensor<?x2048xf16>, tensor<256x2048xui4>, tensor<256xf16>) -> tensor<?x256xf16>
