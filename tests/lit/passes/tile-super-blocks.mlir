@@ -18,3 +18,37 @@ func.func @compact(%x: tensor<?x256xf16>, %w: tensor<128x256xui4>, %s: tensor<12
       : (tensor<?x256xf16>, tensor<128x256xui4>, tensor<128x8xui8>) -> tensor<?x128xf16>
   return %y : tensor<?x128xf16>
 }
+
+// gemv with two rows of W a warp (rows w and w + 4 of the block's 8): each
+// row reads its own codes, its halves' sub-scale codes (groups of 16: at k
+// and k + 16) and their super-blocks' steps, all with its own n; one
+// activation load then feeds both rows' dots.
+// CHECK-LABEL: func.func @q6k_two_rows__gemv_t1x8x1024_w1x4_s1_k1(
+// CHECK: %[[WARP:.*]] = lb.thread_coord warp
+// CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c8
+// CHECK: %[[R0:.*]] = arith.addi %[[FIRST]], %c0
+// CHECK: %[[N0:.*]] = arith.addi %[[R0]], %[[WARP]]
+// CHECK: %[[R1:.*]] = arith.addi %[[FIRST]], %c4
+// CHECK: %[[N1:.*]] = arith.addi %[[R1]], %[[WARP]]
+// CHECK: scf.for
+// CHECK: %[[K:.*]] = arith.addi
+// CHECK: lb.load_codes %{{.*}}[%[[N0]], %[[K]]] gemv_row
+// CHECK: %[[G0:.*]] = arith.divui %[[K]], %c16
+// CHECK: lb.load_scalar %{{.*}}[%[[N0]], %[[G0]]]
+// CHECK: %[[B0:.*]] = arith.divui %[[K]], %c256
+// CHECK: lb.load_super_step %{{.*}}[%[[N0]], %[[B0]]]
+// CHECK: %[[K16:.*]] = arith.addi %[[K]], %c16
+// CHECK: %[[G1:.*]] = arith.divui %[[K16]], %c16
+// CHECK: lb.load_scalar %{{.*}}[%[[N0]], %[[G1]]]
+// CHECK: lb.load_codes %{{.*}}[%[[N1]], %[[K]]] gemv_row
+// CHECK: lb.load_scalar %{{.*}}[%[[N1]], %{{.*}}]
+// CHECK: lb.load_super_step %{{.*}}[%[[N1]], %{{.*}}]
+// CHECK: lb.load_activations
+// CHECK-NOT: lb.load_activations
+// CHECK-COUNT-4: lb.dot
+func.func @q6k_two_rows(%x: tensor<?x2048xf16>, %w: tensor<64x2048xsi6>, %s: tensor<64x128xsi8>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = si8, super_block = 256, super_step = f16>
+      schedule <family = gemv, tile = [1, 8, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x2048xf16>, tensor<64x2048xsi6>, tensor<64x128xsi8>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
