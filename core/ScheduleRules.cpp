@@ -82,9 +82,9 @@ Status checkWholeBlockTiles(const Problem &p, const Schedule &s) {
     return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
   // A cluster's blocks that got no chunk would only wait at its barriers.
   if (s.clusterK > 1 && p.k / s.tileK < s.kSlices())
-    return reject(s, "split_k x cluster_k = " + str(s.kSlices()) +
-                         " slices of K, but K = " + str(p.k) + " has only " + str(p.k / s.tileK) +
-                         " chunks of tile K = " + str(s.tileK));
+    return reject(s, "split_k x cluster_k = " + str(s.kSlices()) + " slices of K, but K = " +
+                         str(p.k) + " has only " + str(p.k / s.tileK) + " chunks of tile K = " +
+                         str(s.tileK));
   if (isGrouped(p) && p.scheme.groupSize % s.tileK)
     return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of tile K = " +
                          str(s.tileK) + " (scales are applied once per K tile)");
@@ -95,9 +95,9 @@ Status checkWholeBlockTiles(const Problem &p, const Schedule &s) {
 Status checkGemv(const Problem &p, const Schedule &s) {
   if (Status c = checkCode(p, s); !c)
     return c;
-  const int64_t rowsPerWarp = s.warpsN > 0 && s.tileN % s.warpsN == 0 ? s.tileN / s.warpsN : 0;
-  if (s.warpsM != 1 || (rowsPerWarp != 1 && rowsPerWarp != 2 && rowsPerWarp != 4 &&
-                        rowsPerWarp != 8))
+  const int64_t rowsPerWarp = s.warpsN > 0 && s.tileN % s.warpsN == 0 ? gemvRowsPerWarp(s) : 0;
+  if (s.warpsM != 1 ||
+      (rowsPerWarp != 1 && rowsPerWarp != 2 && rowsPerWarp != 4 && rowsPerWarp != 8))
     return reject(s, "each warp computes 1, 2, 4 or 8 rows: need warps = [1, W] with tile N = "
                      "W, 2 W, 4 W or 8 W, got warps [" +
                          str(s.warpsM) + ", " + str(s.warpsN) + "] for tile N " + str(s.tileN));
@@ -106,9 +106,9 @@ Status checkGemv(const Problem &p, const Schedule &s) {
   // A warp's rows share each activation load; their dots take registers:
   // rows of X times rows of W a warp carries stay at most 8 (tile M 8 with
   // one row of W).
-  if (s.tileM * gemvRowsPerWarp(s) > kGemvMaxDotsPerLane)
+  if (s.tileM * rowsPerWarp > kGemvMaxDotsPerLane)
     return reject(s, "tile M x rows per warp must be at most " + str(kGemvMaxDotsPerLane) +
-                         ", got " + str(s.tileM) + " x " + str(gemvRowsPerWarp(s)));
+                         ", got " + str(s.tileM) + " x " + str(rowsPerWarp));
   if (s.tileK % kGemvKPerWarpStep)
     return reject(s, "tile K must be a multiple of " + str(kGemvKPerWarpStep) + " (32 lanes x " +
                          str(kValuesPerUnit) + " codes), got " + str(s.tileK));
@@ -175,9 +175,9 @@ Status checkSplitKProblem(const Problem &p, const Schedule &s) {
     return reject(s, "K = " + str(p.k) + " is not a multiple of tile K = " + str(s.tileK));
   // A cluster's blocks that got no chunk would only wait at its barriers.
   if (s.clusterK > 1 && p.k / s.tileK < s.kSlices())
-    return reject(s, "split_k x cluster_k = " + str(s.kSlices()) +
-                         " slices of K, but K = " + str(p.k) + " has only " + str(p.k / s.tileK) +
-                         " chunks of tile K = " + str(s.tileK));
+    return reject(s, "split_k x cluster_k = " + str(s.kSlices()) + " slices of K, but K = " +
+                         str(p.k) + " has only " + str(p.k / s.tileK) + " chunks of tile K = " +
+                         str(s.tileK));
   if (isGrouped(p)) {
     int64_t g = p.scheme.groupSize;
     if (g == kUnitK)
@@ -228,18 +228,15 @@ Status checkGemvTiled(const Problem &p, const Schedule &s) {
   // with 4 rows' dots that spilled at 128 registers (64 to 128 bytes, NVFP4
   // 4 x 64 x 128, split_k 8, sm_90a).
   if (isGrouped(p) && p.scheme.groupSize == kUnitK && s.tileM > 2)
-    return reject(s, "groups of " + str(kUnitK) +
-                         " with tile M > 2 need more than the 128 "
-                         "registers a thread gets, got tile M " +
-                         str(s.tileM));
+    return reject(s, "groups of " + str(kUnitK) + " with tile M > 2 need more than the 128 "
+                     "registers a thread gets, got tile M " + str(s.tileM));
   // One-byte block scales (MXFP4's e8m0) are widened with integer ops per
   // period; with 4 rows' dots that spilled at 128 registers (16 bytes, e2m1
   // e8m0 g32 5120 x 13824, 4 x 64 x 128, split_k 8, sm_90a; 1024 x 4096 did
   // not, so the rule takes the tile, not the shape).
   if (isGrouped(p) && scaleElementBytes(p) == 1 && s.tileM > 2)
     return reject(s, "one-byte block scales with tile M > 2 need more than the 128 registers "
-                     "a thread gets, got tile M " +
-                         str(s.tileM));
+                     "a thread gets, got tile M " + str(s.tileM));
   return checkSplitKProblem(p, s);
 }
 
@@ -262,9 +259,8 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   // NVFP4 8 x 64 x 128 on sm_90a, measured when each k16 step had its own
   // scales; not measured since a lane has one).
   if (isGrouped(p) && p.scheme.groupSize == kUnitK && s.splitK >= 16)
-    return reject(s, "groups of " + str(kUnitK) +
-                         " with split_k >= 16 need more than the 128 "
-                         "registers a thread of 16 warps gets");
+    return reject(s, "groups of " + str(kUnitK) + " with split_k >= 16 need more than the 128 "
+                     "registers a thread of 16 warps gets");
   // Two-level codes and steps per subtile across 32 rows' accumulators
   // spilled at tile N 128 (72 bytes on sm_90a, 28 on sm_80: compact int4
   // 4096 x 4096, split_k 2; 24 bytes: int8 codes per 16), and with 16 warps'
@@ -282,8 +278,8 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   constexpr int64_t kHeavyTwoLevelClusterMaxTileK = 128;
   if (heavyTwoLevel(p) && s.clusterK > 1 && s.tileK > kHeavyTwoLevelClusterMaxTileK)
     return reject(s, "two-level scales with mins or groups of 16 in a cluster need more "
-                     "registers than a thread gets at tile K " +
-                         str(s.tileK) + " (at most " + str(kHeavyTwoLevelClusterMaxTileK) + ")");
+                     "registers than a thread gets at tile K " + str(s.tileK) + " (at most " +
+                         str(kHeavyTwoLevelClusterMaxTileK) + ")");
   int64_t slots = mmaSplitKRingSlots(s);
   if (s.stages > 1 && slots > kMaxRingSlots)
     return reject(s, "stages x tile K / " + str(kBlockK) + " = " + str(slots) +
@@ -312,15 +308,14 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
                          str(s.warpsM) + ", " + str(s.warpsN) + "]");
   if (s.tileN != s.warpsN * kColumnsPerUnit)
     return reject(s, "each consumer warp owns one " + str(kColumnsPerUnit) +
-                         "-column layout tile: need tile N = " + str(s.warpsN * kColumnsPerUnit) +
-                         ", got " + str(s.tileN));
+                         "-column layout tile: need tile N = " +
+                         str(s.warpsN * kColumnsPerUnit) + ", got " + str(s.tileN));
   // Two consumer warpgroups share the registers setmaxnreg gives them; the
   // f32 q·s − z of two-level mins spilled there (8 bytes: compact int4
   // 1536 x 4224, 48 x 512 x 64).
   if (heavyTwoLevel(p) && s.warpsN == 2 * kWarpgroupWarps && s.tileM > 32)
     return reject(s, "two-level scales with mins or groups of 16 on two consumer warpgroups "
-                     "need tile M <= 32, got " +
-                         str(s.tileM));
+                     "need tile M <= 32, got " + str(s.tileM));
   // A two-plane unit (3, 5 and 6 bits) holds its high words and their
   // shifted copies next to the low words; with zero points that spilled at
   // tile M 48 and 64 (6-bit sub_code 1024 x 2048: 8 bytes at 48 x 512 x 64,
@@ -328,13 +323,11 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   if (Expected<CodeFragment> fragment = codeFragment(p.code);
       fragment && fragment->hasPlanes() && p.scheme.hasZeros() && s.tileM > 32)
     return reject(s, "two-plane codes (3, 5 and 6 bits) with zero points need tile M <= 32, "
-                     "got " +
-                         str(s.tileM));
+                     "got " + str(s.tileM));
   // Four accumulators of m64 x tile M: tile M / 2 floats each per thread.
   if (s.tileM < 8 || s.tileM > 64 || s.tileM % 8)
     return reject(s, "tile M must be a multiple of 8 in 8 .. 64 (four m64 x tile M accumulators "
-                     "take 2 x tile M registers a thread), got " +
-                         str(s.tileM));
+                     "take 2 x tile M registers a thread), got " + str(s.tileM));
   // Two consumer warpgroups get 232 registers a thread (setmaxnreg): four
   // accumulators of tile M 64 (128 registers) fit next to a K tile's loads
   // in flight only without zero points, with units of at most 4 words (4 bits) and
@@ -399,15 +392,16 @@ Status checkScheduleStructure(const Schedule &s) {
   if (s.clusterK > 1 && (!s.splitsK() || s.family == Family::Dequant))
     return makeError("cluster_k > 1 splits K across the blocks of a cluster, which only the "
                      "split-K families do (gemv_tiled, and mma with split_k > 1); got a " +
-                     std::string(familyName(s.family)) +
-                     " schedule with split_k = " + str(s.splitK));
+                     std::string(familyName(s.family)) + " schedule with split_k = " +
+                     str(s.splitK));
   if (s.family == Family::GemvTiled &&
       (s.tileN != kColumnsPerUnit || s.warpsM != 1 || s.warpsN != 1 || s.tileK % kBlockK))
     return makeError("a 'gemv_tiled' schedule reads 64 x 32 weight tiles with split_k warps "
                      "along K, each taking tile K values at a time: need tile N = 64, warps = "
                      "[1, 1] and tile K a multiple of 32");
-  if (s.family == Family::Dequant && (s.tileM != 1 || s.tileN != kColumnsPerUnit || s.warpsM != 1 ||
-                                      s.warpsN != 1 || s.tileK % kBlockK))
+  if (s.family == Family::Dequant &&
+      (s.tileM != 1 || s.tileN != kColumnsPerUnit || s.warpsM != 1 || s.warpsN != 1 ||
+       s.tileK % kBlockK))
     return makeError("a 'dequant' schedule writes 64 x 32 weight tiles with split_k warps "
                      "along K, each taking tile K values at a time: need tile [1, 64, K] with "
                      "K a multiple of 32 and warps = [1, 1]");
@@ -468,8 +462,7 @@ Status checkScheduleArch(const Schedule &s, const TargetArch &arch) {
     return makeError("wgmma schedule: wgmma, TMA and setmaxnreg exist only on sm_90a, not on " +
                      arch.name);
   if (s.clusterK > 1 && arch.computeCapability < kClusterComputeCapability)
-    return makeError(scheduleSubject(s) +
-                     ": cluster_k > 1 needs thread-block clusters and "
+    return makeError(scheduleSubject(s) + ": cluster_k > 1 needs thread-block clusters and "
                      "distributed shared memory, which exist from sm_90 on, not on " +
                      arch.name);
   return Status::success();

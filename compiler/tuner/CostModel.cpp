@@ -14,7 +14,8 @@ DeviceModel DeviceModel::h200() {
   return d;
 }
 
-Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &f, double copyGBs) {
+Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &f,
+                                                   double copyGBs) {
   std::string arch;
   // Per-SM throughputs, so boards with fewer SMs scale down: tensor cores
   // for f16 mma.sync with f32 accumulation at ~75% of dense peak, and f32
@@ -49,9 +50,7 @@ Expected<DeviceModel> DeviceModel::fromFingerprint(const db::DeviceFingerprint &
 
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 } // namespace
 
@@ -85,8 +84,8 @@ int64_t blocksPerSm(const core::Schedule &s, int codeBits, const ArchLimits &l) 
 // multiplies at the tensor-core rate (it overlaps its reads with its math).
 // Its schedule changes little of that, so the model ranks the path as a
 // whole against the other families.
-static CostEstimate estimateDensePath(const kernels::ProblemDesc &p, int64_t m,
-                                      const DeviceModel &d, CostEstimate e) {
+static CostEstimate estimateDensePath(const kernels::ProblemDesc &p, int64_t m, const DeviceModel &d,
+                               CostEstimate e) {
   ProblemBytes ideal = idealBytes(p, m);
   double dense = 2.0 * double(p.n) * double(p.k);
   double dequantUs = (ideal.weights + ideal.scales + dense) / (d.copyGBs * 1e3);
@@ -101,8 +100,8 @@ static CostEstimate estimateDensePath(const kernels::ProblemDesc &p, int64_t m,
   return e;
 }
 
-Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::Schedule &s,
-                                    int64_t m, const DeviceModel &d) {
+Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::Schedule &s, int64_t m,
+                                    const DeviceModel &d) {
   if (m < 1 || p.n <= 0 || p.k <= 0 || s.tileM <= 0 || s.tileN <= 0)
     return makeError("cost model: M, N, K and the tile must be positive");
   int bits = p.codeBits();
@@ -125,10 +124,10 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   double weightBytes = ideal.weights + ideal.scales;
   bool weightsStayInL2 = weightBytes < d.l2Bytes / 2;
   double weightReReads = double(mBlocks - 1);
-  e.dramBytes =
-      weightBytes * (weightsStayInL2 ? 1 : double(mBlocks)) + ideal.activations + ideal.outputs;
-  e.l2Bytes =
-      (weightsStayInL2 ? weightBytes * weightReReads : 0) + ideal.activations * double(nBlocks);
+  e.dramBytes = weightBytes * (weightsStayInL2 ? 1 : double(mBlocks)) + ideal.activations +
+                ideal.outputs;
+  e.l2Bytes = (weightsStayInL2 ? weightBytes * weightReReads : 0) +
+              ideal.activations * double(nBlocks);
 
   // Achieved bandwidth by Little's law: the loads in flight across the GPU
   // must cover bandwidth x latency. gemv lanes keep tile K / 1024 16-byte
@@ -137,11 +136,11 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   // A split-K warp has `stages` chunks of tile K in flight, each one 512-byte
   // load per 64 columns and 16 K.
   double bytesInFlightPerBlock =
-      s.splitsK() ? double(s.splitK) * double(s.stages) * double(s.tileK / 16) *
-                        double(std::max<int64_t>(1, s.tileN / core::kColumnsPerUnit)) * 512.0
+      s.splitsK()
+          ? double(s.splitK) * double(s.stages) * double(s.tileK / 16) *
+                double(std::max<int64_t>(1, s.tileN / core::kColumnsPerUnit)) * 512.0
       : s.family == core::Family::Gemv
-          ? double(s.tileN) * 32 * 16 *
-                double(std::max<int64_t>(1, s.tileK / core::kGemvKPerWarpStep))
+          ? double(s.tileN) * 32 * 16 * double(std::max<int64_t>(1, s.tileK / core::kGemvKPerWarpStep))
           : double(std::max<int64_t>(1, s.stages - 1)) *
                 (double(s.tileN) * s.tileK * bits / 8.0 + double(s.tileM) * s.tileK * 2);
   double bytesInFlight = bytesInFlightPerBlock * double(residentBlocks);
@@ -186,7 +185,8 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   // Memory and compute overlap, but not perfectly: a tenth of the smaller
   // term shows through. This also orders schedules the max() alone ties
   // (all memory-bound), preferring the one with less compute to hide.
-  e.us = d.launchUs + std::max(e.memoryUs, computeTime) + 0.1 * std::min(e.memoryUs, computeTime);
+  e.us = d.launchUs + std::max(e.memoryUs, computeTime) +
+         0.1 * std::min(e.memoryUs, computeTime);
   return e;
 }
 

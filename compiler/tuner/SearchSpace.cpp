@@ -29,9 +29,7 @@ Expected<ArchLimits> archLimits(const std::string &arch) {
 
 namespace {
 
-std::string str(int64_t v) {
-  return std::to_string(v);
-}
+std::string str(int64_t v) { return std::to_string(v); }
 
 } // namespace
 
@@ -40,14 +38,14 @@ int64_t estimatedRegisters(const Schedule &s) {
   // more with setmaxnreg; the rules bound what they need).
   if (s.family == Family::Wgmma)
     return std::min<int64_t>(255, 65536 / s.threads() / 8 * 8);
-  if (s.family == Family::Gemv)
-    return core::gemvRowsPerWarp(s) > 1
-               ? (core::gemvRowsPerWarp(s) == 2 && s.tileM == 1 ? 128
-                  : core::gemvRowsPerWarp(s) == 8                 ? 255
-                                                                  : 168)
-           : s.tileM <= 2 ? 64
-           : s.tileM <= 4 ? 128
-                          : 255;   // TileGemv.cpp's budget (the lighter units')
+  if (s.family == Family::Gemv) { // TileGemv.cpp's budget for the lighter units
+    switch (core::gemvRowsPerWarp(s)) {
+    case 1: return s.tileM <= 2 ? 64 : s.tileM <= 4 ? 128 : 255;
+    case 2: return s.tileM == 1 ? 128 : 168;
+    case 4: return 168;
+    default: return 255;
+    }
+  }
   if (s.family == Family::Dequant) // a unit's decoded values, scales and addresses
     return 96;
   if (s.family == Family::GemvTiled) // as ptxas reported on sm_90a for g128
@@ -150,8 +148,8 @@ SearchSpace enumerateGemv(const core::Problem &p, const ArchLimits &l,
           s.stages = 1; // as defaultSchedules() spells gemv: no pipeline
           // Unrolling past the row length only adds a masked tail.
           if (unroll > 1 && s.tileK > std::max<int64_t>(p.k, core::kGemvKPerWarpStep)) {
-            space.rejected.push_back(
-                {s, "gemv schedule: tile K " + str(s.tileK) + " unrolls past K = " + str(p.k)});
+            space.rejected.push_back({s, "gemv schedule: tile K " + str(s.tileK) +
+                                             " unrolls past K = " + str(p.k)});
             continue;
           }
           consider(space, p, l, s);
@@ -212,8 +210,8 @@ SearchSpace enumerateWgmma(const core::Problem &p, const ArchLimits &l,
     for (int64_t warps : o.wgmmaConsumerWarps)
       for (int64_t stages : o.wgmmaStages)
         consider(space, p, l,
-                 Schedule{Family::Wgmma, tileM, warps * core::kColumnsPerUnit, core::kWgmmaTileK, 1,
-                          warps, stages, 1});
+                 Schedule{Family::Wgmma, tileM, warps * core::kColumnsPerUnit, core::kWgmmaTileK,
+                          1, warps, stages, 1});
   return space;
 }
 
