@@ -237,6 +237,20 @@ Status checkGemvTiled(const Problem &p, const Schedule &s) {
   if (isGrouped(p) && scaleElementBytes(p) == 1 && s.tileM > 2)
     return reject(s, "one-byte block scales with tile M > 2 need more than the 128 registers "
                      "a thread gets, got tile M " + str(s.tileM));
+  // Both with 2 rows, two chunks in flight and a cluster, once a lane's dot
+  // spanned both k16 steps of a block: 8 bytes (uint4 g16) and 32 (MXFP4),
+  // 2 x 64 x 128, split_k 8, cluster_k 2, 4096 x 4096, sm_90a; without the
+  // cluster they fit.
+  if (isGrouped(p) && (p.scheme.groupSize == kUnitK || scaleElementBytes(p) == 1) &&
+      s.tileM > 1 && s.stages > 1 && s.clusterK > 1)
+    return reject(s, "groups of " + str(kUnitK) + " and one-byte block scales with tile M > 1, "
+                     "more than one chunk in flight and cluster_k > 1 need more than the 128 "
+                     "registers a thread gets");
+  // f32 products (e5m2) with 4 rows' dots spilled 88 bytes (4 x 64 x 128,
+  // split_k 8, 4096 x 4096, sm_90a).
+  if (needsWideDot(p.code, p.activation) && s.tileM > 2)
+    return reject(s, "f32 dots (e5m2 codes) with tile M > 2 need more than the 128 registers "
+                     "a thread gets, got tile M " + str(s.tileM));
   return checkSplitKProblem(p, s);
 }
 

@@ -147,6 +147,19 @@ def Lb_SlicePairsOp : Lb_Op<"slice_pairs", [Pure]> {
   let assemblyFormat = "$values `[` $offset `]` attr-dict `:` type($values) `->` type($slice)";
 }
 
+def Lb_JoinPairsOp : Lb_Op<"join_pairs", [Pure]> {
+  let summary = "the registers of several decoded vectors, one after the other";
+  let description = [{
+    The inverse of lb.slice_pairs: a CUDA-core dot over both k16 steps of a
+    block joins the steps' fragments, so one packed-half chain (lb.dot)
+    spans the 8 values a lane holds of a column.
+  }];
+  let arguments = (ins Variadic<VectorOfRankAndType<[1], [F16, BF16]>>:$parts);
+  let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$values);
+  let assemblyFormat = "$parts attr-dict `:` type($parts) `->` type($values)";
+  let hasVerifier = 1;
+}
+
 def Lb_ScaleFragmentOp : Lb_Op<"scale_fragment", [Pure, AllTypesMatch<["fragment", "result"]>]> {
   let summary = "value·scale (+ bias) on every element of a fragment";
   let description = [{

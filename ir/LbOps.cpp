@@ -232,6 +232,22 @@ LogicalResult PackPairsOp::verify() {
   return success();
 }
 
+LogicalResult JoinPairsOp::verify() {
+  auto type = cast<VectorType>(getValues().getType());
+  int64_t joined = 0;
+  for (Value part : getParts()) {
+    auto partType = cast<VectorType>(part.getType());
+    if (partType.getElementType() != type.getElementType())
+      return emitOpError("joins ") << partType << " into " << type << ": the element types differ";
+    if (partType.getNumElements() % 2)
+      return emitOpError("joins ") << partType << ", which is not whole registers of 2 values";
+    joined += partType.getNumElements();
+  }
+  if (getParts().empty() || joined != type.getNumElements())
+    return emitOpError("joins ") << joined << " values into " << type.getNumElements();
+  return success();
+}
+
 LogicalResult StoreDenseWeightsOp::verify() {
   Type element = cast<MemRefType>(getW().getType()).getElementType();
   if (element != cast<VectorType>(getLow().getType()).getElementType())

@@ -166,6 +166,9 @@ int64_t lowbit::lb::getScaleBytes(Type type) {
     return 4;
   if (isa<Float8E4M3FNType, MiniFloatType>(type))
     return 1;
+  // Two-level scales' codes (uint8, int8).
+  if (auto code = dyn_cast<IntegerType>(type); code && code.getWidth() == 8 && !code.isSignless())
+    return 1;
   return 0;
 }
 

@@ -14,7 +14,8 @@ namespace lowbit::lb {
 unsigned getCodeBits(mlir::Type type);
 
 /// Bytes of one stored block scale: 2 for f16 and bf16, 4 for f32, 1 for
-/// e4m3fn and `!lb.float` (e8m0). Returns 0 for anything else.
+/// e4m3fn, `!lb.float` (e8m0) and two-level scale codes (ui8, si8). Returns 0
+/// for anything else.
 int64_t getScaleBytes(mlir::Type type);
 
 } // namespace lowbit::lb

@@ -42,19 +42,21 @@ Value timesSuperStep(OpBuilder &b, Location loc, const KernelProblem &p, Value b
 } // namespace
 
 ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, Value n, Value k,
-                            Value scale) {
-  if (!scale)
+                            Value scale, Value zero) {
+  if (!scale) {
     scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, quantIndex(b, loc, p, n, k));
-  scale = timesSuperStep(b, loc, p, p.scales, n, k, scale);
+    scale = timesSuperStep(b, loc, p, p.scales, n, k, scale);
+  }
   // Block scales times the tensor scale, in f32: the one rounding the
   // formats library's w = q · (s · t) has in f64 (block scales have no zeros).
   if (p.tensorScale)
     scale = b.create<arith::MulFOp>(loc, scale, p.tensorScale);
   if (!p.zeros)
     return {scale, Value(), Value()};
-  Value zero =
-      b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, quantIndex(b, loc, p, n, k));
-  zero = timesSuperStep(b, loc, p, p.zeros, n, k, zero);
+  if (!zero) {
+    zero = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, quantIndex(b, loc, p, n, k));
+    zero = timesSuperStep(b, loc, p, p.zeros, n, k, zero);
+  }
   if (p.quant.getZero() == lb::ZeroMode::sub_value)
     return {scale, Value(), b.create<arith::NegFOp>(loc, zero)};
   return {scale, zero, Value()};

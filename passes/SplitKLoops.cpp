@@ -103,11 +103,13 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
 SmallVector<Value> loadColumnsQuant(OpBuilder &b, Location loc, const KernelProblem &problem,
                                     int64_t count, function_ref<Value(size_t)> columnOf,
                                     Value laneK, function_ref<Value(size_t)> scaleOf,
-                                    function_ref<Value(size_t, Value)> adjust) {
+                                    function_ref<Value(size_t, Value)> adjust,
+                                    function_ref<Value(size_t)> zeroOf) {
   SmallVector<Value> scales, biases, zeros;
   for (size_t c = 0; c < static_cast<size_t>(count); ++c) {
     Value loaded = scaleOf ? scaleOf(c) : Value();
-    ColumnQuant q = loadColumnQuant(b, loc, problem, columnOf(c), laneK, loaded);
+    Value loadedZero = zeroOf ? zeroOf(c) : Value();
+    ColumnQuant q = loadColumnQuant(b, loc, problem, columnOf(c), laneK, loaded, loadedZero);
     scales.push_back(adjust ? adjust(c, q.scale) : q.scale);
     biases.push_back(q.bias);
     zeros.push_back(q.zero);
@@ -146,47 +148,92 @@ void finishAcrossCluster(OpBuilder &b, Location loc, const SplitKShape &shape, V
 ScaleRuns::ScaleRuns(OpBuilder &b, Location loc, const KernelProblem &problem, int64_t chunk,
                      SmallVector<Value> columns, bool registersAllow)
     : b_(b), loc_(loc), problem_(problem), columns_(std::move(columns)) {
-  // Two-level codes are read one at a time with their step (loadColumnQuant).
-  if (!registersAllow || problem.quant.getGranularity() != lb::ScaleGranularity::group ||
-      problem.quant.getSuperStep())
+  lb::QuantAttr quant = problem.quant;
+  if (!registersAllow || quant.getGranularity() != lb::ScaleGranularity::group)
     return;
-  int64_t group = problem.quant.getGroupSize();
+  int64_t group = quant.getGroupSize();
   auto type = cast<MemRefType>(problem.scales.getType());
   int64_t bytes = lb::getScaleBytes(type.getElementType());
   if (chunk % group || chunk / group < 2 || !bytes || type.isDynamicDim(1))
     return;
+  // Two-level codes: a chunk (aligned to its size) lies in one super-block
+  // when the super-block is a multiple of it, so one step per column and
+  // chunk serves all its groups. The mins (sub_value zeros) are codes and
+  // steps of the same shape, read the same way.
+  const bool twoLevel = static_cast<bool>(quant.getSuperStep());
+  if (twoLevel && quant.getSuperBlock() % chunk)
+    return;
+  const bool mins = twoLevel && problem.zeros && quant.getZero() == lb::ZeroMode::sub_value;
   int64_t runBytes = chunk / group * bytes;
   int64_t count = static_cast<int64_t>(columns_.size());
+  int64_t runWords = count * runBytes / 4 * (mins ? 2 : 1);
   if (!core::scaleRunLoadBytes(runBytes, type.getDimSize(1) * bytes) || count > kMaxRunColumns ||
-      count * runBytes / 4 > kMaxRunWords)
+      runWords > kMaxRunWords)
     return;
   count_ = chunk / group;
-  load_ = [this](Value chunk0) {
+  load_ = [this, twoLevel, mins](Value chunk0) {
     chunk0_ = chunk0;
     runs_.clear();
-    Value first = b_.create<arith::DivUIOp>(
-        loc_, chunk0, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
+    steps_.clear();
+    zeroRuns_.clear();
+    zeroSteps_.clear();
+    lb::QuantAttr quant = problem_.quant;
+    Value first = b_.create<arith::DivUIOp>(loc_, chunk0, index(b_, loc_, quant.getGroupSize()));
     auto runType = VectorType::get({count_}, b_.getF32Type());
-    for (Value n : columns_)
-      runs_.push_back(b_.create<lb::LoadScaleRunOp>(loc_, runType, problem_.scales, n, first,
-                                                    b_.getI64IntegerAttr(count_)));
+    auto loadRun = [&](Value buffer, Value n) {
+      return b_.create<lb::LoadScaleRunOp>(loc_, runType, buffer, n, first,
+                                           b_.getI64IntegerAttr(count_));
+    };
+    auto loadStep = [&](Value buffer, Value n) {
+      Value block =
+          b_.create<arith::DivUIOp>(loc_, chunk0, index(b_, loc_, quant.getSuperBlock()));
+      return b_.create<lb::LoadSuperStepOp>(loc_, b_.getF32Type(), buffer, n, block,
+                                            TypeAttr::get(quant.getSuperStep()),
+                                            b_.getI64IntegerAttr(problem_.k /
+                                                                 quant.getSuperBlock()));
+    };
+    for (Value n : columns_) {
+      runs_.push_back(loadRun(problem_.scales, n));
+      if (twoLevel)
+        steps_.push_back(loadStep(problem_.scales, n));
+      if (mins) {
+        zeroRuns_.push_back(loadRun(problem_.zeros, n));
+        zeroSteps_.push_back(loadStep(problem_.zeros, n));
+      }
+    }
   };
+}
+
+Value ScaleRuns::pickAt(ArrayRef<Value> runs, ArrayRef<Value> steps, size_t column, Value k,
+                        Value upperHalf) {
+  auto pick = [&](Value at) -> Value {
+    Value offset = b_.create<arith::SubIOp>(loc_, at, chunk0_);
+    Value position = b_.create<arith::DivUIOp>(
+        loc_, offset, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
+    return b_.create<lb::ScaleInRunOp>(loc_, b_.getF32Type(), runs[column], position);
+  };
+  Value value = pick(k);
+  if (upperHalf) {
+    Value next = pick(b_.create<arith::AddIOp>(loc_, k, index(b_, loc_, core::kUnitK)));
+    value = b_.create<arith::SelectOp>(loc_, upperHalf, next, value);
+  }
+  // A two-level code times its step is exact in f32 (8 + 11 bits), as
+  // loadColumnQuant's product is.
+  if (!steps.empty())
+    value = b_.create<arith::MulFOp>(loc_, value, steps[column]);
+  return value;
 }
 
 Value ScaleRuns::scaleAt(size_t column, Value k, Value upperHalf) {
   if (!active())
     return Value();
-  auto pick = [&](Value at) -> Value {
-    Value offset = b_.create<arith::SubIOp>(loc_, at, chunk0_);
-    Value position = b_.create<arith::DivUIOp>(
-        loc_, offset, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
-    return b_.create<lb::ScaleInRunOp>(loc_, b_.getF32Type(), runs_[column], position);
-  };
-  Value scale = pick(k);
-  if (!upperHalf)
-    return scale;
-  Value next = pick(b_.create<arith::AddIOp>(loc_, k, index(b_, loc_, core::kUnitK)));
-  return b_.create<arith::SelectOp>(loc_, upperHalf, next, scale);
+  return pickAt(runs_, steps_, column, k, upperHalf);
+}
+
+Value ScaleRuns::zeroAt(size_t column, Value k, Value upperHalf) {
+  if (!active() || zeroRuns_.empty())
+    return Value();
+  return pickAt(zeroRuns_, zeroSteps_, column, k, upperHalf);
 }
 
 HalfBlockLane::HalfBlockLane(OpBuilder &b, Location loc, const SplitKShape &shape,

@@ -86,14 +86,16 @@ llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Locati
 // offset `laneK`: every column's scale, then their sub_value biases, then
 // the zeros the decode subtracts (null where the zero mode has none), each
 // as loadColumnQuant gives it for column `columnOf(c)`. `scaleOf(c)`, when
-// given, is column c's scale already loaded (ScaleRuns::scaleAt) or null;
-// `adjust(c, scale)`, when given, is the scale the family multiplies by
-// instead (the raw decodes' factor).
+// given, is column c's scale already loaded (ScaleRuns::scaleAt) or null,
+// and `zeroOf(c)` the same for its min (ScaleRuns::zeroAt); `adjust(c,
+// scale)`, when given, is the scale the family multiplies by instead (the
+// raw decodes' factor).
 llvm::SmallVector<mlir::Value>
 loadColumnsQuant(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem,
                  int64_t count, llvm::function_ref<mlir::Value(size_t)> columnOf,
                  mlir::Value laneK, llvm::function_ref<mlir::Value(size_t)> scaleOf = nullptr,
-                 llvm::function_ref<mlir::Value(size_t, mlir::Value)> adjust = nullptr);
+                 llvm::function_ref<mlir::Value(size_t, mlir::Value)> adjust = nullptr,
+                 llvm::function_ref<mlir::Value(size_t)> zeroOf = nullptr);
 
 // The end of a split-K kernel with cluster_k > 1, after the block barrier
 // that follows the warps' partial sums. First each slot's block total: warp
@@ -132,6 +134,10 @@ struct HalfBlockLane {
 // (16 columns spilled: 8-byte runs in a 16 x 128 x 256 split-K NVFP4
 // kernel, 56 bytes; 4-byte runs with zero points in a 32 x 128 x 128 uint2
 // one, 16 bytes).
+// Two-level scales' codes come in runs too, with one super-block step per
+// column and chunk (and the same for their mins): a k-quant gemv_tiled lane
+// otherwise loaded a code and a step of each of its 8 columns' scales and
+// mins for every 32-wide block, 32 scattered loads against 2 of weights.
 class ScaleRuns {
 public:
   static constexpr int64_t kMaxRunWords = 16, kMaxRunColumns = 8;
@@ -152,13 +158,21 @@ public:
   // at k + 16, both picked at constant positions and selected, since a run
   // indexed by a lane-dependent position would live in local memory.
   mlir::Value scaleAt(size_t column, mlir::Value k, mlir::Value upperHalf = mlir::Value());
+  // The same for the min (a sub_value zero) of two-level scales with mins;
+  // null otherwise.
+  mlir::Value zeroAt(size_t column, mlir::Value k, mlir::Value upperHalf = mlir::Value());
 
 private:
+  mlir::Value pickAt(llvm::ArrayRef<mlir::Value> runs, llvm::ArrayRef<mlir::Value> steps,
+                     size_t column, mlir::Value k, mlir::Value upperHalf);
+
   mlir::OpBuilder &b_;
   mlir::Location loc_;
   const KernelProblem &problem_;
   int64_t count_ = 0;
-  llvm::SmallVector<mlir::Value> columns_, runs_;
+  // Two-level scales add each column's step for the chunk, and with mins
+  // the mins' runs and steps.
+  llvm::SmallVector<mlir::Value> columns_, runs_, steps_, zeroRuns_, zeroSteps_;
   mlir::Value chunk0_;
   std::function<void(mlir::Value chunk0)> load_;
 };

@@ -64,10 +64,12 @@ llvm::SmallVector<mlir::Value> quantIndex(mlir::OpBuilder &b, mlir::Location loc
 struct ColumnQuant {
   mlir::Value scale, zero, bias;
 };
-// `scale`, when given, is column n's block scale at k already loaded (an
-// lb.scale_in_run of ScaleRuns): the tensor scale and zeros still apply.
+// `scale`, when given, is column n's block scale at k already loaded (from
+// ScaleRuns, with its super-block step): the tensor scale and zeros still
+// apply. `zero`, when given, is its two-level min, loaded the same way.
 ColumnQuant loadColumnQuant(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
-                            mlir::Value n, mlir::Value k, mlir::Value scale = {});
+                            mlir::Value n, mlir::Value k, mlir::Value scale = {},
+                            mlir::Value zero = {});
 
 
 // lb.scale_fragment of `fragment` by scale (+ bias), wide (in f32) where the

@@ -64,7 +64,8 @@ struct GemvTiledBuilder : TileBuilderBase {
       return loadColumnsQuant(
           b, loc, p, kSubtiles, [&](size_t s) { return columns[s]; },
           halfBlock.quantK(b, loc, k),
-          [&](size_t s) { return runs.scaleAt(s, k, halfBlock.upperHalf); });
+          [&](size_t s) { return runs.scaleAt(s, k, halfBlock.upperHalf); }, nullptr,
+          [&](size_t s) { return runs.zeroAt(s, k, halfBlock.upperHalf); });
     };
 
     // One 32-wide block of the mma_b_paired layout: two 16-byte code loads,
@@ -75,11 +76,17 @@ struct GemvTiledBuilder : TileBuilderBase {
     // the decode subtracts them (sub_code, quantized) or one fma per register
     // makes q·s - z (sub_value), so the dots sum weights of the size of the
     // result instead of q·x sums that a z·Σx would have to cancel.
+    // Two-level mins are the exception: their q·s - z is made in f32 (a code
+    // times a step is not exact in halves), five instructions a register,
+    // which made these kernels ALU-bound. So their dots sum q·x, and each
+    // row's Σx over the lane's 8 K values (one f32 sum, shared by its 8
+    // columns) takes the min: s·Σ q·x - z·Σx, with s and z in f32.
     auto step = [&](Value k0, Value, ArrayRef<Value> quant, ValueRange carried) {
       ArrayRef<Value> scales = quant.take_front(kSubtiles),
                       biases = quant.slice(kSubtiles, kSubtiles),
                       zeros = quant.slice(2 * kSubtiles, kSubtiles);
-      bool dequantized = static_cast<bool>(biases.front());
+      const bool minTerm = static_cast<bool>(biases.front()) && p.quant.getSuperStep();
+      const bool dequantized = biases.front() && !minTerm;
       const bool wideDot = needsWideDot(p);
       auto pairType = VectorType::get({4}, p.activation);
       SmallVector<SmallVector<Value>> fragments(kStepsPerBlock);
@@ -96,24 +103,27 @@ struct GemvTiledBuilder : TileBuilderBase {
         }
       }
       SmallVector<Value> acc(carried.begin(), carried.end());
+      auto runType = VectorType::get({8}, p.activation);
       for (int64_t i = 0; i < rowsM; ++i) {
-        Value run = b.create<lb::LoadActivationsOp>(loc, VectorType::get({8}, p.activation), p.x,
-                                                    add(m0, index(i)),
+        Value run = b.create<lb::LoadActivationsOp>(loc, runType, p.x, add(m0, index(i)),
                                                     add(k0, mul(inGroup, index(8))), p.rows);
-        SmallVector<Value> x;
-        for (int64_t half = 0; half < kStepsPerBlock; ++half)
-          x.push_back(
-              b.create<lb::SlicePairsOp>(loc, pairType, run, b.getI64IntegerAttr(2 * half)));
+        Value sumX = minTerm ? b.create<lb::SumOp>(loc, b.getF32Type(), run).getResult() : Value();
         for (int64_t s = 0; s < kSubtiles; ++s) {
-          Value dot = f32(0.0);
-          for (int64_t half = 0; half < kStepsPerBlock; ++half)
-            dot = b.create<lb::DotOp>(loc, b.getF32Type(), fragments[half][s], x[half], dot,
-                                      wideDot);
-          // s·Σ (q - z)·x, s·Σ q·x, or Σ (q·s - z)·x.
-          Value contribution =
-              dequantized ? dot : b.create<arith::MulFOp>(loc, dot, scales[s]).getResult();
+          // Both steps' registers of the column against the 8 activations:
+          // one chain of four pair products, widened once.
+          Value column = b.create<lb::JoinPairsOp>(
+              loc, runType, ValueRange{fragments[0][s], fragments[1][s]});
           Value &a = acc[i * kSubtiles + s];
-          a = b.create<arith::AddFOp>(loc, a, contribution);
+          // Dequantized registers (q·s - z) add their dot to the sum; codes
+          // (q, or q - z) scale the block's dot once: s·Σ q·x (- z·Σx).
+          if (dequantized) {
+            a = b.create<lb::DotOp>(loc, b.getF32Type(), column, run, a, wideDot);
+            continue;
+          }
+          Value dot = b.create<lb::DotOp>(loc, b.getF32Type(), column, run, f32(0.0), wideDot);
+          a = b.create<arith::AddFOp>(loc, a, b.create<arith::MulFOp>(loc, dot, scales[s]));
+          if (minTerm)
+            a = b.create<arith::AddFOp>(loc, a, b.create<arith::MulFOp>(loc, biases[s], sumX));
         }
       }
       return acc;

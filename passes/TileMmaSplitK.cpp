@@ -109,7 +109,9 @@ struct MmaSplitKBuilder : TileBuilderBase {
                    [&](size_t s) { return runs->scaleAt(s, k, upperHalf); })
              : function_ref<Value(size_t)>(),
         rawCodes ? function_ref<Value(size_t, Value)>(rawFactor)
-                 : function_ref<Value(size_t, Value)>());
+                 : function_ref<Value(size_t, Value)>(),
+        runs ? function_ref<Value(size_t)>([&](size_t s) { return runs->zeroAt(s, k, upperHalf); })
+             : function_ref<Value(size_t)>());
   }
 
   // The lane's column of subtile s (8 s + groupID).

@@ -230,6 +230,15 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                  << registerOf(slice.getValues(), slice.getOffset() + i) << ";\n";
         return success();
       })
+      .Case<lb::JoinPairsOp>([&](lb::JoinPairsOp join) {
+        bind(join.getValues());
+        declareVector(join.getValues());
+        int64_t next = 0;
+        for (Value part : join.getParts())
+          for (int64_t i = 0; i < cast<VectorType>(part.getType()).getNumElements() / 2; ++i)
+            line() << registerOf(join.getValues(), next++) << " = " << registerOf(part, i) << ";\n";
+        return success();
+      })
       .Case<lb::ScaleFragmentOp>([&](lb::ScaleFragmentOp scale) {
         auto type = cast<VectorType>(scale.getResult().getType());
         std::string suffix = pairSuffix(type.getElementType());

@@ -35,6 +35,10 @@ FailureOr<std::string> scaleToF32(Operation *op, Type element, const std::string
       return op->emitOpError("lb-to-cuda: minifloat scales are e8m0, not ") << element;
     return "e8m0_to_f32(" + bits + ")";
   }
+  // Two-level scales' codes, widened; their steps multiply them after.
+  if (auto code = dyn_cast<IntegerType>(element); code && code.getWidth() == 8)
+    return std::string(code.isSigned() ? "(float)(signed char)(" : "(float)(unsigned char)(") +
+           bits + ")";
   return op->emitOpError("lb-to-cuda: no f32 widening of scales of ") << element;
 }
 

@@ -1,16 +1,20 @@
 // RUN: lowbit-opt %s --lb-tile | FileCheck %s
 
 // Two-level scales: a group's scale is its ui8 code times its super-block's
-// step, and a min (sub_value) its code times its own step; the split-K mma
-// takes them through loadColumnQuant, not a chunk's scale run.
+// step, and a min (sub_value) its code times its own step. A 128-wide chunk
+// lies in one 256-wide super-block, so a split-K warp loads each column's
+// codes of the chunk as one run and their step once, for the scales and the
+// mins alike, then picks each group's code from the run.
 // CHECK-LABEL: func.func @compact__mma_t16x64x128_w1x1_s1_k8(
 // CHECK-SAME: %[[S:arg2]]: memref<128x8xui8>, %[[Z:arg3]]: memref<128x8xui8>
-// CHECK-NOT: lb.load_scale_run
-// CHECK: %[[C:.*]] = lb.load_scalar %[[S]][
-// CHECK: %[[D:.*]] = lb.load_super_step %[[S]][{{.*}}] {step_type = f16, steps_per_row = 1 : i64} : memref<128x8xui8>
+// CHECK: lb.load_scale_run %[[S]][%[[N:.*]], %{{.*}}] {count = 4 : i64} : memref<128x8xui8> -> vector<4xf32>
+// CHECK: %[[D:.*]] = lb.load_super_step %[[S]][%[[N]], {{.*}}] {step_type = f16, steps_per_row = 1 : i64} : memref<128x8xui8>
+// CHECK: lb.load_scale_run %[[Z]][%[[N]], %{{.*}}] {count = 4 : i64} : memref<128x8xui8> -> vector<4xf32>
+// CHECK: %[[E:.*]] = lb.load_super_step %[[Z]][%[[N]], {{.*}}] {step_type = f16, steps_per_row = 1 : i64} : memref<128x8xui8>
+// CHECK-NOT: lb.load_scalar
+// CHECK: %[[C:.*]] = lb.scale_in_run
 // CHECK: arith.mulf %[[C]], %[[D]] : f32
-// CHECK: %[[M:.*]] = lb.load_scalar %[[Z]][
-// CHECK: %[[E:.*]] = lb.load_super_step %[[Z]][{{.*}}] {step_type = f16, steps_per_row = 1 : i64} : memref<128x8xui8>
+// CHECK: %[[M:.*]] = lb.scale_in_run
 // CHECK: arith.mulf %[[M]], %[[E]] : f32
 func.func @compact(%x: tensor<?x256xf16>, %w: tensor<128x256xui4>, %s: tensor<128x8xui8>, %z: tensor<128x8xui8>) -> tensor<?x128xf16> {
   %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<128x8xui8>) quant <granularity = group, group_size = 32, scale = ui8, zero = sub_value, super_block = 256, super_step = f16>
@@ -51,4 +55,23 @@ func.func @q6k_two_rows(%x: tensor<?x2048xf16>, %w: tensor<64x2048xsi6>, %s: ten
       schedule <family = gemv, tile = [1, 8, 1024], warps = [1, 4], stages = 1, split_k = 1>
       : (tensor<?x2048xf16>, tensor<64x2048xsi6>, tensor<64x128xsi8>) -> tensor<?x64xf16>
   return %y : tensor<?x64xf16>
+}
+
+// gemv_tiled with mins: the same runs and steps, and no f32 q·s - z per
+// register: each row's Σx over the lane's 8 K values (one lb.sum) takes the
+// min once per column and block, after the packed q·x dot of both k16 steps.
+// CHECK-LABEL: func.func @mins_tiled__gemv_tiled_t1x64x128_w1x1_s1_k8(
+// CHECK-COUNT-8: lb.load_super_step
+// CHECK-NOT: lb.scale_fragment
+// CHECK: lb.load_activations {{.*}} -> vector<8xf16>
+// CHECK: %[[SX:.*]] = lb.sum %{{.*}} : vector<8xf16>
+// CHECK: lb.join_pairs %{{.*}}, %{{.*}} : vector<4xf16>, vector<4xf16> -> vector<8xf16>
+// CHECK: %[[DOT:.*]] = lb.dot
+// CHECK: arith.mulf %[[DOT]]
+// CHECK: arith.mulf %{{.*}}, %[[SX]] : f32
+func.func @mins_tiled(%x: tensor<?x256xf16>, %w: tensor<128x256xui4>, %s: tensor<128x8xui8>, %z: tensor<128x8xui8>) -> tensor<?x128xf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<128x8xui8>) quant <granularity = group, group_size = 32, scale = ui8, zero = sub_value, super_block = 256, super_step = f16>
+      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
+      : (tensor<?x256xf16>, tensor<128x256xui4>, tensor<128x8xui8>) -> tensor<?x128xf16>
+  return %y : tensor<?x128xf16>
 }

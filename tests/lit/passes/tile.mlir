@@ -178,7 +178,8 @@ func.func @tiled_partials_too_big(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui
 // scale periods. Each column's four f16 scales of a chunk are one 8-byte
 // run, loaded at the chunk's start; each period picks its own from the
 // runs, then builds one 32-wide block: two code loads (k16 steps) and one
-// 16-byte activation load per row, whose halves pair with the two steps.
+// 16-byte activation load per row, whose halves pair with the two steps: a
+// column's registers of both steps join into one dot of 8 values.
 // stages = 2 unrolls the chunk loop twice, so two chunks' loads can be in
 // flight.
 // CHECK-LABEL: func.func @tiled_chunks__gemv_tiled_t1x64x128_w1x1_s2_k4(
@@ -191,9 +192,9 @@ func.func @tiled_partials_too_big(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui
 // CHECK: scf.for {{.*}} -> (f32
 // CHECK: lb.load_codes {{.*}} mma_b_paired
 // CHECK: lb.load_codes {{.*}} mma_b_paired
-// CHECK: lb.load_activations {{.*}} -> vector<8xf16>
-// CHECK: lb.slice_pairs {{.*}}[0] : vector<8xf16> -> vector<4xf16>
-// CHECK: lb.slice_pairs {{.*}}[2] : vector<8xf16> -> vector<4xf16>
+// CHECK: %[[X:.*]] = lb.load_activations {{.*}} -> vector<8xf16>
+// CHECK: %[[COLUMN:.*]] = lb.join_pairs %{{.*}}, %{{.*}} : vector<4xf16>, vector<4xf16> -> vector<8xf16>
+// CHECK: lb.dot %[[COLUMN]], %[[X]], %{{.*}} : vector<8xf16>
 // CHECK: } {lb.unroll = 1 : i64}
 // CHECK: } {lb.unroll = 4 : i64}
 // CHECK: } {lb.unroll = 2 : i64}
