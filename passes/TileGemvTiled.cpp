@@ -76,16 +76,20 @@ struct GemvTiledBuilder : TileBuilderBase {
     // the decode subtracts them (sub_code, quantized) or one fma per register
     // makes q·s - z (sub_value), so the dots sum weights of the size of the
     // result instead of q·x sums that a z·Σx would have to cancel.
-    // Two-level mins are the exception: their q·s - z is made in f32 (a code
-    // times a step is not exact in halves), five instructions a register,
-    // which made these kernels ALU-bound. So their dots sum q·x, and each
-    // row's Σx over the lane's 8 K values (one f32 sum, shared by its 8
-    // columns) takes the min: s·Σ q·x - z·Σx, with s and z in f32.
+    // Two-level mins with f16 activations are the exception: their q·s - z
+    // is made in f32 (a code times a step is not exact in halves), five
+    // instructions a register, which made these kernels ALU-bound. So their
+    // dots sum q·x, and each row's Σx over the lane's 8 K values (one f32
+    // sum, shared by its 8 columns) takes the min: s·Σ q·x - z·Σx, with s
+    // and z in f32. In bf16 the q·x products keep 8 bits, and the
+    // cancellation doubled the worst error of the GPU suite (0.0036 ->
+    // 0.0066, bf16 compact int4 g32), so bf16 keeps the f32 q·s - z.
     auto step = [&](Value k0, Value, ArrayRef<Value> quant, ValueRange carried) {
       ArrayRef<Value> scales = quant.take_front(kSubtiles),
                       biases = quant.slice(kSubtiles, kSubtiles),
                       zeros = quant.slice(2 * kSubtiles, kSubtiles);
-      const bool minTerm = static_cast<bool>(biases.front()) && p.quant.getSuperStep();
+      const bool minTerm =
+          static_cast<bool>(biases.front()) && p.quant.getSuperStep() && p.activation.isF16();
       const bool dequantized = biases.front() && !minTerm;
       const bool wideDot = needsWideDot(p);
       auto pairType = VectorType::get({4}, p.activation);

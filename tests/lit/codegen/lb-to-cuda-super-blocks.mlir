@@ -31,3 +31,31 @@ func.func @odd(%x: tensor<?x1024xbf16>, %w: tensor<5x1024xui4>, %s: tensor<5x2xu
       : (tensor<?x1024xbf16>, tensor<5x1024xui4>, tensor<5x2xui8>) -> tensor<?x5xbf16>
   return %y : tensor<?x5xbf16>
 }
+
+// gemv_tiled, groups of 16 in 128-wide chunks: each column's 8 si8 codes of
+// a chunk are one 8-byte run and its f16 step one load, at the chunk's
+// start; a lane picks its half block's code from the run (signed), times
+// the step. A column's registers of both k16 steps join into one chain of
+// four packed products.
+// CHECK-LABEL: tiled_runs__gemv_tiled_t1x64x128_w1x1_s1_k2(
+// CHECK: u32 [[CODES:v[0-9]+]][2];
+// CHECK: { const uint2 w = *reinterpret_cast<const uint2 *>({{p[0-9]+}} + 0); [[CODES]][0] = w.x; [[CODES]][1] = w.y; }
+// CHECK: const float [[STEP:v[0-9]+]] = f16_to_f32(*reinterpret_cast<const u16 *>(reinterpret_cast<const unsigned char *>(arg2) + 1024LL
+// CHECK: const float [[LOW:v[0-9]+]] = (float)(signed char)((unsigned char)([[CODES]][
+// CHECK: const float [[HIGH:v[0-9]+]] = (float)(signed char)((unsigned char)([[CODES]][
+// CHECK: const float [[PICK:v[0-9]+]] = {{v[0-9]+}} ? [[HIGH]] : [[LOW]];
+// CHECK-NEXT: = [[PICK]] * [[STEP]];
+// CHECK: [[COLUMN:v[0-9]+]].r[0] = [[A:v[0-9]+]].r[0];
+// CHECK-NEXT: [[COLUMN]].r[1] = [[A]].r[1];
+// CHECK-NEXT: [[COLUMN]].r[2] = [[B:v[0-9]+]].r[0];
+// CHECK-NEXT: [[COLUMN]].r[3] = [[B]].r[1];
+// CHECK: u32 h = mul_f16x2([[COLUMN]].r[0],
+// CHECK-NEXT: h = fma_f16x2([[COLUMN]].r[1],
+// CHECK-NEXT: h = fma_f16x2([[COLUMN]].r[2],
+// CHECK-NEXT: h = fma_f16x2([[COLUMN]].r[3],
+func.func @tiled_runs(%x: tensor<?x256xf16>, %w: tensor<64x256xsi4>, %s: tensor<64x16xsi8>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = si8, super_block = 256, super_step = f16>
+      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 2>
+      : (tensor<?x256xf16>, tensor<64x256xsi4>, tensor<64x16xsi8>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}

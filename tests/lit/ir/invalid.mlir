@@ -363,3 +363,19 @@ func.func @super_block_signed_mins() attributes {lb.q = #lb.quant<granularity = 
 
 // expected-error @+1 {{scale type must be f16, bf16, f32, f8E4M3FN or an !lb.float, got 'ui8'}}
 func.func @codes_without_super_block() attributes {lb.q = #lb.quant<granularity = group, group_size = 32, scale = ui8>} { return }
+
+// -----
+
+func.func @join_pairs_wrong_length(%a: vector<4xf16>, %b: vector<4xf16>) {
+  // expected-error @+1 {{joins 8 values into 6}}
+  %v = lb.join_pairs %a, %b : vector<4xf16>, vector<4xf16> -> vector<6xf16>
+  return
+}
+
+// -----
+
+func.func @join_pairs_mixed_types(%a: vector<4xf16>, %b: vector<4xbf16>) {
+  // expected-error @+1 {{the element types differ}}
+  %v = lb.join_pairs %a, %b : vector<4xf16>, vector<4xbf16> -> vector<8xf16>
+  return
+}

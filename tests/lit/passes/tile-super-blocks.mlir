@@ -57,9 +57,10 @@ func.func @q6k_two_rows(%x: tensor<?x2048xf16>, %w: tensor<64x2048xsi6>, %s: ten
   return %y : tensor<?x64xf16>
 }
 
-// gemv_tiled with mins: the same runs and steps, and no f32 q·s - z per
-// register: each row's Σx over the lane's 8 K values (one lb.sum) takes the
-// min once per column and block, after the packed q·x dot of both k16 steps.
+// gemv_tiled with mins and f16 activations: the same runs and steps, and no
+// f32 q·s - z per register: each row's Σx over the lane's 8 K values (one
+// lb.sum) takes the min once per column and block, after the packed q·x dot
+// of both k16 steps.
 // CHECK-LABEL: func.func @mins_tiled__gemv_tiled_t1x64x128_w1x1_s1_k8(
 // CHECK-COUNT-8: lb.load_super_step
 // CHECK-NOT: lb.scale_fragment
@@ -74,4 +75,18 @@ func.func @mins_tiled(%x: tensor<?x256xf16>, %w: tensor<128x256xui4>, %s: tensor
       schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
       : (tensor<?x256xf16>, tensor<128x256xui4>, tensor<128x8xui8>) -> tensor<?x128xf16>
   return %y : tensor<?x128xf16>
+}
+
+// With bf16 activations the mins stay in the registers (f32 q·s - z, wide):
+// bf16's q·x products keep 8 bits, too few for s·Σqx - z·Σx to cancel.
+// CHECK-LABEL: func.func @mins_tiled_bf16__gemv_tiled_t1x64x128_w1x1_s1_k8(
+// CHECK-NOT: lb.sum %{{.*}} : vector
+// CHECK: lb.scale_fragment {{.*}} {wide}
+// CHECK-NOT: lb.sum %{{.*}} : vector
+// CHECK: return
+func.func @mins_tiled_bf16(%x: tensor<?x256xbf16>, %w: tensor<128x256xui4>, %s: tensor<128x8xui8>, %z: tensor<128x8xui8>) -> tensor<?x128xbf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<128x8xui8>) quant <granularity = group, group_size = 32, scale = ui8, zero = sub_value, super_block = 256, super_step = bf16>
+      schedule <family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
+      : (tensor<?x256xbf16>, tensor<128x256xui4>, tensor<128x8xui8>) -> tensor<?x128xbf16>
+  return %y : tensor<?x128xbf16>
 }

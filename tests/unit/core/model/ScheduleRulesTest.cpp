@@ -305,6 +305,34 @@ TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKFamilies) {
             "once per K tile)");
 }
 
+// gemv_tiled's register limits that are not its partial sums: each names the
+// spill it was measured from (core/ScheduleRules.cpp).
+TEST(ScheduleRules, GemvTiledRowsFitTheRegistersOfTheirDots) {
+  Problem e5m2 = problem(formats::DataFormat::e5m2());
+  Schedule fourRows = kGemvTiled;
+  fourRows.tileM = 4;
+  EXPECT_EQ(checkSchedule(e5m2, fourRows).error(),
+            "gemv_tiled schedule: f32 dots (e5m2 codes) with tile M > 2 need more than the 128 "
+            "registers a thread gets, got tile M 4");
+  Schedule twoRows = kGemvTiled;
+  twoRows.tileM = 2;
+  Status wideTwoRows = checkSchedule(e5m2, twoRows);
+  EXPECT_TRUE(wideTwoRows.ok()) << wideTwoRows.error();
+
+  Problem g16 = problem(formats::DataFormat::unsignedInt(4));
+  g16.scheme.groupSize = 16;
+  Schedule clustered = twoRows;
+  clustered.stages = 2;
+  clustered.clusterK = 2;
+  EXPECT_EQ(checkSchedule(g16, clustered).error(),
+            "gemv_tiled schedule: groups of 16 and one-byte block scales with tile M > 1, more "
+            "than one chunk in flight and cluster_k > 1 need more than the 128 registers a "
+            "thread gets");
+  clustered.clusterK = 1;
+  Status unclustered = checkSchedule(g16, clustered);
+  EXPECT_TRUE(unclustered.ok()) << unclustered.error();
+}
+
 // The dense path's dequant kernel: gemv_tiled's 64 x 32 tiles with split_k
 // warps along K, one row of blocks whatever M is, and no shared memory.
 TEST(ScheduleRules, DequantWritesWholeLayoutTilesAlongK) {
