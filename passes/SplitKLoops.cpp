@@ -166,9 +166,12 @@ ScaleRuns::ScaleRuns(OpBuilder &b, Location loc, const KernelProblem &problem, i
   const bool mins = twoLevel && problem.zeros && quant.getZero() == lb::ZeroMode::sub_value;
   int64_t runBytes = chunk / group * bytes;
   int64_t count = static_cast<int64_t>(columns_.size());
-  int64_t runWords = count * runBytes / 4 * (mins ? 2 : 1);
+  // The limit is per buffer: the mins' runs of Q2_K's groups of 16 (8 words
+  // beside the scales' 8, with 16 steps) fit a gemv_tiled lane in 138
+  // registers, where per-block loads took 188 and ran at a fifth of the copy
+  // bandwidth.
   if (!core::scaleRunLoadBytes(runBytes, type.getDimSize(1) * bytes) || count > kMaxRunColumns ||
-      runWords > kMaxRunWords)
+      count * runBytes / 4 > kMaxRunWords)
     return;
   count_ = chunk / group;
   load_ = [this, twoLevel, mins](Value chunk0) {
