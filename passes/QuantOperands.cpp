@@ -20,23 +20,26 @@ SmallVector<Value> quantIndex(OpBuilder &b, Location loc, const KernelProblem &p
   return {};
 }
 
+Value loadSuperStep(OpBuilder &b, Location loc, const KernelProblem &p, Value buffer, Value n,
+                    Value k) {
+  lb::QuantAttr quant = p.quant;
+  Value block = b.create<arith::DivUIOp>(
+      loc, k, b.create<arith::ConstantIndexOp>(loc, quant.getSuperBlock()));
+  return b.create<lb::LoadSuperStepOp>(loc, b.getF32Type(), buffer, n, block,
+                                       TypeAttr::get(quant.getSuperStep()),
+                                       b.getI64IntegerAttr(p.k / quant.getSuperBlock()));
+}
+
 namespace {
 
 // Two-level scales: `code` (a group's scale or min code, widened to f32)
-// times the step of its super-block, read from after the codes of `buffer`.
-// code · step is exact in f32 (8 + 11 bits for f16 steps), as the formats
-// library's f64 product is.
+// times the step of its super-block. code · step is exact in f32 (8 + 11
+// bits for f16 steps), as the formats library's f64 product is.
 Value timesSuperStep(OpBuilder &b, Location loc, const KernelProblem &p, Value buffer, Value n,
                      Value k, Value code) {
-  lb::QuantAttr quant = p.quant;
-  if (!quant.getSuperStep())
+  if (!p.quant.getSuperStep())
     return code;
-  Value block = b.create<arith::DivUIOp>(
-      loc, k, b.create<arith::ConstantIndexOp>(loc, quant.getSuperBlock()));
-  Value step = b.create<lb::LoadSuperStepOp>(
-      loc, b.getF32Type(), buffer, n, block, TypeAttr::get(quant.getSuperStep()),
-      b.getI64IntegerAttr(p.k / quant.getSuperBlock()));
-  return b.create<arith::MulFOp>(loc, code, step);
+  return b.create<arith::MulFOp>(loc, code, loadSuperStep(b, loc, p, buffer, n, k));
 }
 
 } // namespace

@@ -180,28 +180,20 @@ ScaleRuns::ScaleRuns(OpBuilder &b, Location loc, const KernelProblem &problem, i
     steps_.clear();
     zeroRuns_.clear();
     zeroSteps_.clear();
-    lb::QuantAttr quant = problem_.quant;
-    Value first = b_.create<arith::DivUIOp>(loc_, chunk0, index(b_, loc_, quant.getGroupSize()));
+    Value first =
+        b_.create<arith::DivUIOp>(loc_, chunk0, index(b_, loc_, problem_.quant.getGroupSize()));
     auto runType = VectorType::get({count_}, b_.getF32Type());
     auto loadRun = [&](Value buffer, Value n) {
       return b_.create<lb::LoadScaleRunOp>(loc_, runType, buffer, n, first,
                                            b_.getI64IntegerAttr(count_));
     };
-    auto loadStep = [&](Value buffer, Value n) {
-      Value block =
-          b_.create<arith::DivUIOp>(loc_, chunk0, index(b_, loc_, quant.getSuperBlock()));
-      return b_.create<lb::LoadSuperStepOp>(loc_, b_.getF32Type(), buffer, n, block,
-                                            TypeAttr::get(quant.getSuperStep()),
-                                            b_.getI64IntegerAttr(problem_.k /
-                                                                 quant.getSuperBlock()));
-    };
     for (Value n : columns_) {
       runs_.push_back(loadRun(problem_.scales, n));
       if (twoLevel)
-        steps_.push_back(loadStep(problem_.scales, n));
+        steps_.push_back(loadSuperStep(b_, loc_, problem_, problem_.scales, n, chunk0));
       if (mins) {
         zeroRuns_.push_back(loadRun(problem_.zeros, n));
-        zeroSteps_.push_back(loadStep(problem_.zeros, n));
+        zeroSteps_.push_back(loadSuperStep(b_, loc_, problem_, problem_.zeros, n, chunk0));
       }
     }
   };

@@ -61,6 +61,11 @@ llvm::SmallVector<mlir::Value> quantIndex(mlir::OpBuilder &b, mlir::Location loc
 //    same for every K of a column, so it grew with Σx and failed bf16
 //    per-channel kernels at 1-1.7e-2.
 //  - sub_value: `bias` = -z, the addend of one fma: q·s - z with one rounding.
+// Two-level scales: the f32 step of row n's super-block at K offset k, read
+// from after the codes of `buffer` (the scales' or the mins').
+mlir::Value loadSuperStep(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
+                          mlir::Value buffer, mlir::Value n, mlir::Value k);
+
 struct ColumnQuant {
   mlir::Value scale, zero, bias;
 };
