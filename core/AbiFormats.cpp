@@ -61,6 +61,7 @@ const std::pair<lowbit_weight_format, const char *> kWeights[] = {
     {LOWBIT_WEIGHT_INT7, "int7"},   {LOWBIT_WEIGHT_INT8, "int8"},
     {LOWBIT_WEIGHT_TERNARY, "ternary"}, {LOWBIT_WEIGHT_E2M1, "e2m1"},
     {LOWBIT_WEIGHT_E4M3, "e4m3fn"},     {LOWBIT_WEIGHT_E5M2, "e5m2"},
+    {LOWBIT_WEIGHT_E2M3, "e2m3"},       {LOWBIT_WEIGHT_E3M2, "e3m2"},
     {LOWBIT_WEIGHT_NF4, "nf4"},
 };
 const std::pair<lowbit_granularity, const char *> kGranularities[] = {

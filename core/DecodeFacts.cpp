@@ -52,8 +52,11 @@ Expected<MinifloatDecode> minifloatDecode(const formats::DataFormat &code, Activ
   MinifloatDecode d;
   d.codeBits = f->bits();
   d.hasSign = f->hasSign();
-  if (d.codeBits > 16 || 16 % d.codeBits)
-    return makeError(subject + "a code must not straddle a 16-bit half (2, 4 or 8 bits), not " +
+  // A two-plane code (3, 5 or 6 bits) is joined inside its half before
+  // this decode sees it (passes/DecodeStrategy.cpp).
+  if (d.codeBits > 8 || (16 % d.codeBits && !layout::codePlanes(d.codeBits).highBits))
+    return makeError(subject + "a code must not straddle a 16-bit half (2, 4 or 8 bits, or 3, "
+                               "5 and 6 in two planes), not " +
                      std::to_string(d.codeBits));
   if (!f->hasSubnormals())
     return makeError(subject + "a format without subnormals has no zero, and the wide type's "

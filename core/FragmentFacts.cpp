@@ -11,10 +11,12 @@ Expected<CodeFragment> codeFragment(const formats::DataFormat &code) {
     return CodeFragment{bits};
   }
   if (code.asFloat()) {
-    if (bits != 2 && bits != 4 && bits != 8)
+    // Widths that divide a half decode a word at a time; 3, 5 and 6 bits
+    // come in two planes, whose parts the decode joins in each half.
+    if (bits > 8 || (16 % bits != 0 && !layout::codePlanes(bits).highBits))
       return makeError("no register decode for " + std::to_string(bits) + "-bit " + code.name() +
                        " codes: a minifloat code must not straddle a 16-bit half (2, 4 or 8 "
-                       "bits)");
+                       "bits, or 3, 5 and 6 in two planes)");
     return CodeFragment{bits};
   }
   const formats::IntFormat *integer = code.asInt();

@@ -196,6 +196,62 @@ struct InPlaceMagicEmitter {
   }
 };
 
+// The pair a minifloat register makes once each half's code sits at the
+// top of the half (bits 16 - c .. 15), so the code's sign is the half's
+// sign. The magnitude shifts right onto the wide mantissa's top, one mask
+// keeps it and one lop3 puts the sign back: (x & 0x80008000) | (y & M).
+// One fma by 2^scaleExponent (with -0 as the addend, which keeps the sign
+// of zero) makes the value, normals and subnormals alike. With zeros below
+// the codes and nothing to move (e5m2 to f16 is its top byte), x is the
+// value already. Raw: no fma; the kernel folds 2^scaleExponent into its f32
+// scales.
+Value minifloatValue(EmitContext &c, const core::MinifloatDecode &decode, Value x,
+                     bool zerosBelow, bool raw) {
+  OpBuilder &b = c.b;
+  const uint32_t sign = decode.hasSign ? 0x80008000u : 0u;
+  const uint32_t magnitude = splat(decode.magnitudeMask);
+  const uint32_t wholeCode = splat(((1u << decode.codeBits) - 1) << (16 - decode.codeBits));
+  Value v;
+  if (decode.magnitudeShift == 0) {
+    v = zerosBelow && (sign | magnitude) == wholeCode
+            ? x
+            : b.create<arith::AndIOp>(c.loc, x, c.i32(sign | magnitude)).getResult();
+  } else {
+    Value y = b.create<arith::ShRUIOp>(c.loc, x, c.i32(decode.magnitudeShift));
+    v = b.create<arith::AndIOp>(c.loc, y, c.i32(magnitude));
+    if (sign) // (x & sign) | v
+      v = b.create<lb::Lop3Op>(c.loc, b.getI32Type(), x, c.i32(sign), v,
+                               b.getI32IntegerAttr(kLutAndOr));
+  }
+  if (decode.scaleExponent != 0 && !raw)
+    v = c.pair(lb::PairOp::fma, v, splat(halfBits(std::ldexp(1.0, decode.scaleExponent), c.bf16)),
+               0x80008000u);
+  return v;
+}
+
+// A unit's high-plane words, each shifted as a register needs it; a shift
+// is made once and shared by the registers that need it.
+struct HighPlaneWords {
+  EmitContext &c;
+  ArrayRef<Value> words;
+  std::map<std::pair<int, int>, Value> shifted;
+
+  // High word `word` shifted right by `shift` (left when negative).
+  Value operator()(int word, int shift) {
+    Value &at = shifted[{word, shift}];
+    if (!at)
+      at = shiftRight(c, words[word], shift);
+    return at;
+  }
+  static Value shiftRight(EmitContext &c, Value source, int shift) {
+    if (shift > 0)
+      return c.b.create<arith::ShRUIOp>(c.loc, source, c.i32(shift));
+    if (shift < 0)
+      return c.b.create<arith::ShLIOp>(c.loc, source, c.i32(-shift));
+    return source;
+  }
+};
+
 // 3, 5 and 6 bits in two planes (see the file comment).
 struct PlaneMagicEmitter {
   IntegerCode code; // the full width
@@ -209,18 +265,7 @@ struct PlaneMagicEmitter {
     const int perWord = 32 / low;
     const uint32_t magicBits = splat(halfBits(bf16 ? 128 : 1024, bf16));
     const int windowBits = bf16 ? 7 / low * low : 8;
-    // A high word shifted is shared by the registers that need that shift.
-    std::map<std::pair<int, int>, Value> highShifted;
-    auto highWord = [&](int word, int shift) {
-      Value &at = highShifted[{word, shift}];
-      if (!at) {
-        Value source = unitWords[lowWords + word];
-        at = shift > 0   ? b.create<arith::ShRUIOp>(loc, source, c.i32(shift)).getResult()
-             : shift < 0 ? b.create<arith::ShLIOp>(loc, source, c.i32(-shift)).getResult()
-                         : source;
-      }
-      return at;
-    };
+    HighPlaneWords highWord{c, unitWords.drop_front(lowWords), {}};
     SmallVector<Value> registers;
     for (int w = 0; w < lowWords; ++w) {
       SmallVector<Value> windows;
@@ -252,6 +297,45 @@ struct PlaneMagicEmitter {
         registers.push_back(c.unbias(c.lop3(high, highMask, lowField), slot.p, code));
       }
     }
+    return registers;
+  }
+};
+
+// Minifloats of 3, 5 and 6 bits in two planes (fp6: e2m3, e3m2). Each
+// register's code is joined at the top of both halves, as MinifloatEmitter
+// leaves a one-plane code: the low word shifted so its field ends where the
+// high part begins (16 - high bits), and one lop3 select (mask ? high :
+// low) takes the high part from the high word, shifted as for integers
+// (highPlaneBit keeps both halves' high parts 16 bits apart). Bits below
+// the code are left as they are: minifloatValue masks them. The fields
+// follow f16's windows for both activations, since no magic number bounds
+// where a field may sit.
+struct PlaneMinifloatEmitter {
+  core::MinifloatDecode decode;
+  bool bf16;
+  bool raw;
+
+  SmallVector<Value> operator()(OpBuilder &b, Location loc, ArrayRef<Value> unitWords) const {
+    EmitContext c{b, loc, bf16};
+    const int bits = decode.codeBits;
+    const layout::CodePlanes planes = layout::codePlanes(bits);
+    const int low = planes.lowBits, lowWords = core::kValuesPerUnit * low / 32;
+    const int perWord = 32 / low, highAt = 16 - planes.highBits;
+    const uint32_t highMask = splat(((1u << planes.highBits) - 1) << highAt);
+    HighPlaneWords highWord{c, unitWords.drop_front(lowWords), {}};
+    SmallVector<Value> registers;
+    for (int w = 0; w < lowWords; ++w)
+      for (int r = 0; r < perWord / 2; ++r) {
+        FieldSlot slot = fieldOfRegister(low, /*bf16=*/false, r);
+        const int fieldAt = slot.window * 8 + slot.p;
+        const int source = layout::highPlaneBit(bits, w * perWord + slot.field);
+        Value lowPart = HighPlaneWords::shiftRight(c, unitWords[w], fieldAt - (highAt - low));
+        Value joined = b.create<lb::Lop3Op>(loc, b.getI32Type(), highWord(source / 32,
+                                                                          source % 32 - highAt),
+                                            lowPart, c.i32(highMask),
+                                            b.getI32IntegerAttr(kLutSelect));
+        registers.push_back(minifloatValue(c, decode, joined, /*zerosBelow=*/false, raw));
+      }
     return registers;
   }
 };
@@ -304,12 +388,8 @@ struct BytePermuteEmitter {
 
 // Minifloats (core/DecodeFacts.h): register j takes field j of each half,
 // moved to the top of its half (a shift left, or for bytes one prmt that
-// also zeroes the low bytes), so the code's sign is the half's sign. The
-// magnitude shifts right onto the wide mantissa's top, one mask keeps it
-// and one lop3 puts the sign back: (x & 0x80008000) | (y & M). One fma by
-// 2^scaleExponent (with -0 as the addend, which keeps the sign of zero)
-// makes the value, normals and subnormals alike. e5m2 to f16 is its top
-// byte: the prmt alone.
+// also zeroes the low bytes), so the code's sign is the half's sign; then
+// minifloatValue makes the pair.
 struct MinifloatEmitter {
   core::MinifloatDecode decode;
   bool bf16;
@@ -319,8 +399,6 @@ struct MinifloatEmitter {
   SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
     EmitContext c{b, loc, bf16};
     const int bits = decode.codeBits, registers = 16 / bits;
-    const uint32_t sign = decode.hasSign ? 0x80008000u : 0u;
-    const uint32_t magnitude = splat(decode.magnitudeMask);
     SmallVector<Value> out;
     for (int j = 0; j < registers; ++j) {
       Value x;
@@ -332,23 +410,7 @@ struct MinifloatEmitter {
         int shift = 16 - bits * (j + 1);
         x = shift == 0 ? word : b.create<arith::ShLIOp>(loc, word, c.i32(shift)).getResult();
       }
-      Value v;
-      if (decode.magnitudeShift == 0) {
-        // Sign and magnitude are in place; a byte's prmt left nothing else.
-        v = bits == 8 && (sign | magnitude) == 0xFF00FF00u
-                ? x
-                : b.create<arith::AndIOp>(loc, x, c.i32(sign | magnitude)).getResult();
-      } else {
-        Value y = b.create<arith::ShRUIOp>(loc, x, c.i32(decode.magnitudeShift));
-        v = b.create<arith::AndIOp>(loc, y, c.i32(magnitude));
-        if (sign) // (x & sign) | v
-          v = b.create<lb::Lop3Op>(loc, b.getI32Type(), x, c.i32(sign), v,
-                                   b.getI32IntegerAttr(kLutAndOr));
-      }
-      if (decode.scaleExponent != 0 && !raw)
-        v = c.pair(lb::PairOp::fma, v, splat(halfBits(std::ldexp(1.0, decode.scaleExponent), bf16)),
-                   0x80008000u);
-      out.push_back(v);
+      out.push_back(minifloatValue(c, decode, x, /*zerosBelow=*/bits == 8, raw));
     }
     return out;
   }
@@ -496,7 +558,22 @@ selectNonIntegerStrategy(Type codeType, Type value, bool raw,
   if (raw && !core::decodesRaw(*format, activation))
     return emitError() << "a raw decode takes unsigned integer codes or minifloats to f16, not "
                        << codeType << " to " << value;
-  const int bits = format->bits(), fields = 32 / bits;
+  const int bits = format->bits();
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  if (planes.highBits) {
+    // A two-plane minifloat's fields, and so its interleave, are its low
+    // plane's, in f16's windows (PlaneMinifloatEmitter).
+    Expected<layout::LinearLayout> interleave = wordInterleave(planes.lowBits, /*bf16=*/false);
+    if (!interleave.ok())
+      return emitError() << "internal: " << interleave.error();
+    DecodeStrategy strategy;
+    strategy.codesPerWord = 32 / planes.lowBits;
+    strategy.interleave = *interleave;
+    strategy.emitUnit =
+        PlaneMinifloatEmitter{*core::minifloatDecode(*format, activation), value.isBF16(), raw};
+    return strategy;
+  }
+  const int fields = 32 / bits;
   DecodeStrategy strategy;
   strategy.codesPerWord = fields;
   std::vector<int> elementOf(fields);

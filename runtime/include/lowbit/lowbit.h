@@ -133,6 +133,8 @@ typedef enum lowbit_weight_format {
   LOWBIT_WEIGHT_E2M1 = 48,    /* OCP FP4: ±{0, 0.5, 1, 1.5, 2, 3, 4, 6} */
   LOWBIT_WEIGHT_E4M3 = 49,    /* OCP FP8 e4m3fn (0x7F and 0xFF are NaN) */
   LOWBIT_WEIGHT_E5M2 = 50,    /* OCP FP8 e5m2 (IEEE-style Inf and NaN) */
+  LOWBIT_WEIGHT_E2M3 = 51,    /* OCP FP6 e2m3: ±7.5 at most, no Inf or NaN */
+  LOWBIT_WEIGHT_E3M2 = 52,    /* OCP FP6 e3m2: ±28 at most, no Inf or NaN */
   LOWBIT_WEIGHT_NF4 = 64,     /* 4-bit codes of the NormalFloat table */
   LOWBIT_WEIGHT_LUT4 = 65     /* 4-bit codes of the table in lowbit_problem.table */
 } lowbit_weight_format;

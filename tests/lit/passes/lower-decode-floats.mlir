@@ -85,3 +85,49 @@ func.func @nf4(%x: tensor<?x1024xf16>, %w: tensor<64x1024x!lb.lut<4, [-1.0, -0.6
       : (tensor<?x1024xf16>, tensor<64x1024x!lb.lut<4, [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0]>>, tensor<64x16xf16>) -> tensor<?x64xf16>
   return %y : tensor<?x64xf16>
 }
+
+// -----
+
+// fp6 (e2m3) in two planes: a unit is four low-plane words (4-bit fields,
+// f16's windows for either activation) and two high-plane words (2 bits a
+// code). Each register joins its code at the top of both halves: the low
+// word shifted left so its field ends at bit 14 (10 for field 0), the high
+// word shifted so its 2 bits sit at 14-15, and one lop3 select (lut 228)
+// under the mask 0xC000C000 (-1073692672) takes the high part. Then the
+// minifloat steps of e2m1, with e2m3's shift (3), mask (0x0F800F80 =
+// 260050816) and factor 2^14.
+// CHECK-LABEL: func.func @e2m3__gemv
+// CHECK: %[[UNIT:.*]] = lb.load_codes {{.*}} -> vector<6xi32>
+// CHECK: %[[L0:.*]] = lb.extract_word %[[UNIT]][0]
+// CHECK: %[[H0:.*]] = lb.extract_word %[[UNIT]][4]
+// CHECK: %[[LOW:.*]] = arith.shli %[[L0]], %c10_i32
+// CHECK: %[[HIGH:.*]] = arith.shli %[[H0]], %c14_i32
+// CHECK: %[[J:.*]] = lb.lop3 %[[HIGH]], %[[LOW]], %c-1073692672_i32 lut 228
+// CHECK: %[[Y:.*]] = arith.shrui %[[J]], %c3_i32
+// CHECK: %[[M:.*]] = arith.andi %[[Y]], %c260050816_i32
+// CHECK: %[[V:.*]] = lb.lop3 %[[J]], %c-2147450880_i32{{[_0-9]*}}, %[[M]] lut 234
+// CHECK: lb.pair_arith fma f16 %[[V]], %c1946186752_i32
+// CHECK-NOT: arith.sitofp
+// CHECK: lb.pack_pairs {{.*}} : vector<32xf16>
+func.func @e2m3(%x: tensor<?x1024xf16>, %w: tensor<64x1024x!lb.float<e2m3, finite>>, %s: tensor<64x32xf16>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024x!lb.float<e2m3, finite>>, tensor<64x32xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// -----
+
+// e3m2 to bf16, the same join: the magnitude (5 bits) moves right by 10 -
+// (7 - 2) = 5 onto bf16's mantissa top, and the fma multiplies by 2^124
+// (0x7D807D80 = 2105572736).
+// CHECK-LABEL: func.func @e3m2__gemv
+// CHECK: lb.lop3 %{{.*}}, %{{.*}}, %c-1073692672_i32 lut 228
+// CHECK: arith.shrui %{{.*}}, %c5_i32
+// CHECK: lb.pair_arith fma bf16 %{{.*}}, %c2105572736_i32
+func.func @e3m2(%x: tensor<?x1024xbf16>, %w: tensor<64x1024x!lb.float<e3m2, finite>>, %s: tensor<64xbf16>) -> tensor<?x64xbf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = bf16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xbf16>, tensor<64x1024x!lb.float<e3m2, finite>>, tensor<64xbf16>) -> tensor<?x64xbf16>
+  return %y : tensor<?x64xbf16>
+}

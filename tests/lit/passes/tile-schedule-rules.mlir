@@ -4,12 +4,13 @@
 // same words the tuner gives as its reason for skipping a schedule
 // (tests/unit/passes/ScheduleAgreementTest.cpp holds the two together).
 
-// Codes the fragment facts have no register decode for get their reason.
-func.func @fp6(%x: tensor<?x4096xf16>, %w: tensor<256x4096x!lb.float<e3m2, finite>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{gemv schedule: no register decode for 6-bit e3m2 codes: a minifloat code must not straddle a 16-bit half (2, 4 or 8 bits)}}
+// Codes the fragment facts have no register decode for get their reason: a
+// 7-bit minifloat (fp6 and other 3, 5 and 6-bit codes come in two planes).
+func.func @fp7(%x: tensor<?x4096xf16>, %w: tensor<256x4096x!lb.float<e3m3, bias = 3, finite>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: no register decode for 7-bit}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
-      : (tensor<?x4096xf16>, tensor<256x4096x!lb.float<e3m2, finite>>, tensor<256xf16>) -> tensor<?x256xf16>
+      : (tensor<?x4096xf16>, tensor<256x4096x!lb.float<e3m3, bias = 3, finite>>, tensor<256xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
 

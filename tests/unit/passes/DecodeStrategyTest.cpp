@@ -219,10 +219,16 @@ TEST_P(PlaneDecode, EveryCodeInEveryPositionDecodesExactly) {
       double decoded = testing::half::toDouble(kind, (reg >> (16 * (element % 2))) & 0xFFFF);
       uint32_t q = static_cast<uint32_t>((round + o) % codes);
       double expected = format->decode(q);
-      if (c.raw)
+      if (c.raw && format->asFloat())
+        expected = std::ldexp(expected, -core::minifloatDecode(*format, core::Activation::F16)
+                                             ->scaleExponent);
+      else if (c.raw)
         expected = std::ldexp(
             expected, core::f16FieldBitOffset(planes.lowBits, (element % perWord) / 2) - 24);
       ASSERT_EQ(decoded, expected)
+          << c.format << " code " << q << " at unit offset " << o << " (element " << element
+          << ")";
+      ASSERT_EQ(std::signbit(decoded), std::signbit(expected))
           << c.format << " code " << q << " at unit offset " << o << " (element " << element
           << ")";
     }
@@ -241,6 +247,19 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"int<6,unsigned,-32>", 6, false, true},
                       Case{"uint3", 3, false, false, true}, Case{"uint5", 5, false, false, true},
                       Case{"uint6", 6, false, false, true}),
+    caseName);
+
+// fp6 and other minifloats of 3, 5 and 6 bits, from their parameters, in
+// the same two planes: every code (both zeros, subnormals, the extremes) in
+// every position.
+INSTANTIATE_TEST_SUITE_P(
+    FloatPlanes, PlaneDecode,
+    ::testing::Values(Case{"e2m3", 6, true, false}, Case{"e2m3", 6, true, true},
+                      Case{"e3m2", 6, true, false}, Case{"e3m2", 6, true, true},
+                      Case{"e2m3", 6, true, false, true}, Case{"e3m2", 6, true, false, true},
+                      Case{"float<2,2,1>", 5, true, false}, Case{"float<2,2,1>", 5, true, true},
+                      Case{"float<1,1,0>", 3, true, false},
+                      Case{"float<3,2,3,unsigned>", 5, false, true}),
     caseName);
 
 // The builders scale a raw subtile by one factor: both of its registers
@@ -302,10 +321,12 @@ TEST_F(DecodeStrategyErrors, MinifloatsWithoutAnExactDecodeSayWhy) {
     EXPECT_TRUE(code.ok()) << text << ": " << (code.ok() ? "" : code.error());
     return code.ok() && refused(*code, value, false);
   };
-  // e8m0 has 8 exponent bits (f16 has 5); fp6 straddles a half.
+  // e8m0 has 8 exponent bits (f16 has 5); fp6 comes in two planes, but a
+  // 7-bit minifloat has none.
   EXPECT_TRUE(refusedFormat("e8m0", b.getF16Type()));
   EXPECT_NE(message.find("no exact decode of e8m0 to f16"), std::string::npos) << message;
-  EXPECT_TRUE(refusedFormat("e3m2", b.getF16Type()));
+  EXPECT_FALSE(refusedFormat("e3m2", b.getF16Type())) << message;
+  EXPECT_TRUE(refusedFormat("float<3,3,3>", b.getF16Type()));
   EXPECT_NE(message.find("straddle"), std::string::npos) << message;
   // Values below f16's subnormals.
   EXPECT_TRUE(refusedFormat("float<5,2,30>", b.getF16Type()));

@@ -38,6 +38,8 @@ TEST(AbiFormats, MinifloatAndTableWeightsAreTheFormatsLibrarys) {
   for (const Row &row : {Row{LOWBIT_WEIGHT_E2M1, formats::DataFormat::e2m1()},
                          Row{LOWBIT_WEIGHT_E4M3, formats::DataFormat::e4m3fn()},
                          Row{LOWBIT_WEIGHT_E5M2, formats::DataFormat::e5m2()},
+                         Row{LOWBIT_WEIGHT_E2M3, formats::DataFormat::e2m3()},
+                         Row{LOWBIT_WEIGHT_E3M2, formats::DataFormat::e3m2()},
                          Row{LOWBIT_WEIGHT_NF4, formats::DataFormat::nf4()}}) {
     Expected<formats::DataFormat> code = weightFormatFromAbi(row.abi);
     ASSERT_TRUE(code.ok()) << code.error();
@@ -177,11 +179,14 @@ TEST(AbiFormats, ProblemsCrossTheAbiAndComeBackTheSame) {
   EXPECT_EQ(abi.weight, LOWBIT_WEIGHT_LUT4);
   EXPECT_EQ(abi.table, storage.data());
 
-  Problem e3m2;
-  e3m2.code = formats::DataFormat::e3m2();
-  Status refused = problemToAbi(e3m2, &abi, &storage);
+  Problem custom;
+  Expected<formats::DataFormat> e2m2 = formats::parseFormat("float<2,2,1>");
+  ASSERT_TRUE(e2m2.ok()) << e2m2.error();
+  custom.code = *e2m2;
+  Status refused = problemToAbi(custom, &abi, &storage);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().find("weight e3m2 has no lowbit.h value"), std::string::npos)
+  EXPECT_NE(refused.error().find("weight " + e2m2->name() + " has no lowbit.h value"),
+            std::string::npos)
       << refused.error();
 }
 

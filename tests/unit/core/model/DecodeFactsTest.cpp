@@ -43,7 +43,7 @@ TEST(DecodeFacts, FormatsTheWideTypeCannotHoldSayWhy) {
                          Row{"float<5,2,-5>", Activation::F16, "2^20 is not an f16"},
                          Row{"float<5,2,30>", Activation::F16, "code 1 (4.65661e-10) is not exact in f16"},
                          Row{"float<5,2,10>", Activation::F16, "not exact in f16"},
-                         Row{"e3m2", Activation::BF16, "straddle"}}) {
+                         Row{"float<3,3,3>", Activation::BF16, "straddle"}}) {
     Expected<formats::DataFormat> code = formats::parseFormat(row.format);
     ASSERT_TRUE(code.ok()) << row.format << ": " << code.error();
     Status s = checkDecodable(*code, row.activation);
@@ -51,6 +51,8 @@ TEST(DecodeFacts, FormatsTheWideTypeCannotHoldSayWhy) {
     EXPECT_NE(s.error().find(row.reason), std::string::npos) << row.format << ": " << s.error();
   }
   EXPECT_TRUE(checkDecodable(formats::DataFormat::e4m3fn(), Activation::BF16).ok());
+  EXPECT_TRUE(checkDecodable(formats::DataFormat::e3m2(), Activation::BF16).ok());
+  EXPECT_TRUE(checkDecodable(formats::DataFormat::e2m3(), Activation::F16).ok());
   EXPECT_TRUE(checkDecodable(formats::DataFormat::nf4(), Activation::F16).ok());
 }
 

@@ -100,14 +100,30 @@ TEST(FormatListing, TwoPlaneIntegersHaveKernelsOnEveryArch) {
 }
 
 TEST(FormatListing, FormatsWithoutARegisterDecodeHaveNoKernels) {
-  for (const DataFormat &code :
-       {DataFormat::e3m2(), DataFormat::e2m3(), DataFormat::e8m0(), DataFormat::unsignedInt(7)}) {
+  Expected<DataFormat> e3m3 = formats::parseFormat("float<3,3,3>");
+  ASSERT_TRUE(e3m3.ok()) << e3m3.error();
+  for (const DataFormat &code : {*e3m3, DataFormat::e8m0(), DataFormat::unsignedInt(7)}) {
     KernelAvailability kernels = elementKernels(code);
     EXPECT_FALSE(kernels.any()) << code.name();
     EXPECT_TRUE(contains(kernels.reason, "no ")) << kernels.reason;
   }
+  std::string uint7 = lineWith(formatListing(), "  uint7 ");
+  EXPECT_TRUE(contains(uint7, "none: no register decode for 7-bit codes")) << uint7;
+}
+
+// fp6 comes in two planes, like the integers of 3, 5 and 6 bits.
+TEST(FormatListing, Fp6HasKernelsOnEveryArch) {
+  for (const DataFormat &code : {DataFormat::e2m3(), DataFormat::e3m2()}) {
+    KernelAvailability kernels = elementKernels(code);
+    EXPECT_EQ(kernels.archs, allArchs()) << code.name() << ": " << kernels.reason;
+    EXPECT_EQ(kernels.activations.size(), 2u) << code.name();
+  }
+  for (const char *name : {"mxfp6-e2m3", "mxfp6-e3m2", "fp6-e3m2-g32"}) {
+    KernelAvailability kernels = schemeKernels(builtin(name));
+    EXPECT_EQ(kernels.archs, allArchs()) << name << ": " << kernels.reason;
+  }
   std::string e3m2 = lineWith(formatListing(), "  e3m2 ");
-  EXPECT_TRUE(contains(e3m2, "none: no register decode for 6-bit e3m2")) << e3m2;
+  EXPECT_TRUE(contains(e3m2, "sm_80 sm_86 sm_89 sm_90a")) << e3m2;
 }
 
 TEST(FormatListing, SchemesSayWhetherKernelsExistAndWhyNot) {

@@ -48,7 +48,12 @@ TEST(FragmentFacts, WidthsThatStraddleWordsHaveNoDecode) {
   Expected<CodeFragment> seven = codeFragment(formats::DataFormat::unsignedInt(7));
   ASSERT_FALSE(seven.ok());
   EXPECT_NE(seven.error().find("straddle"), std::string::npos) << seven.error();
-  EXPECT_FALSE(codeFragment(formats::DataFormat::e3m2()).ok()) << "fp6 straddles a half";
+  Expected<formats::DataFormat> e3m3 = formats::parseFormat("float<3,3,3>");
+  ASSERT_TRUE(e3m3.ok()) << e3m3.error();
+  EXPECT_FALSE(codeFragment(*e3m3).ok()) << "a 7-bit minifloat straddles a half";
+  Expected<CodeFragment> fp6 = codeFragment(formats::DataFormat::e3m2());
+  ASSERT_TRUE(fp6.ok()) << fp6.error();
+  EXPECT_TRUE(fp6->hasPlanes()) << "fp6 is two planes, 4 + 2 bits";
   EXPECT_FALSE(codeFragment(formats::DataFormat::mxInt8()).ok()) << "fixed point";
   Expected<formats::DataFormat> lut2 = formats::DataFormat::lut(2, {-1, 0, 1, 2}, "");
   ASSERT_TRUE(lut2.ok());
