@@ -134,7 +134,8 @@ TEST_F(DecodeKernels, CoverEveryCodeTypeWithEveryFamily) {
   const std::set<std::string> every = {"gemv", "gemv_tiled", "mma split-K", "mma staged"};
   for (const char *activation : {"f16", "bf16"})
     for (const char *code : {"uint8", "int8", "uint4", "int4", "uint2", "int2", "uint1", "ternary",
-                             "uint3", "int3", "uint5", "int5", "uint6", "int6"}) {
+                             "uint3", "int3", "uint5", "int5", "uint6", "int6", "e2m1", "e4m3fn",
+                             "e5m2", "e2m3", "e3m2", "nf4"}) {
       std::string key = std::string(activation) + " " + code;
       EXPECT_EQ(builders[key], every) << key;
     }

@@ -145,6 +145,24 @@ TEST(ProblemTest, BlockScalesAndTheTensorScale) {
   EXPECT_EQ(core::scaleAlignment(*desc), 16);
 }
 
+// MXFP6 through the C ABI: fp6 codes (two planes in kernels) with e8m0
+// scales per 32; the signature names the formats library's e2m3 and e3m2.
+TEST(ProblemTest, Fp6WeightsWithMxScales) {
+  for (auto [weight, name] : {std::pair{LOWBIT_WEIGHT_E2M3, "e2m3"},
+                              std::pair{LOWBIT_WEIGHT_E3M2, "e3m2"}}) {
+    lowbit_problem mx = w4a16();
+    mx.weight = weight;
+    mx.scale = LOWBIT_DTYPE_E8M0;
+    mx.group_size = 32;
+    Result<core::Problem> desc = problemFromApi(mx);
+    ASSERT_TRUE(desc.ok()) << desc.error().message;
+    EXPECT_EQ(desc->code.bits(), 6);
+    EXPECT_EQ(core::signature(*desc), std::string("lowbit.qmatmul.v1;n=4096;k=4096;act=f16;weight=") +
+                                          name + ";scale=e8m0;granularity=group;group=32;zero=none");
+    EXPECT_EQ(core::scaleBytes(*desc), 4096 * 128);
+  }
+}
+
 // The compact int4 encoding: uint8 scale and min codes per 32, f16 steps per
 // 256, each buffer's steps after its codes at a 16-byte offset.
 lowbit_problem compactInt4() {
