@@ -242,11 +242,21 @@ TEST(KernelWeights, Nvfp4TensorScaleFollowsTheBlockScales) {
   EXPECT_EQ(stored, m.tensorScale);
 }
 
-TEST(KernelWeights, MinifloatsWithoutADecodeAreAnError) {
+// Fixed-point codes (MX's int8 times 2^-6) have no register decode.
+TEST(KernelWeights, CodesWithoutADecodeAreAnError) {
   Expected<KernelWeights> w =
-      toKernelWeights(quantized(builtin("fp6-e3m2-g32"), 4, 64), core::Activation::F16);
+      toKernelWeights(quantized(builtin("mxint8"), 4, 64), core::Activation::F16);
   ASSERT_FALSE(w);
   EXPECT_NE(w.error().find("no kernel decode"), std::string::npos) << w.error();
+}
+
+// fp6 is served as stored (two planes in kernels): its codes pass through.
+TEST(KernelWeights, Fp6CodesPassThrough) {
+  QuantizedMatrix m = quantized(builtin("fp6-e3m2-g32"), 4, 64);
+  Expected<KernelWeights> w = toKernelWeights(m, core::Activation::F16);
+  ASSERT_TRUE(w) << w.error();
+  EXPECT_EQ(w->problem.code, formats::DataFormat::e3m2());
+  EXPECT_EQ(w->codes, m.codes);
 }
 
 } // namespace
