@@ -73,8 +73,10 @@ Status checkQuantTail(const Problem &p, const Schedule &s) {
   return Status::success();
 }
 
-// The families whose blocks take whole tile N x tile K tiles and apply a
-// scale once per K tile (the staged mma, wgmma).
+// The families whose blocks take whole tile N x tile K tiles (the staged
+// mma, wgmma) and load a lane's scales once per K tile, or, where groups are
+// shorter, at each 32-wide block that starts one (groups of 16: the lane's
+// half of every block).
 Status checkWholeBlockTiles(const Problem &p, const Schedule &s) {
   if (p.n % s.tileN)
     return reject(s, "N = " + str(p.n) + " is not a multiple of tile N = " + str(s.tileN));
@@ -85,9 +87,12 @@ Status checkWholeBlockTiles(const Problem &p, const Schedule &s) {
     return reject(s, "split_k x cluster_k = " + str(s.kSlices()) + " slices of K, but K = " +
                          str(p.k) + " has only " + str(p.k / s.tileK) + " chunks of tile K = " +
                          str(s.tileK));
-  if (isGrouped(p) && p.scheme.groupSize % s.tileK)
-    return reject(s, "group size " + str(p.scheme.groupSize) + " is not a multiple of tile K = " +
-                         str(s.tileK) + " (scales are applied once per K tile)");
+  const int64_t g = p.scheme.groupSize;
+  if (isGrouped(p) && g != kUnitK && g % s.tileK && (g % kBlockK || s.tileK % g))
+    return reject(s, "group size " + str(g) + " is neither " + str(kUnitK) +
+                         ", a multiple of tile K = " + str(s.tileK) +
+                         " nor a multiple of 32 dividing it (a lane's scales are loaded per K "
+                         "tile or per 32-wide block)");
   return Status::success();
 }
 

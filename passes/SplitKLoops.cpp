@@ -231,9 +231,8 @@ Value ScaleRuns::zeroAt(size_t column, Value k, Value upperHalf) {
   return pickAt(zeroRuns_, zeroSteps_, column, k, upperHalf);
 }
 
-HalfBlockLane::HalfBlockLane(OpBuilder &b, Location loc, const SplitKShape &shape,
-                             Value inGroup) {
-  if (shape.halfBlockGroups)
+HalfBlockLane::HalfBlockLane(OpBuilder &b, Location loc, bool halfBlockGroups, Value inGroup) {
+  if (halfBlockGroups)
     upperHalf = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, inGroup,
                                         index(b, loc, core::kPairedLanesPerUnitK));
 }

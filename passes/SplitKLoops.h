@@ -119,6 +119,9 @@ void finishAcrossCluster(mlir::OpBuilder &b, mlir::Location loc, const SplitKSha
 // upperHalf is null and the quant of a block is at its k0.
 struct HalfBlockLane {
   HalfBlockLane(mlir::OpBuilder &b, mlir::Location loc, const SplitKShape &shape,
+                mlir::Value inGroup)
+      : HalfBlockLane(b, loc, shape.halfBlockGroups, inGroup) {}
+  HalfBlockLane(mlir::OpBuilder &b, mlir::Location loc, bool halfBlockGroups,
                 mlir::Value inGroup);
   // The K whose group the lane's quant of the block at k0 is.
   mlir::Value quantK(mlir::OpBuilder &b, mlir::Location loc, mlir::Value k0) const;

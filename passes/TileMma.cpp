@@ -10,8 +10,13 @@
 // packed copy serves every M) and are read with one 16-byte shared load per
 // lane per 64 x 16 step; the paired K order lets the activation tile be read
 // with one 16-byte shared load per row and lane per 32-wide block. Scales multiply the
-// decoded B registers once per K tile, which lies inside one group; zero
-// points come off the codes in the decode, before the scale.
+// decoded B registers; zero points come off the codes in the decode, before
+// the scale. A lane loads its subtiles' quant once per K tile where the tile
+// lies inside one group, else at each 32-wide block that starts a group: both
+// k16 steps of a block hold the same K values in the paired order, and with
+// groups of 16 a lane's values of a block lie in one of its two groups
+// (core::pairedLanesKeepTheirGroupOf16; HalfBlockLane picks the lane's).
+#include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -69,6 +74,13 @@ struct MmaBuilder : TileBuilderBase {
     Value warpRow = b.create<arith::DivUIOp>(loc, warp, index(shape.wn));
     Value warpColumn = b.create<arith::RemUIOp>(loc, warp, index(shape.wn));
     Value group = b.create<arith::DivUIOp>(loc, lane, index(4)); // PTX groupID
+    const bool grouped = p.quant.getGranularity() == lb::ScaleGranularity::group;
+    const int64_t groupSize = grouped ? p.quant.getGroupSize() : p.k;
+    HalfBlockLane half(b, loc, groupSize == core::kUnitK,
+                       b.create<arith::RemUIOp>(loc, lane, index(4)));
+    // The K offsets in a tile where the lane's quant is (re)loaded.
+    const int64_t quantPeriod = std::max<int64_t>(groupSize, core::kBlockK);
+    auto startsQuant = [&](int64_t blockK) { return blockK % quantPeriod == 0; };
     Value n0 = mul(coord(lb::ThreadCoord::block_x), index(shape.tn));
     Value m0 = mul(coord(lb::ThreadCoord::block_y), index(shape.tm));
     Value warpM = mul(warpRow, index(fragmentsM * kMmaM));
@@ -107,17 +119,22 @@ struct MmaBuilder : TileBuilderBase {
       }
       b.create<lb::AsyncCommitOp>(loc);
 
-      // The lane's scale (and zero) for each of its n-subtiles in this tile.
+      // The lane's scale (and zero) for each of its n-subtiles from K
+      // offset blockK of this tile on.
       Value k0 = mul(tile, index(shape.tk));
       SmallVector<Value> scales, biases, zeros;
-      for (int64_t s = 0; s < subtiles; ++s) {
-        Value n = add(add(n0, warpN), add(index(kMmaN * s), group));
-        ColumnQuant q = loadColumnQuant(b, loc, p, n, k0);
-        scales.push_back(q.scale);
-        biases.push_back(q.bias);
-        if (q.zero)
-          zeros.push_back(q.zero);
-      }
+      auto loadQuant = [&](int64_t blockK) {
+        scales.clear(), biases.clear(), zeros.clear();
+        Value k = half.quantK(b, loc, add(k0, index(blockK)));
+        for (int64_t s = 0; s < subtiles; ++s) {
+          Value n = add(add(n0, warpN), add(index(kMmaN * s), group));
+          ColumnQuant q = loadColumnQuant(b, loc, p, n, k);
+          scales.push_back(q.scale);
+          biases.push_back(q.bias);
+          if (q.zero)
+            zeros.push_back(q.zero);
+        }
+      };
 
       SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
       auto aType = VectorType::get({8}, p.activation);
@@ -126,6 +143,8 @@ struct MmaBuilder : TileBuilderBase {
       SmallVector<Value> paired;
       PairedCodeLoader codes(b, loc, p, wBuffer, stage);
       for (int64_t ks = 0; ks < shape.tk / kMmaK; ++ks) {
+        if (ks % 2 == 0 && startsQuant(kMmaK * ks))
+          loadQuant(kMmaK * ks);
         // Both k16 steps of a 32-wide block read their A fragments with one
         // 16-byte shared load per row (the mma_b_paired K order).
         if (ks % 2 == 0) {

@@ -27,8 +27,17 @@
 // each k16 step decodes and scales the step's A fragments and issues its four
 // wgmmas; lb.wgmma_wait 1 after each step leaves one step's wgmmas running
 // while the next step decodes.
+//
+// Groups shorter than the K tile (32: MXFP4, the compact encodings; 16:
+// NVFP4, the k-quants' sub-blocks) take one set of subtile quant per 32-wide
+// block of the tile: a block's two k16 steps hold the same K values in the
+// paired order (core::pairedKOf), so both steps of a block share its set.
+// With groups of 16 a lane's 8 values of a block are all in one of the
+// block's two groups (core::pairedLanesKeepTheirGroupOf16), so the lane loads
+// that group's quant (HalfBlockLane) and the set stays one value a subtile.
 #include "core/ScheduleRules.h"
 #include "ir/CoreConversion.h"
+#include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -68,6 +77,13 @@ struct WgmmaBuilder : TileBuilderBase {
   int64_t tileN() const { return p.schedule.getTile()[1]; }
   int64_t stages() const { return p.schedule.getStages(); }
   int64_t consumerWarps() const { return p.schedule.getWarps()[1]; }
+  // Sets of subtile quant a K tile takes: one per 32-wide block where the
+  // groups are shorter than the tile, else one.
+  int64_t quantSets() const {
+    const bool shortGroups = p.quant.getGranularity() == lb::ScaleGranularity::group &&
+                             p.quant.getGroupSize() < kTileK;
+    return shortGroups ? kTileK / core::kBlockK : 1;
+  }
 
   // What one K tile's consumer needs loaded, in the order build() carries it
   // through the loop: the distinct code loads, then every non-null quant
@@ -76,7 +92,9 @@ struct WgmmaBuilder : TileBuilderBase {
     SmallVector<Value> codeLoads;
     // Step j's codes: codeLoads[stepLoad[j]], unit stepUnit[j].
     SmallVector<int64_t> stepLoad, stepUnit;
-    SmallVector<Value> scales, biases, zeros; // one per subtile; null where absent
+    // Set q's subtile s at index q * kSubtilesPerLoad + s (quantSets());
+    // null where absent.
+    SmallVector<Value> scales, biases, zeros;
 
     SmallVector<Value> flatten() const {
       SmallVector<Value> all(codeLoads.begin(), codeLoads.end());
@@ -102,8 +120,9 @@ struct WgmmaBuilder : TileBuilderBase {
   };
 
   // The warp's codes of its layout tile at columns n0 and the K tile at k0,
-  // and its subtiles' quantization there.
-  TileLoads loadTile(Value n0, Value group, Value k0) {
+  // and its subtiles' quantization there (per 32-wide block for short
+  // groups, at the lane's half of it for groups of 16).
+  TileLoads loadTile(Value n0, Value group, const HalfBlockLane &half, Value k0) {
     TileLoads loads;
     for (int64_t block = 0; block < kTileK / core::kBlockK; ++block) {
       PairedCodeLoader codes(b, loc, p, p.weights, /*stage=*/Value());
@@ -119,11 +138,14 @@ struct WgmmaBuilder : TileBuilderBase {
         loads.stepUnit.push_back(c.unit);
       }
     }
-    for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
-      ColumnQuant q = loadColumnQuant(b, loc, p, add(n0, add(index(8 * s), group)), k0);
-      loads.scales.push_back(q.scale);
-      loads.biases.push_back(q.bias);
-      loads.zeros.push_back(q.zero);
+    for (int64_t set = 0; set < quantSets(); ++set) {
+      Value k = half.quantK(b, loc, add(k0, index(core::kBlockK * set)));
+      for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
+        ColumnQuant q = loadColumnQuant(b, loc, p, add(n0, add(index(8 * s), group)), k);
+        loads.scales.push_back(q.scale);
+        loads.biases.push_back(q.bias);
+        loads.zeros.push_back(q.zero);
+      }
     }
     return loads;
   }
@@ -133,16 +155,18 @@ struct WgmmaBuilder : TileBuilderBase {
   SmallVector<Value> stepFragments(const TileLoads &loads, int64_t step) {
     auto pairsType = VectorType::get({4}, p.activation);
     auto aType = VectorType::get({8}, p.activation);
+    const int64_t set = quantSets() > 1 ? step / kStepsPerBlock : 0;
+    const int64_t first = set * kSubtilesPerLoad;
     SmallVector<Value> zeros;
     if (loads.zeros.front())
-      zeros.assign(loads.zeros.begin(), loads.zeros.end());
+      zeros.assign(loads.zeros.begin() + first, loads.zeros.begin() + first + kSubtilesPerLoad);
     Value values = decodeUnit(
         b, loc, p, {loads.codeLoads[loads.stepLoad[step]], loads.stepUnit[step]}, zeros);
     SmallVector<Value> scaled;
     for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
       Value pairs = b.create<lb::SlicePairsOp>(loc, pairsType, values, b.getI64IntegerAttr(2 * s));
-      scaled.push_back(scaleFragment(b, loc, p, pairsType, pairs, loads.scales[s],
-                                    loads.biases[s]));
+      scaled.push_back(scaleFragment(b, loc, p, pairsType, pairs, loads.scales[first + s],
+                                    loads.biases[first + s]));
     }
     SmallVector<Value> fragments;
     for (int64_t r = 0; r < kSlices; ++r)
@@ -225,11 +249,14 @@ struct WgmmaBuilder : TileBuilderBase {
     Value consumerWarp = b.create<arith::SubIOp>(loc, warp, index(core::kWarpgroupWarps));
     Value warpN0 = add(n0, mul(consumerWarp, index(kColumnsPerWarp)));
     Value group = div(lane, 4); // PTX groupID
+    const bool groupsOf16 = p.quant.getGranularity() == lb::ScaleGranularity::group &&
+                            p.quant.getGroupSize() == core::kUnitK;
+    HalfBlockLane half(b, loc, groupsOf16, rem(lane, 4));
     auto accType = VectorType::get({tileM() / 2}, b.getF32Type());
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
 
-    TileLoads first = loadTile(warpN0, group, index(0));
+    TileLoads first = loadTile(warpN0, group, half, index(0));
     SmallVector<Value> init(kSlices, zero);
     SmallVector<Value> firstValues = first.flatten();
     init.append(firstValues.begin(), firstValues.end());
@@ -244,7 +271,7 @@ struct WgmmaBuilder : TileBuilderBase {
       // The next tile's loads (the last tile reloads itself: in bounds, and
       // never used).
       Value nextT = b.create<arith::MinUIOp>(loc, add(t, index(1)), index(kTiles - 1));
-      TileLoads next = loadTile(warpN0, group, mul(nextT, index(kTileK)));
+      TileLoads next = loadTile(warpN0, group, half, mul(nextT, index(kTileK)));
 
       Value stage = rem(t, stages());
       b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(t, stages()), 2));

@@ -83,12 +83,13 @@ func.func @wgmma_registers(%x: tensor<?x4096xf16>, %w: tensor<512x4096xui4>, %s:
 
 // -----
 
-// Scales are applied once per 64-wide K tile.
-func.func @wgmma_group(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tensor<256x128xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{wgmma schedule: group size 32 is not a multiple of tile K = 64}}
-  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = f16>
+// A lane's scales are loaded once per 64-wide K tile, or once per 32-wide
+// block of it for groups of 16 and 32.
+func.func @wgmma_group(%x: tensor<?x4032xf16>, %w: tensor<256x4032xui4>, %s: tensor<256x42xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{wgmma schedule: group size 96 is neither 16, a multiple of tile K = 64 nor a multiple of 32 dividing it}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 96, scale = f16>
       schedule <family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 4, split_k = 1>
-      : (tensor<?x4096xf16>, tensor<256x4096xui4>, tensor<256x128xf16>) -> tensor<?x256xf16>
+      : (tensor<?x4032xf16>, tensor<256x4032xui4>, tensor<256x42xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
 

@@ -46,3 +46,50 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x
 // CHECK: lb.mbarrier_arrive %[[EMPTY]]
 // CHECK: scf.yield
 // CHECK-COUNT-4: lb.store_wgmma_accumulator
+
+// Groups of 16 (NVFP4, the k-quants' sub-blocks): one set of subtile scales
+// per 32-wide block of the K tile, each at the lane's half of the block
+// (lanes 2 and 3 of a quad hold its second group of 16), so a tile carries
+// 16 scales and k16 steps 0-1 use the first set, steps 2-3 the second.
+func.func @wgmma_g16(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = f16>
+      schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
+      : (tensor<?x128xf16>, tensor<256x128xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// CHECK-LABEL: func.func @wgmma_g16__wgmma_t32x256x64_w1x4_s2_k1
+// CHECK: %[[QUAD:.*]] = arith.remui %{{.*}}, %c4
+// CHECK: %[[UPPER:.*]] = arith.cmpi uge, %[[QUAD]], %c2
+// CHECK: arith.select %[[UPPER]]
+// CHECK-COUNT-8: lb.load_scalar
+// CHECK: arith.select %[[UPPER]]
+// CHECK-COUNT-8: lb.load_scalar
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// The iteration arguments after the accumulators and codes: the first
+// set's 8 scales (%arg14 ..), then the second's (%arg22 ..).
+// CHECK: lb.scale_fragment %{{.*}}, %arg14
+// CHECK: lb.wgmma {{.*}} k_step 0
+// CHECK: lb.scale_fragment %{{.*}}, %arg14
+// CHECK: lb.wgmma {{.*}} k_step 1
+// CHECK: lb.scale_fragment %{{.*}}, %arg22
+// CHECK: lb.wgmma {{.*}} k_step 2
+// CHECK: lb.scale_fragment %{{.*}}, %arg22
+// CHECK: lb.wgmma {{.*}} k_step 3
+
+// Groups of 32 (MXFP4): the same two sets, each at its block's start for
+// every lane (no select).
+func.func @wgmma_g32(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x4xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = f16>
+      schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
+      : (tensor<?x128xf16>, tensor<256x128xui4>, tensor<256x4xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// CHECK-LABEL: func.func @wgmma_g32__wgmma_t32x256x64_w1x4_s2_k1
+// CHECK-NOT: arith.select
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, vector<4xi32>, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: lb.scale_fragment %{{.*}}, %arg14
+// CHECK: lb.wgmma {{.*}} k_step 1
+// CHECK: lb.scale_fragment %{{.*}}, %arg22
+// CHECK: lb.wgmma {{.*}} k_step 2

@@ -154,13 +154,49 @@ func.func @mma(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x
 
 // -----
 
+// Groups shorter than the K tile: a lane loads its 8 subtiles' scales again
+// at each 32-wide block of the tile (both of its k16 steps share them).
 func.func @mma_group_32(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x32xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{mma schedule: group size 32 is not a multiple of tile K = 64 (scales are applied once per K tile)}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = f16>
       schedule <family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 3, split_k = 1>
       : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x32xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+
+// CHECK-LABEL: func.func @mma_group_32__mma_t32x128x64_w2x2_s3_k1
+// CHECK: scf.for
+// CHECK-COUNT-8: lb.load_scalar
+// CHECK: lb.load_a_fragment
+// CHECK-NOT: lb.load_scalar
+// CHECK-COUNT-16: lb.mma
+// CHECK-COUNT-8: lb.load_scalar
+// CHECK: lb.load_a_fragment
+// CHECK-NOT: lb.load_scalar
+// CHECK-COUNT-16: lb.mma
+// CHECK: scf.yield
+
+// -----
+
+// Groups of 16: each block's scales are at the lane's half of it (lanes 2
+// and 3 of a quad hold the block's second group), once for both k16 steps.
+func.func @mma_group_16(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x64xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 16, scale = f16>
+      schedule <family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 3, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<256x1024xui4>, tensor<256x64xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// CHECK-LABEL: func.func @mma_group_16__mma_t32x128x64_w2x2_s3_k1
+// CHECK: %[[QUAD:.*]] = arith.remui %{{.*}}, %c4
+// CHECK: %[[UPPER:.*]] = arith.cmpi uge, %[[QUAD]], %c2
+// CHECK: scf.for
+// CHECK: arith.select %[[UPPER]]
+// CHECK-COUNT-8: lb.load_scalar
+// CHECK-COUNT-16: lb.mma
+// CHECK: arith.select %[[UPPER]]
+// CHECK-COUNT-8: lb.load_scalar
+// CHECK-COUNT-16: lb.mma
+// CHECK: scf.yield
 
 // -----
 

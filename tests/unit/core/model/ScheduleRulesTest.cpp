@@ -297,12 +297,28 @@ TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKFamilies) {
             "mma schedule with split_k > 1: group size 48 is neither 16 nor a multiple of 32");
   EXPECT_EQ(checkSchedule(g48, kGemvTiled).error(),
             "gemv_tiled schedule: group size 48 is neither 16 nor a multiple of 32");
-  EXPECT_EQ(checkSchedule(g16, kMma).error(),
-            "mma schedule: group size 16 is not a multiple of tile K = 128 (scales are applied "
-            "once per K tile)");
-  EXPECT_EQ(checkSchedule(g16, kWgmma).error(),
-            "wgmma schedule: group size 16 is not a multiple of tile K = 64 (scales are applied "
-            "once per K tile)");
+  // The staged mma and wgmma load a lane's scales per 32-wide block where
+  // groups are shorter than the K tile (TileMma.cpp, TileWgmma.cpp).
+  Problem g32 = g16;
+  g32.scheme.groupSize = 32;
+  Problem g64 = g16;
+  g64.scheme.groupSize = 64;
+  for (const Problem &shorter : {g16, g32, g64})
+    for (const Schedule &whole : {kMma, kWgmma}) {
+      Status s = checkSchedule(shorter, whole);
+      EXPECT_TRUE(s.ok()) << s.error();
+    }
+  EXPECT_EQ(checkSchedule(g48, kMma).error(),
+            "mma schedule: group size 48 is neither 16, a multiple of tile K = 128 nor a "
+            "multiple of 32 dividing it (a lane's scales are loaded per K tile or per 32-wide "
+            "block)");
+  Problem g96 = g16;
+  g96.k = 4032;
+  g96.scheme.groupSize = 96;
+  EXPECT_EQ(checkSchedule(g96, kWgmma).error(),
+            "wgmma schedule: group size 96 is neither 16, a multiple of tile K = 64 nor a "
+            "multiple of 32 dividing it (a lane's scales are loaded per K tile or per 32-wide "
+            "block)");
 }
 
 // gemv_tiled's register limits that are not its partial sums: each names the
