@@ -272,10 +272,18 @@ def Lb_ScaleInRunOp : Lb_Op<"scale_in_run", [Pure]> {
     `position` need not be a constant in the IR: the split-K period loops are
     fully unrolled by nvcc, which makes it one and keeps the run in
     registers.
+
+    With `upper_half` (groups of 16, where lanes 2 and 3 of a quad take the
+    second group of each 32-wide block): element `position + 1` where it is
+    true. Both are picked at their constant positions and the stored bits
+    selected, so the scale is widened to f32 once (an e4m3fn widening is
+    about ten instructions).
   }];
-  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$run, Index:$position);
+  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$run, Index:$position,
+                       Optional<I1>:$upper_half);
   let results = (outs F32:$result);
-  let assemblyFormat = "$run `[` $position `]` attr-dict `:` type($run)";
+  let assemblyFormat =
+      "$run `[` $position `]` (`next` `if` $upper_half^)? attr-dict `:` type($run)";
 }
 
 def Lb_LoadTensorScaleOp : Lb_Op<"load_tensor_scale", [MemoryEffects<[MemRead]>]> {

@@ -201,17 +201,13 @@ ScaleRuns::ScaleRuns(OpBuilder &b, Location loc, const KernelProblem &problem, i
 
 Value ScaleRuns::pickAt(ArrayRef<Value> runs, ArrayRef<Value> steps, size_t column, Value k,
                         Value upperHalf) {
-  auto pick = [&](Value at) -> Value {
-    Value offset = b_.create<arith::SubIOp>(loc_, at, chunk0_);
-    Value position = b_.create<arith::DivUIOp>(
-        loc_, offset, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
-    return b_.create<lb::ScaleInRunOp>(loc_, b_.getF32Type(), runs[column], position);
-  };
-  Value value = pick(k);
-  if (upperHalf) {
-    Value next = pick(b_.create<arith::AddIOp>(loc_, k, index(b_, loc_, core::kUnitK)));
-    value = b_.create<arith::SelectOp>(loc_, upperHalf, next, value);
-  }
+  Value offset = b_.create<arith::SubIOp>(loc_, k, chunk0_);
+  Value position = b_.create<arith::DivUIOp>(
+      loc_, offset, b_.create<arith::ConstantIndexOp>(loc_, problem_.quant.getGroupSize()));
+  // With upperHalf (groups of 16) the next group's scale where it holds:
+  // the op selects the stored bits and widens once.
+  Value value =
+      b_.create<lb::ScaleInRunOp>(loc_, b_.getF32Type(), runs[column], position, upperHalf);
   // A two-level code times its step is exact in f32 (8 + 11 bits), as
   // loadColumnQuant's product is.
   if (!steps.empty())

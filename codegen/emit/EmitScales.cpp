@@ -141,13 +141,28 @@ LogicalResult Emitter::emitScaleOp(Operation &op, bool &handled) {
           return pick.emitOpError("lb-to-cuda: picks from an lb.load_scale_run only");
         Type element = cast<MemRefType>(load.getScales().getType()).getElementType();
         int64_t bytes = lb::getScaleBytes(element);
-        std::string position = name(pick.getPosition()), run = name(pick.getRun());
-        std::string bits =
-            bytes == 4 ? "__uint_as_float(" + run + "[" + position + "])"
-            : bytes == 2
-                ? "(u16)(" + run + "[(" + position + ") >> 1] >> (((" + position + ") & 1) * 16))"
-                : "(unsigned char)(" + run + "[(" + position + ") >> 2] >> (((" + position +
-                      ") & 3) * 8))";
+        std::string run = name(pick.getRun());
+        auto storedBits = [&](const std::string &position) {
+          return bytes == 4 ? run + "[" + position + "]"
+                 : bytes == 2
+                     ? "(u16)(" + run + "[(" + position + ") >> 1] >> (((" + position +
+                           ") & 1) * 16))"
+                     : "(unsigned char)(" + run + "[(" + position + ") >> 2] >> (((" + position +
+                           ") & 3) * 8))";
+        };
+        std::string position = name(pick.getPosition());
+        std::string bits = storedBits(position);
+        if (Value upper = pick.getUpperHalf()) {
+          // The stored bits of both candidates, selected before the one widening.
+          std::string picked = fresh("bits");
+          line() << "const u32 " << picked << " = " << name(upper) << " ? (u32)("
+                 << storedBits("(" + position + ") + 1") << ") : (u32)(" << bits << ");\n";
+          bits = bytes == 4   ? picked
+                 : bytes == 2 ? "(u16)" + picked
+                              : "(unsigned char)" + picked;
+        }
+        if (bytes == 4)
+          bits = "__uint_as_float(" + bits + ")";
         FailureOr<std::string> value = scaleToF32(pick, element, bits);
         if (failed(value))
           return failure();

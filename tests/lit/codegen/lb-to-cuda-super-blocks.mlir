@@ -34,16 +34,16 @@ func.func @odd(%x: tensor<?x1024xbf16>, %w: tensor<5x1024xui4>, %s: tensor<5x2xu
 
 // gemv_tiled, groups of 16 in 128-wide chunks: each column's 8 si8 codes of
 // a chunk are one 8-byte run and its f16 step one load, at the chunk's
-// start; a lane picks its half block's code from the run (signed), times
-// the step. A column's registers of both k16 steps join into one chain of
-// four packed products.
+// start; a lane picks its half block's code from the run (the stored
+// bytes of both halves selected, then widened once, signed), times the
+// step. A column's registers of both k16 steps join into one chain of four
+// packed products.
 // CHECK-LABEL: tiled_runs__gemv_tiled_t1x64x128_w1x1_s1_k2(
 // CHECK: u32 [[CODES:v[0-9]+]][2];
 // CHECK: { const uint2 w = *reinterpret_cast<const uint2 *>({{p[0-9]+}} + 0); [[CODES]][0] = w.x; [[CODES]][1] = w.y; }
 // CHECK: const float [[STEP:v[0-9]+]] = f16_to_f32(*reinterpret_cast<const u16 *>(reinterpret_cast<const unsigned char *>(arg2) + 1024LL
-// CHECK: const float [[LOW:v[0-9]+]] = (float)(signed char)((unsigned char)([[CODES]][
-// CHECK: const float [[HIGH:v[0-9]+]] = (float)(signed char)((unsigned char)([[CODES]][
-// CHECK: const float [[PICK:v[0-9]+]] = {{v[0-9]+}} ? [[HIGH]] : [[LOW]];
+// CHECK: const u32 [[BITS:bits[0-9]+]] = {{v[0-9]+}} ? (u32)((unsigned char)([[CODES]][(({{v[0-9]+}}) + 1) >> 2] {{.*}} : (u32)((unsigned char)([[CODES]][
+// CHECK-NEXT: const float [[PICK:v[0-9]+]] = (float)(signed char)((unsigned char)[[BITS]]);
 // CHECK-NEXT: = [[PICK]] * [[STEP]];
 // CHECK: [[COLUMN:v[0-9]+]].r[0] = [[A:v[0-9]+]].r[0];
 // CHECK-NEXT: [[COLUMN]].r[1] = [[A]].r[1];

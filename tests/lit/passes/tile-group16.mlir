@@ -4,8 +4,9 @@
 // block. Lane t of a quad holds K values 8 t .. 8 t + 8 of it in both k16
 // steps (core::pairedKOf), so its group is the block's (t / 2)-th: each
 // column's e4m3fn scale is picked from the chunk's 8-byte run (128 / 16
-// scales of one byte) at the block's group and the next, and selected by
-// t >= 2 (a lane-dependent position would put the run in local memory),
+// scales of one byte) at the block's group, or the next where t >= 2 (the
+// stored bits of both, at constant positions, selected before the one
+// widening: a lane-dependent position would put the run in local memory),
 // then multiplied by the tensor scale; both steps' registers are scaled by
 // it before the mma.
 // CHECK-LABEL: func.func @nv__mma_t8x64x128_w1x1_s1_k4(
@@ -14,9 +15,8 @@
 // CHECK: scf.for
 // CHECK-COUNT-8: lb.load_scale_run {{.*}} {count = 8 : i64} : memref<128x64xf8E4M3FN> -> vector<8xf32>
 // CHECK: scf.for
-// CHECK: %[[LO:.*]] = lb.scale_in_run %[[SCALES:[0-9]+]]
-// CHECK: %[[HI:.*]] = lb.scale_in_run %[[SCALES]]
-// CHECK: %[[S:.*]] = arith.select %[[UPPER]], %[[HI]], %[[LO]] : f32
+// CHECK: %[[S:.*]] = lb.scale_in_run %{{[0-9]+}}[%{{.*}}] next if %[[UPPER]] : vector<8xf32>
+// CHECK-NOT: arith.select
 // CHECK: arith.mulf %[[S]], %[[T]]
 // CHECK-NOT: lb.load_scalar
 // CHECK: lb.scale_fragment
@@ -41,14 +41,12 @@ func.func @nv_sixteen_warps(%x: tensor<?x4096xf16>, %w: tensor<128x4096x!lb.floa
 // -----
 
 // gemv_tiled: the same fact; each lane's dot is its own 8 K values', scaled
-// by its own group's scale (picked at the block's group and the next, and
-// selected by t >= 2) after the dot.
+// by its own group's scale (the block's group, or the next where t >= 2)
+// after the dot.
 // CHECK-LABEL: func.func @nv_tiled__gemv_tiled_t1x64x128_w1x1_s1_k4(
 // CHECK: %[[UPPER:.*]] = arith.cmpi uge, %{{.*}}, %c2
 // CHECK-COUNT-8: lb.load_scale_run {{.*}} {count = 8 : i64}
-// CHECK: %[[LO:.*]] = lb.scale_in_run %[[SCALES:[0-9]+]]
-// CHECK: %[[HI:.*]] = lb.scale_in_run %[[SCALES]]
-// CHECK: arith.select %[[UPPER]], %[[HI]], %[[LO]] : f32
+// CHECK: lb.scale_in_run %{{[0-9]+}}[%{{.*}}] next if %[[UPPER]] : vector<8xf32>
 // CHECK: lb.dot
 // CHECK: arith.mulf
 func.func @nv_tiled(%x: tensor<?x1024xf16>, %w: tensor<128x1024x!lb.float<e2m1, finite>>, %s: tensor<128x64xf8E4M3FN>) -> tensor<?x128xf16> {
