@@ -1,12 +1,13 @@
 // Block-scale bytes widened to f32, exactly, for every code: OCP MX's e8m0
 // and e4m3fn (NVFP4's block scale).
 //
-// Scales are loaded once per group, off the hot path, but the conversions are
-// still a few integer ops each, built from the bit fields alone:
-//  - no cvt: PTX's cvt from e4m3 needs sm_89 and kernels also target sm_80;
+// A gemv lane widens a scale for every 16 or 32 codes of a column, so each
+// conversion is a few instructions, built from the bit fields:
+//  - no cvt from e4m3: PTX's needs sm_89 and kernels also target sm_80;
 //  - no f32 arithmetic on subnormals: a flush-to-zero build (or a multiply
-//    with .ftz) would flush them, so the bits are assembled as integers, and
-//    the only float operations (e4m3fn's subnormals) act on normal numbers.
+//    with .ftz) would flush them, so e8m0's bits are assembled as integers,
+//    and e4m3fn's only float operations (an f16 -> f32 conversion and a
+//    multiply by 2^8) act on normal numbers.
 //
 // Self-contained (no other lowbit header) and __host__ __device__, so a CPU
 // unit test compiles these very functions as host code and checks them against
@@ -40,27 +41,34 @@ __host__ __device__ __forceinline__ float e8m0_to_f32(unsigned code) {
 }
 
 // e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits; S.1111.111 is NaN,
-// there is no infinity. A normal code (exponent e > 0) is 2^(e - 7)·1.m, the
-// f32 with exponent e + 120 and the mantissa at bits 20..22: the code's low
-// 7 bits shifted by 20, plus 120 in the exponent field. A subnormal is
-// m·2^-9 (m = 0..7): an exact int-to-float conversion times 2^-9, both
-// results normal (or zero), so no flushing applies. The sign goes on last
-// (also making -0 from code 0x80).
-__host__ __device__ __forceinline__ unsigned e4m3fn_to_f32_bits(unsigned code) {
-  const unsigned magnitude = code & 0x7Fu;
-  const unsigned sign = (code & 0x80u) << 24;
-  const float subnormal = static_cast<float>(magnitude & 7u) * 0.001953125f; // 2^-9
-  unsigned subnormalBits;
+// there is no infinity. Its magnitude bits placed at f16's bits 7..13 (the
+// exponent field's low 4 bits and the mantissa's top 3) are the f16 of the
+// value times 2^-8, normals and subnormals alike (f16's bias is 15 = 7 + 8,
+// and an e4m3 subnormal 0.mmm·2^-6 lands on the f16 subnormal 0.mmm·2^-14).
+// The code's byte sign-extended and shifted left by 7 puts the sign at bit
+// 15 too, and one mask clears bit 14 (a copy of the sign): four
+// instructions with the f16 -> f32 conversion, whose result is always an f32
+// normal (or zero), so the times 2^8 after it is exact and no flushing applies.
+// The other route (an exact int-to-float conversion of subnormals and an
+// integer assembly of normals, with a select between them) took about ten.
+__host__ __device__ __forceinline__ float f16_bits_to_f32(unsigned bits) {
 #ifdef __CUDA_ARCH__
-  subnormalBits = __float_as_uint(subnormal);
+  float value;
+  asm("{ .reg .b16 h; cvt.u16.u32 h, %1; cvt.f32.f16 %0, h; }" : "=f"(value) : "r"(bits));
+  return value;
 #else
-  __builtin_memcpy(&subnormalBits, &subnormal, sizeof subnormalBits);
+  // Host twin of cvt.f32.f16 (exact), for the unit test.
+  const unsigned exponent = (bits >> 10) & 0x1Fu, mantissa = bits & 0x3FFu;
+  float magnitude = exponent == 0 ? static_cast<float>(mantissa) * 5.9604644775390625e-8f // 2^-24
+                                  : f32_from_bits(((exponent + 112u) << 23) | (mantissa << 13));
+  return (bits & 0x8000u) ? -magnitude : magnitude;
 #endif
-  const unsigned bits = magnitude >= 8u ? (magnitude << 20) + (120u << 23) : subnormalBits;
-  return magnitude == 0x7Fu ? 0x7FC00000u : (bits | sign);
 }
 __host__ __device__ __forceinline__ float e4m3fn_to_f32(unsigned code) {
-  return f32_from_bits(e4m3fn_to_f32_bits(code));
+  const int extended = static_cast<signed char>(static_cast<unsigned char>(code));
+  const unsigned half = (static_cast<unsigned>(extended) << 7) & 0xBF80u;
+  const float value = f16_bits_to_f32(half) * 256.0f;
+  return (code & 0x7Fu) == 0x7Fu ? f32_from_bits(0x7FC00000u) : value;
 }
 
 } // namespace device

@@ -4,6 +4,7 @@
 // launch. Skipped (never passed) without a GPU. The decode is checked through
 // the compiled kernels themselves (tests/gpu/kernels/DecodeKernelTest.cpp).
 #include "codegen/nvrtc/NvrtcCompiler.h"
+#include "core/formats/DataFormat.h"
 #include "tests/gpu/support/GpuTest.h"
 #include "tests/unit/codegen/device/HostHalf.h"
 
@@ -142,6 +143,13 @@ extern "C" __global__ void conversion_kernel(const u32 *in, u32 *out, int n) {
   bf16x2_to_f32x2(in[n + i], lo, hi);
   out[1 * n + i] = f32x2_to_bf16x2(lo, hi);
   out[2 * n + i] = f32x2_to_f16x2(1.0f, -2.0f);     // 0xC0003C00: lo first
+}
+
+// Every e8m0 and e4m3fn scale byte widened to f32 (scale.cuh), as kernels do.
+extern "C" __global__ void scale_kernel(float *out) {
+  const unsigned code = threadIdx.x;
+  out[code] = e8m0_to_f32(code);
+  out[256 + code] = e4m3fn_to_f32(code);
 }
 )";
 
@@ -479,6 +487,37 @@ TEST(DeviceHeadersGpu, ConversionsRoundTrip) {
     ASSERT_EQ(out[1 * n + i], in[n + i]) << "bf16 round trip " << i;
     ASSERT_EQ(out[2 * n + i], 0xC0003C00u) << "f32x2_to_f16x2(lo, hi) order";
   }
+}
+
+// The block-scale widenings on the device, every code against the formats
+// library's decode: the same f32 bits (signed zeros included), NaN for NaN
+// codes. ScaleConvertTest checks the same functions compiled for the host,
+// where e4m3fn's f16 -> f32 step is a host twin of cvt.f32.f16.
+TEST(DeviceHeadersGpu, ScaleBytesWidenExactly) {
+  LOWBIT_DEVICE_TEST_SETUP(g);
+  DeviceBuffer dout(*g.api, 512 * 4);
+  ASSERT_TRUE(dout.ok());
+  LOWBIT_CU_ASSERT(g.api, dout.poison());
+  CUdeviceptr p0 = dout.get();
+  LOWBIT_CU_ASSERT(g.api, launch(g, "scale_kernel", 1, 256, {&p0}));
+  const std::vector<float> out = download<float>(dout, 512);
+  const formats::DataFormat formats[] = {formats::DataFormat::e8m0(),
+                                         formats::DataFormat::e4m3fn()};
+  for (int f = 0; f < 2; ++f)
+    for (uint32_t code = 0; code < 256; ++code) {
+      const double expected = formats[f].decode(code);
+      const float got = out[256 * f + code];
+      if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(got)) << formats[f].name() << " code " << code;
+        continue;
+      }
+      const float wanted = static_cast<float>(expected);
+      uint32_t gotBits, wantedBits;
+      std::memcpy(&gotBits, &got, 4);
+      std::memcpy(&wantedBits, &wanted, 4);
+      EXPECT_EQ(gotBits, wantedBits) << formats[f].name() << " code " << code << ": got " << got
+                                     << ", want " << wanted;
+    }
 }
 
 } // namespace

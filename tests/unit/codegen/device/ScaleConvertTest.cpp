@@ -3,7 +3,9 @@
 // codes against the formats library's decode (bit for bit where the value is
 // a number, NaN where the code is NaN). NVRTC compiles the same text for the
 // device (DeviceHeadersCompileTest), where __CUDA_ARCH__ picks the
-// intrinsic bit casts; the integer logic is shared.
+// intrinsic bit casts and cvt.f32.f16 for e4m3fn's f16 step (a host twin
+// here); the integer logic is shared, and DeviceHeadersGpuTest checks every
+// code on the GPU too.
 #define __host__
 #define __device__
 #define __forceinline__ inline
