@@ -76,8 +76,9 @@ struct MmaBuilder : TileBuilderBase {
     Value group = b.create<arith::DivUIOp>(loc, lane, index(4)); // PTX groupID
     const bool grouped = p.quant.getGranularity() == lb::ScaleGranularity::group;
     const int64_t groupSize = grouped ? p.quant.getGroupSize() : p.k;
-    HalfBlockLane half(b, loc, groupSize == core::kUnitK,
-                       b.create<arith::RemUIOp>(loc, lane, index(4)));
+    const bool groupsOf16 = groupSize == core::kUnitK;
+    HalfBlockLane half(b, loc, groupsOf16,
+                       groupsOf16 ? b.create<arith::RemUIOp>(loc, lane, index(4)) : Value());
     // The K offsets in a tile where the lane's quant is (re)loaded.
     const int64_t quantPeriod = std::max<int64_t>(groupSize, core::kBlockK);
     auto startsQuant = [&](int64_t blockK) { return blockK % quantPeriod == 0; };

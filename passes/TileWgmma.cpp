@@ -251,7 +251,7 @@ struct WgmmaBuilder : TileBuilderBase {
     Value group = div(lane, 4); // PTX groupID
     const bool groupsOf16 = p.quant.getGranularity() == lb::ScaleGranularity::group &&
                             p.quant.getGroupSize() == core::kUnitK;
-    HalfBlockLane half(b, loc, groupsOf16, rem(lane, 4));
+    HalfBlockLane half(b, loc, groupsOf16, groupsOf16 ? rem(lane, 4) : Value());
     auto accType = VectorType::get({tileM() / 2}, b.getF32Type());
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
