@@ -13,7 +13,8 @@
 // against 64 of activations) need the most. Scales are applied once per lane chunk when groups are
 // multiples of 32, s·Σ q·x instead of Σ (s·q)·x, and once per half chunk
 // when they are odd multiples of 16. Zero points are applied to the decoded
-// codes, once per chunk for all rows (see step()).
+// codes, once per chunk for all rows (see step()), except two-level mins with
+// f16 activations, which take s·Σ q·x − z·Σx as gemv_tiled does.
 #include "passes/TileFamilies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -59,6 +60,8 @@ struct GemvBuilder : TileBuilderBase {
       bool dequantized = false;
     };
     SmallVector<RowWeights, 4> rows;
+    const bool minTerm = p.zeros && p.quant.getSuperStep() &&
+                         p.quant.getZero() == lb::ZeroMode::sub_value && p.activation.isF16();
     for (Value n : ns) {
       auto loadQuant = [&] {
         SmallVector<ColumnQuant, 2> quant;
@@ -73,7 +76,11 @@ struct GemvBuilder : TileBuilderBase {
       // the size of the result, never q·x sums that a z·Σx must cancel (bf16
       // keeps 8 bits of those). They are loaded before the codes: after
       // them, ptxas spilled the 4-row kernel with uint4 zero codes at 128
-      // registers.
+      // registers. Two-level mins with f16 activations are the exception
+      // (minTerm): their q·s - z is made in f32, five instructions a
+      // register, so the dot sums q·x and the unit's Σx, one per row of x
+      // shared by the warp's rows of W, takes the min: s·Σ q·x - z·Σx, as in
+      // gemv_tiled. bf16 keeps the f32 q·s - z (docs/architecture.md).
       RowWeights row;
       if (p.zeros)
         row.quant = loadQuant();
@@ -86,7 +93,7 @@ struct GemvBuilder : TileBuilderBase {
       Value values = decodeUnit(b, loc, p, {words, 0}, zeros);
       if (!p.zeros)
         row.quant = loadQuant();
-      row.dequantized = static_cast<bool>(row.quant.front().bias);
+      row.dequantized = static_cast<bool>(row.quant.front().bias) && !minTerm;
       for (int64_t part = 0; part < parts; ++part) {
         Value w = partOf(values, part);
         if (row.dequantized)
@@ -101,17 +108,25 @@ struct GemvBuilder : TileBuilderBase {
     for (int64_t i = 0; i < rowsPerBlock; ++i) {
       Value m = b.create<arith::AddIOp>(loc, m0, index(i));
       Value x = b.create<lb::LoadActivationsOp>(loc, valuesType, p.x, m, k, p.rows);
+      SmallVector<Value, 2> sumX;
+      if (minTerm)
+        for (int64_t part = 0; part < parts; ++part)
+          sumX.push_back(b.create<lb::SumOp>(loc, b.getF32Type(), partOf(x, part)));
       for (size_t r = 0; r < rows.size(); ++r) {
         Value sum = acc[i * rows.size() + r];
         for (int64_t part = 0; part < parts; ++part) {
           Value dot = b.create<lb::DotOp>(loc, b.getF32Type(), rows[r].weights[part],
                                           partOf(x, part), f32(0.0), wideDot);
-          // s·Σ (q - z)·x, s·Σ q·x, or Σ (q·s - z)·x.
+          // s·Σ (q - z)·x, s·Σ q·x, Σ (q·s - z)·x, or s·Σ q·x - z·Σx.
           Value contribution =
               rows[r].dequantized
                   ? dot
                   : b.create<arith::MulFOp>(loc, dot, rows[r].quant[part].scale).getResult();
           sum = b.create<arith::AddFOp>(loc, sum, contribution);
+          if (minTerm)
+            sum = b.create<arith::AddFOp>(
+                loc, sum,
+                b.create<arith::MulFOp>(loc, rows[r].quant[part].bias, sumX[part]));
         }
         next.push_back(sum);
       }

@@ -90,3 +90,52 @@ func.func @mins_tiled_bf16(%x: tensor<?x256xbf16>, %w: tensor<128x256xui4>, %s: 
       : (tensor<?x256xbf16>, tensor<128x256xui4>, tensor<128x8xui8>) -> tensor<?x128xbf16>
   return %y : tensor<?x128xbf16>
 }
+
+// The row gemv with mins and f16 activations, two rows of W a warp: one Σx
+// of the unit's 32 activations per row of x (lb.sum), shared by both rows of
+// W, takes each row's min after its packed q·x dot: no f32 q·s - z per
+// register.
+// CHECK-LABEL: func.func @mins_gemv__gemv_t1x8x1024_w1x4_s1_k1(
+// CHECK-NOT: lb.scale_fragment
+// CHECK: lb.load_activations {{.*}} -> vector<32xf16>
+// CHECK: %[[SX:.*]] = lb.sum %{{.*}} : vector<32xf16>
+// CHECK: %[[DOT0:.*]] = lb.dot
+// CHECK: arith.mulf %[[DOT0]]
+// CHECK: arith.mulf %{{.*}}, %[[SX]] : f32
+// CHECK: %[[DOT1:.*]] = lb.dot
+// CHECK: arith.mulf %[[DOT1]]
+// CHECK: arith.mulf %{{.*}}, %[[SX]] : f32
+// CHECK-NOT: lb.sum
+// CHECK: scf.yield
+func.func @mins_gemv(%x: tensor<?x1024xf16>, %w: tensor<64x1024xui4>, %s: tensor<64x32xui8>, %z: tensor<64x32xui8>) -> tensor<?x64xf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<64x32xui8>) quant <granularity = group, group_size = 32, scale = ui8, zero = sub_value, super_block = 256, super_step = f16>
+      schedule <family = gemv, tile = [1, 8, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<64x1024xui4>, tensor<64x32xui8>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// Groups of 16 (Q2_K's mins): one Σx per half unit.
+// CHECK-LABEL: func.func @mins_gemv_g16__gemv_t1x4x1024_w1x4_s1_k1(
+// CHECK: lb.sum %{{.*}} : vector<16xf16>
+// CHECK: lb.sum %{{.*}} : vector<16xf16>
+// CHECK-NOT: lb.scale_fragment
+// CHECK: scf.yield
+func.func @mins_gemv_g16(%x: tensor<?x1024xf16>, %w: tensor<32x1024xui2>, %s: tensor<32x64xui8>, %z: tensor<32x64xui8>) -> tensor<?x32xf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<32x64xui8>) quant <granularity = group, group_size = 16, scale = ui8, zero = sub_value, super_block = 256, super_step = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<32x1024xui2>, tensor<32x64xui8>) -> tensor<?x32xf16>
+  return %y : tensor<?x32xf16>
+}
+
+// bf16 keeps the f32 q·s - z in the row gemv too.
+// CHECK-LABEL: func.func @mins_gemv_bf16__gemv_t1x4x1024_w1x4_s1_k1(
+// CHECK-NOT: lb.sum %{{.*}} : vector
+// CHECK: lb.scale_fragment {{.*}} {wide}
+// CHECK-NOT: lb.sum %{{.*}} : vector
+// CHECK: return
+func.func @mins_gemv_bf16(%x: tensor<?x1024xbf16>, %w: tensor<32x1024xui4>, %s: tensor<32x32xui8>, %z: tensor<32x32xui8>) -> tensor<?x32xbf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<32x32xui8>) quant <granularity = group, group_size = 32, scale = ui8, zero = sub_value, super_block = 256, super_step = bf16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xbf16>, tensor<32x1024xui4>, tensor<32x32xui8>) -> tensor<?x32xbf16>
+  return %y : tensor<?x32xbf16>
+}
