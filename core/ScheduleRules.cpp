@@ -335,6 +335,21 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   if (heavyTwoLevel(p) && s.warpsN == 2 * kWarpgroupWarps && s.tileM > 32)
     return reject(s, "two-level scales with mins or groups of 16 on two consumer warpgroups "
                      "need tile M <= 32, got " + str(s.tileM));
+  // Groups shorter than the K tile carry a set of subtile scales and mins
+  // per 32-wide block, twice what a tile's one set held: with two-level
+  // mins that spilled on two consumer warpgroups (16-40 bytes: Q4_K- and
+  // Q5_K-like g32 at tile M 16 and 32) and on one at tile M 48 (40: Q2_K-like
+  // g16), sm_90a.
+  const bool shortGroups = isGrouped(p) && p.scheme.groupSize < s.tileK;
+  if (shortGroups && p.scheme.hasSuperBlocks() && p.scheme.hasZeros()) {
+    if (s.warpsN != kWarpgroupWarps)
+      return reject(s, "two-level mins in groups shorter than tile K need one consumer "
+                       "warpgroup (two scale and min sets a K tile), got " +
+                           str(s.warpsN / kWarpgroupWarps));
+    if (s.tileM > 32)
+      return reject(s, "two-level mins in groups shorter than tile K need tile M <= 32 (two "
+                       "scale and min sets a K tile), got " + str(s.tileM));
+  }
   // A two-plane unit (3, 5 and 6 bits) holds its high words and their
   // shifted copies next to the low words; with zero points that spilled at
   // tile M 48 and 64 (6-bit sub_code 1024 x 2048: 8 bytes at 48 x 512 x 64,
