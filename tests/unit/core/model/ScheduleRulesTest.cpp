@@ -312,6 +312,28 @@ TEST(ScheduleRules, GroupsOf16AreGemvsAndSplitKFamilies) {
             "mma schedule: group size 48 is neither 16, a multiple of tile K = 128 nor a "
             "multiple of 32 dividing it (a lane's scales are loaded per K tile or per 32-wide "
             "block)");
+  // Two-level mins in groups shorter than the K tile: wgmma keeps a scale
+  // and min set per 32-wide block, so one consumer warpgroup and tile M <= 32.
+  Problem mins = g32;
+  mins.scheme.scale = formats::DataFormat::unsignedInt(8);
+  mins.scheme.zero = formats::ZeroMode::SubtractScaled;
+  mins.scheme.superBlock = 256;
+  mins.scheme.superStep = formats::DataFormat::f16();
+  Schedule twoGroups = kWgmma;
+  twoGroups.tileM = 32;
+  EXPECT_EQ(checkSchedule(mins, twoGroups).error(),
+            "wgmma schedule: two-level mins in groups shorter than tile K need one consumer "
+            "warpgroup (two scale and min sets a K tile), got 2");
+  Schedule oneGroup = kWgmma;
+  oneGroup.tileN = 256;
+  oneGroup.warpsN = 4;
+  oneGroup.tileM = 48;
+  EXPECT_EQ(checkSchedule(mins, oneGroup).error(),
+            "wgmma schedule: two-level mins in groups shorter than tile K need tile M <= 32 "
+            "(two scale and min sets a K tile), got 48");
+  oneGroup.tileM = 32;
+  Status fits = checkSchedule(mins, oneGroup);
+  EXPECT_TRUE(fits.ok()) << fits.error();
   Problem g96 = g16;
   g96.k = 4032;
   g96.scheme.groupSize = 96;
