@@ -65,10 +65,14 @@ ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, 
   return {scale, zero, Value()};
 }
 
+bool hasTwoLevelMins(const KernelProblem &p) {
+  return p.quant.getSuperStep() && p.quant.getZero() == lb::ZeroMode::sub_value;
+}
+
 Value scaleFragment(OpBuilder &b, Location loc, const KernelProblem &p, Type type, Value fragment,
                     Value scale, Value bias) {
   auto op = b.create<lb::ScaleFragmentOp>(loc, type, fragment, scale, bias);
-  if (p.quant.getSuperStep() && p.quant.getZero() == lb::ZeroMode::sub_value)
+  if (hasTwoLevelMins(p))
     op.setWide(true);
   return op;
 }

@@ -77,6 +77,10 @@ ColumnQuant loadColumnQuant(mlir::OpBuilder &b, mlir::Location loc, const Kernel
                             mlir::Value zero = {});
 
 
+// Two-level scales with mins (zero = sub_value with a super-block step): the
+// k-quants' w = q·(c_s·d_s) − c_z·d_z, whose q·s − z is made in f32.
+bool hasTwoLevelMins(const KernelProblem &p);
+
 // lb.scale_fragment of `fragment` by scale (+ bias), wide (in f32) where the
 // problem's scales are two-level with mins (their codes times steps are not
 // exact in the element type, and q·s − z cancels).

@@ -60,8 +60,7 @@ struct GemvBuilder : TileBuilderBase {
       bool dequantized = false;
     };
     SmallVector<RowWeights, 4> rows;
-    const bool minTerm = p.zeros && p.quant.getSuperStep() &&
-                         p.quant.getZero() == lb::ZeroMode::sub_value && p.activation.isF16();
+    const bool minTerm = hasTwoLevelMins(p) && p.activation.isF16();
     for (Value n : ns) {
       auto loadQuant = [&] {
         SmallVector<ColumnQuant, 2> quant;
@@ -214,8 +213,7 @@ struct GemvBuilder : TileBuilderBase {
     // bf16's two-level mins keep the f32 q·s - z of a unit's registers
     // (step()'s minTerm is f16 only): one row spilled 16 bytes at 64
     // (Q4_K-like uint4 g32, 1536 x 4096, tile K 4096, sm_90a).
-    const bool wideMins = p.zeros && p.quant.getSuperStep() &&
-                          p.quant.getZero() == lb::ZeroMode::sub_value && !p.activation.isF16();
+    const bool wideMins = hasTwoLevelMins(p) && !p.activation.isF16();
     int64_t registers = rowsPerBlock == 1 ? (p.fragment.wordsPerUnit() > 4 || wideMins ? 96 : 64)
                         : rowsPerBlock <= 4 ? (halves || p.fragment.hasPlanes() ? 168 : 128)
                                             : 255;

@@ -88,8 +88,7 @@ struct GemvTiledBuilder : TileBuilderBase {
       ArrayRef<Value> scales = quant.take_front(kSubtiles),
                       biases = quant.slice(kSubtiles, kSubtiles),
                       zeros = quant.slice(2 * kSubtiles, kSubtiles);
-      const bool minTerm =
-          static_cast<bool>(biases.front()) && p.quant.getSuperStep() && p.activation.isF16();
+      const bool minTerm = hasTwoLevelMins(p) && p.activation.isF16();
       const bool dequantized = biases.front() && !minTerm;
       const bool wideDot = needsWideDot(p);
       auto pairType = VectorType::get({4}, p.activation);
