@@ -24,6 +24,13 @@ struct TargetArch {
   int64_t maxSharedBytesPerBlock = 0;
   // wgmma, TMA and setmaxnreg: the `wgmma` family runs only here.
   bool hasWgmma = false;
+  // What one SM holds at once, which decides how many blocks of a kernel
+  // run side by side (the tuner's occupancy, the runtime heuristic's
+  // estimate): shared memory, threads and blocks (the same guide's table).
+  int64_t sharedBytesPerSm = 0;
+  int64_t maxThreadsPerSm = 0;
+  int64_t maxBlocksPerSm = 0;
+  static constexpr int64_t kRegistersPerSm = 65536;
 };
 
 // Oldest first.
@@ -31,5 +38,9 @@ const std::vector<TargetArch> &targetArchs();
 // "sm_80, sm_86, sm_89 or sm_90a", for messages.
 std::string targetArchList();
 Expected<TargetArch> findTargetArch(const std::string &name);
+// The newest target arch a device of compute capability `cc` (times ten)
+// runs kernels of: its own, or the closest older one of its major version
+// (sm_87 -> sm_86). Fails for a major version lowbit has no target of.
+Expected<TargetArch> targetArchForDevice(int cc);
 
 } // namespace lowbit::core

@@ -1,6 +1,10 @@
 #include "tuning_db/Lookup.h"
 
+#include "core/Arch.h"
 #include "core/Problem.h"
+#include "core/Schedule.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -210,36 +214,24 @@ struct Band {
   std::optional<int64_t> hi;
   const char *families[3];
   // The block tile M that suits the band: a kernel pads M to its tile, and
-  // one tile per row block re-reads the weights M / tile times.
+  // one tile per row block re-reads the weights M / tile times. It breaks
+  // ties the estimate below leaves (a signature without N and K).
   int64_t tileM;
-  // The M the band's launches are sized for: its row blocks are part of the
-  // grid that must fill the device (deviceFillTenths).
+  // The M the band's launches are sized for.
   int64_t typicalM;
-  // Warps an SM wants in flight. Up to M = 32 the split-K kernels stream
-  // weights: each warp keeps a chunk's 16-byte loads outstanding, and
-  // Little's law (the cost model's latency and bytes in flight,
-  // compiler/tuner/CostModel.cpp) asks for about 8 such warps an SM. From
-  // M = 33 each load feeds twice the math or more, and 4 warps an SM kept
-  // the H200's tensor cores as busy as more blocks along K did, without
-  // their reductions.
-  int64_t warpsWantedPerSm;
 };
-// Bands and tiles follow the H200's tuned tables on shapes no default was
-// tuned for (docs/measurements, 2026-12-02 stop 28: 2048 to 5120 columns,
-// M = 1 to 128): split-K mma everywhere below 257, 8-row tiles at M = 1,
-// then the tile that fills the device, 16-row ones up to 96 and 32-row ones
-// from there. One band for M = 9 to 256 with 16-row tiles had served
-// M = 16 at up to 1.65x the tuned time and M = 128 at 1.5x.
+// Below M = 257 the split-K mma serves every band (the H200's tuned tables
+// on 19 shapes, model presets and shapes no default was tuned for,
+// docs/measurements stop 38); gemv remains the fallback where a set has no
+// mma kernel. From 257 the tensor cores' work decides: the tallest tile.
 constexpr Band kBands[] = {
-    // Split-K mma with 8-row tiles (W·xᵀ) streams weights faster than the
-    // CUDA-core gemv families even at M = 1 on the H200; gemv remains the
-    // fallback where a set has no mma kernel.
-    {1, 9, {"mma", "gemv", "wgmma"}, 8, 1, 8},
-    {9, 33, {"mma", "wgmma", "gemv"}, 16, 16, 8},
-    {33, 97, {"mma", "wgmma", "gemv"}, 16, 64, 4},
-    {97, 257, {"mma", "wgmma", "gemv"}, 32, 128, 4},
-    {257, std::nullopt, {"wgmma", "mma", "gemv"}, 128, 512, 4},
+    {1, 9, {"mma", "gemv", "wgmma"}, 8, 1},
+    {9, 33, {"mma", "wgmma", "gemv"}, 16, 16},
+    {33, 97, {"mma", "wgmma", "gemv"}, 16, 64},
+    {97, 257, {"mma", "wgmma", "gemv"}, 32, 128},
+    {257, std::nullopt, {"wgmma", "mma", "gemv"}, 128, 512},
 };
+constexpr int64_t kTensorBandFrom = 257;
 
 // A field of the launch's grid rule ("n_tile=64;m_tile=16;split_k=2"), 0 if
 // not given.
@@ -252,32 +244,6 @@ int64_t gridRuleField(const KernelRecord &kernel, const std::string &key) {
 }
 
 int64_t tileMOf(const KernelRecord &kernel) { return gridRuleField(kernel, "m_tile"); }
-
-// How much of the device the band's launch fills, in tenths: the lesser of
-// its blocks (N / n_tile column tiles, times the blocks along K (a
-// cluster's), times the row blocks of the band's typical M) against the SMs,
-// and of its warps against the warps the SMs want (Band::warpsWantedPerSm);
-// at most 10. A grid of fewer blocks leaves SMs idle, and one of fewer warps
-// leaves them short of loads in flight, which no schedule detail makes up
-// for (56 column tiles at N = 3584 ran at half the copy bandwidth on 132
-// SMs; a 16 x 128 tile with 2 warps and 8 blocks along K, 3.4 warps an SM,
-// served M = 16 at 1.65x the tuned time); past that, more blocks only add
-// reduction work. 0 when N or the SM count is unknown, which leaves the
-// order to the other criteria.
-int deviceFillTenths(const KernelRecord &kernel, const Band &band, int64_t n, int smCount) {
-  int64_t nTile = gridRuleField(kernel, "n_tile"), kBlocks = gridRuleField(kernel, "split_k");
-  int64_t mTile = std::max<int64_t>(1, tileMOf(kernel));
-  if (n <= 0 || smCount <= 0 || nTile <= 0)
-    return 0;
-  int64_t rowBlocks = (band.typicalM + mTile - 1) / mTile;
-  int64_t blocks = n / nTile * std::max<int64_t>(1, kBlocks) * rowBlocks;
-  int64_t warps = blocks * std::max<int64_t>(1, kernel.launch.blockX / 32);
-  // Rounded: 128 blocks on 132 SMs fill them.
-  int64_t wanted = smCount * band.warpsWantedPerSm;
-  int64_t tenths =
-      std::min((blocks * 10 + smCount / 2) / smCount, (warps * 10 + wanted / 2) / wanted);
-  return static_cast<int>(std::min<int64_t>(10, tenths));
-}
 
 // How far a kernel's tile M is from the band's, in factors of two (unknown
 // tiles last).
@@ -293,6 +259,71 @@ int tileMisfit(const KernelRecord &kernel, const Band &band) {
   return misfit;
 }
 
+// Whether the kernel splits K over warps or blocks (the split-K mma,
+// gemv_tiled): below M = 257 those stream the weights, where the staged mma
+// (split_k = 1) pays for its shared-memory pipeline in every row block.
+bool splitsK(const KernelRecord &kernel) {
+  nlohmann::json record = nlohmann::json::parse(kernel.scheduleJson, nullptr, false);
+  if (!record.is_object() || !record.contains("schedule") || !record["schedule"].is_string())
+    return false;
+  Expected<core::Schedule> schedule = core::parseSchedule(record["schedule"].get<std::string>());
+  return schedule && schedule->splitsK();
+}
+
+// The estimated time of a weight-streaming kernel at M, in decoded weights
+// an SM works through (only comparisons between a problem's kernels mean
+// anything): the busiest SM's blocks times a block's work, slowed where its
+// resident warps are too few to keep loads in flight, plus the cluster's
+// reduction.
+//  - A block decodes its n_tile columns over K / cluster_k, and multiplies
+//    them by its tile M rows at kMmaRowCost a row (decoding dominates up to
+//    M = 128: tile 32 served M = 64 best wherever its grid filled the SMs).
+//  - Blocks run in waves of (SMs x blocks an SM holds); an SM of the last
+//    wave holds fewer. A wave's SM works through resident x block work at a
+//    rate that grows with its warps up to kWarpsWantedPerSm: Little's law for
+//    16-byte loads in flight (compiler/tuner/CostModel.cpp's latency and
+//    bytes in flight ask for about that many).
+//  - Each block of a cluster adds its n_tile x tile M partials to the
+//    owners', cluster_k reads a value (kClusterReductionCost a partial).
+// The three constants were fitted on the H200 (stop 38: 76 (problem, M)
+// points, 19 shapes at M = 1, 16, 64, 128; within 15% of the tuned table at
+// 66 of them, against 49 for the fill-and-tile order it replaced), and are
+// flat near the fit: 0.005-0.015, 12, 8-16 all kept 65-66.
+constexpr double kMmaRowCost = 0.01;
+constexpr double kWarpsWantedPerSm = 12;
+constexpr double kClusterReductionCost = 8;
+std::optional<double> streamingEstimate(const KernelRecord &kernel, int64_t m, int64_t n,
+                                        int64_t k, const DeviceFingerprint &device) {
+  Expected<core::TargetArch> arch = core::targetArchForDevice(device.computeCapability());
+  int64_t nTile = gridRuleField(kernel, "n_tile"), tileM = tileMOf(kernel);
+  int64_t cluster = std::max<int64_t>(1, gridRuleField(kernel, "split_k"));
+  int64_t threads = int64_t{kernel.launch.blockX} * kernel.launch.blockY * kernel.launch.blockZ;
+  if (!arch || n <= 0 || k <= 0 || device.smCount <= 0 || nTile <= 0 || tileM <= 0 ||
+      threads <= 0)
+    return std::nullopt;
+  // Registers are allocated in 8s a thread; an unknown count (0) or
+  // shared memory limits nothing.
+  int64_t registers = (int64_t{kernel.registers} + 7) / 8 * 8 * threads;
+  int64_t shared = kernel.sharedBytes + kernel.launch.dynamicSharedBytes;
+  int64_t perSm = std::min(arch->maxThreadsPerSm / threads, arch->maxBlocksPerSm);
+  if (registers > 0)
+    perSm = std::min(perSm, core::TargetArch::kRegistersPerSm / registers);
+  if (shared > 0)
+    perSm = std::min(perSm, arch->sharedBytesPerSm / shared);
+  if (perSm <= 0)
+    return std::nullopt;
+  int64_t rowBlocks = (m + tileM - 1) / tileM;
+  int64_t blocks = std::max<int64_t>(1, n / nTile) * rowBlocks * cluster;
+  int64_t waves = (blocks + device.smCount * perSm - 1) / (device.smCount * perSm);
+  int64_t resident = std::min(perSm, (blocks + device.smCount - 1) / device.smCount);
+  double warps = double(resident * threads) / 32;
+  double blockWork = double(nTile) * double(k) / double(cluster) * (1 + kMmaRowCost * tileM);
+  double busy = std::min(1.0, warps / kWarpsWantedPerSm);
+  double reduction =
+      cluster > 1 ? kClusterReductionCost * double(nTile * tileM * cluster) : 0.0;
+  return double(waves * resident) * (blockWork / busy + reduction);
+}
+
 Expected<Resolution> heuristicTier(Context &ctx) {
   auto candidates = heuristicCandidates(ctx);
   if (!candidates)
@@ -305,49 +336,58 @@ Expected<Resolution> heuristicTier(Context &ctx) {
                      ") and no database has a dispatch table for this compute capability");
   Resolution resolution;
   resolution.tier = Tier::Heuristic;
-  // The problem's N, from its signature in the first database that has it.
-  int64_t n = 0;
+  // The problem's N and K, from its signature in the first database that
+  // has it (0 when it is not the typed model's: the tile then decides).
+  int64_t n = 0, k = 0;
   for (const Database *db : ctx.databases) {
     auto problem = db->findProblem(ctx.problemId);
     if (!problem)
       return std::move(problem).takeError();
     if (*problem) {
       if (Expected<core::Problem> parsed = core::parseSignature((*problem)->signature))
-        n = parsed->n;
+        n = parsed->n, k = parsed->k;
       break;
     }
   }
+  std::vector<bool> streams;
+  for (const Candidate &c : *candidates)
+    streams.push_back(splitsK(c.kernel));
   for (const Band &band : kBands) {
-    // The kernels that fill the device at the band's M; of those the one
-    // with the fewest blocks along K (a cluster's reduction costs, and a
-    // 32 x 128 tile of 2 warps and 8 blocks along K served M = 128 at twice
-    // the tuned time at N = 2048), then the tile that suits the band, then
-    // the narrowest column tile (more blocks to spread; every tuned winner of
-    // the 2026-12-02 tables below M = 257 was 64 columns wide). Up to M = 8
-    // the tile comes first: there every row of a taller tile is padding.
-    auto rank = [&](const Candidate &c) {
-      int fill = -deviceFillTenths(c.kernel, band, n, ctx.device.smCount);
-      int misfit = tileMisfit(c.kernel, band);
-      int64_t kBlocks = gridRuleField(c.kernel, "split_k");
-      bool tileFirst = band.typicalM < band.tileM;
+    // The closest arch, a cubin, a passing measurement; then, below M =
+    // 257, a kernel that splits K; then the estimate at the band's M, the
+    // tile that suits the band, the fewest blocks along K, the narrowest
+    // column tile and the id (so the answer is deterministic).
+    const bool tensorBand = band.lo >= kTensorBandFrom;
+    auto rank = [&](size_t i) {
+      const Candidate &c = (*candidates)[i];
+      std::optional<double> estimate =
+          streamingEstimate(c.kernel, band.typicalM, n, k, ctx.device);
+      // Up to M = 8 the tile comes first: there every row of a taller tile
+      // is padding, which the estimate undercounts (t16 picked for M = 1
+      // ran 1.2x the t8 the tuned tables chose, twice).
+      const int misfit = tileMisfit(c.kernel, band);
+      const bool tileFirst = band.typicalM < band.tileM;
       return std::make_tuple(-c.arch.number, c.runnable == Runnable::Cubin ? 0 : 1,
-                             c.measuredPass ? 0 : 1, tileFirst ? misfit : fill,
-                             tileFirst ? fill : 0, kBlocks, tileFirst ? 0 : misfit,
+                             c.measuredPass ? 0 : 1, (tensorBand || streams[i]) ? 0 : 1,
+                             tileFirst ? misfit : 0, estimate ? 0 : 1, estimate.value_or(0.0),
+                             misfit,
+                             gridRuleField(c.kernel, "split_k"),
                              gridRuleField(c.kernel, "n_tile"), c.kernel.id);
     };
-    const Candidate *best = nullptr;
+    std::optional<size_t> bestIndex;
     for (const char *family : band.families) {
-      for (const Candidate &c : *candidates)
-        if (c.kernel.family == family && (!best || rank(c) < rank(*best)))
-          best = &c;
-      if (best)
+      for (size_t i = 0; i < candidates->size(); ++i)
+        if ((*candidates)[i].kernel.family == family && (!bestIndex || rank(i) < rank(*bestIndex)))
+          bestIndex = i;
+      if (bestIndex)
         break;
     }
-    if (!best) { // only families the heuristic does not know: still pick one
-      for (const Candidate &c : *candidates)
-        if (!best || rank(c) < rank(*best))
-          best = &c;
+    if (!bestIndex) { // only families the heuristic does not know: still pick one
+      for (size_t i = 0; i < candidates->size(); ++i)
+        if (!bestIndex || rank(i) < rank(*bestIndex))
+          bestIndex = i;
     }
+    const Candidate *best = &(*candidates)[*bestIndex];
     if (!resolution.ranges.empty() && resolution.ranges.back().kernelId == best->kernel.id) {
       resolution.ranges.back().mHi = band.hi;
       continue;

@@ -21,13 +21,26 @@
 //    out: kernels without a launch configuration (migrated from schema v1),
 //    kernels needing more shared memory than the device's opt-in limit, and
 //    kernels whose every recorded measurement failed the reference check.
-//  - M picks the family order: M in [1, 9): gemv, mma, wgmma; M in [9, 257):
-//    mma, wgmma, gemv; M >= 257: wgmma, mma, gemv. The first family with a
-//    candidate is used.
-//  - Within the family: the closest compiled-for arch <= the device's, then
-//    a runnable cubin over PTX that needs a JIT, then a kernel with a passing
-//    measurement over an unmeasured one, then the smallest id (so the answer
-//    is deterministic).
+//  - M falls in a band: [1, 9), [9, 33), [33, 97), [97, 257), [257, inf).
+//    Below 257 the mma family comes first (its split-K schedules stream the
+//    weights best there), then gemv and wgmma up to M = 8, wgmma and gemv
+//    from 9; from 257 the order is wgmma, mma, gemv. The first family with a
+//    candidate serves the band.
+//  - Within the family, kernels are ranked by: the closest compiled-for arch
+//    <= the device's; a runnable cubin over PTX that needs a JIT; a passing
+//    measurement over an unmeasured one; below M = 257, a kernel that splits
+//    K (over warps or blocks) over one that does not; in the first band, the
+//    tile M closest to 8; then an estimate of the kernel's time at the
+//    band's typical M (1, 16, 64, 128, 512) on this device, from the
+//    problem's N and K, the launch (grid rule, threads), the registers and
+//    shared memory against the arch's per-SM limits, and the SM count:
+//    waves of resident blocks, each decoding its columns over its share of
+//    K, slowed where too few warps keep loads in flight, plus a cluster's
+//    reduction (Lookup.cpp states the model and its fitted constants).
+//    Ties, and kernels the estimate cannot rate, go to the tile M nearest
+//    the band's, the fewest blocks along K, the narrowest column tile, and
+//    the smallest id (so the answer is deterministic).
+//  - Neighbouring bands that chose the same kernel merge into one range.
 #pragma once
 
 #include "core/support/Expected.h"

@@ -1,5 +1,6 @@
 #include "compiler/tuner/SearchSpace.h"
 
+#include "core/Arch.h"
 #include "core/ScheduleRules.h"
 
 #include <algorithm>
@@ -10,20 +11,18 @@ using core::Family;
 using core::Schedule;
 
 Expected<ArchLimits> archLimits(const std::string &arch) {
+  // sm_90 runs sm_90a's limits (the same SM without the arch-specific
+  // instructions).
+  Expected<core::TargetArch> target = core::findTargetArch(arch == "sm_90" ? "sm_90a" : arch);
+  if (!target)
+    return makeError("no resource limits known for arch '" + arch + "' (known: " +
+                     core::targetArchList() + ", sm_90)");
   ArchLimits l;
   l.arch = arch;
-  if (arch == "sm_80") {
-    l.sharedPerSm = 164 * 1024, l.maxThreadsPerSm = 2048, l.maxBlocksPerSm = 32;
-  } else if (arch == "sm_86") {
-    l.sharedPerSm = 100 * 1024, l.maxThreadsPerSm = 1536, l.maxBlocksPerSm = 16;
-  } else if (arch == "sm_89") {
-    l.sharedPerSm = 100 * 1024, l.maxThreadsPerSm = 1536, l.maxBlocksPerSm = 24;
-  } else if (arch == "sm_90" || arch == "sm_90a") {
-    l.sharedPerSm = 228 * 1024, l.maxThreadsPerSm = 2048, l.maxBlocksPerSm = 32;
-  } else {
-    return makeError("no resource limits known for arch '" + arch +
-                     "' (known: sm_80, sm_86, sm_89, sm_90, sm_90a)");
-  }
+  l.sharedPerSm = target->sharedBytesPerSm;
+  l.maxThreadsPerSm = target->maxThreadsPerSm;
+  l.maxBlocksPerSm = target->maxBlocksPerSm;
+  l.registersPerSm = core::TargetArch::kRegistersPerSm;
   return l;
 }
 

@@ -37,6 +37,19 @@ protected:
     return id ? *id : std::string();
   }
 
+  // A W4 problem of the typed model, whose signature gives the heuristic N
+  // and K.
+  std::string putShape(int64_t n, int64_t k) {
+    core::Problem shape;
+    shape.name = "w4";
+    shape.n = n;
+    shape.k = k;
+    shape.code = formats::DataFormat::unsignedInt(4);
+    auto added = db->putProblem(core::signature(shape));
+    EXPECT_TRUE(added.ok()) << added.error();
+    return added ? *added : std::string();
+  }
+
   Expected<Choice> lookupIn(const DeviceFingerprint &device, int64_t m) {
     return lookup({db.get()}, problem, device, m);
   }
@@ -147,58 +160,73 @@ TEST_F(LookupTest, HeuristicPrefersTheTileMThatSuitsEachBand) {
   EXPECT_EQ(resolution->ranges[3].kernelId, ids[2]);
 }
 
-// A 16-row tile of 2 warps with 8 blocks along K has 3.4 warps an SM at
-// N = 3584, M = 16; an 8-row tile of 8 warps with 2 blocks has 13.6 (its two
-// row blocks count), so it serves the band although its tile fits less
-// well: what the H200's tuned table chose (1.65x faster there).
+// At N = 3584, M = 16, a 16-row tile of 2 warps with 8 blocks along K puts
+// 2 blocks (4 warps) on an SM and waits on its loads; an 8-row tile of 8
+// warps with 2 blocks has 2 row blocks and 16 warps an SM. The estimate
+// takes the second although its tile fits the band less well: what the
+// H200's tuned table chose (1.65x faster there).
 TEST_F(LookupTest, HeuristicFillsTheDeviceBeforeFittingTheTile) {
-  core::Problem shape;
-  shape.name = "w4";
-  shape.n = 3584;
-  shape.k = 18944;
-  shape.code = formats::DataFormat::unsignedInt(4);
-  auto added = db->putProblem(core::signature(shape));
-  ASSERT_TRUE(added.ok()) << added.error();
+  std::string shape = putShape(3584, 18944);
   auto kernel = [&](const std::string &tag, const std::string &rule, int threads) {
-    KernelRecord k = makeKernel(*added, tag, "sm_90a", "mma");
+    KernelRecord k = makeKernel(shape, tag, "sm_90a", "mma");
     k.launch.gridRule = rule;
     k.launch.blockX = threads;
     return put(k);
   };
   std::string thin = kernel("t16c8", "n_tile=128;m_tile=16;split_k=8", 64);
   std::string full = kernel("t8c2", "n_tile=64;m_tile=8;split_k=2", 256);
-  Expected<Choice> at16 = lookup({db.get()}, *added, h100(), 16);
+  Expected<Choice> at16 = lookup({db.get()}, shape, h100(), 16);
   ASSERT_TRUE(at16.ok()) << at16.error();
   EXPECT_EQ(at16->kernelId, full);
   EXPECT_NE(at16->kernelId, thin);
 }
 
-// Among kernels of one tile M, the heuristic takes the one whose grid fills
-// the SMs, with the fewest blocks along K that do: at N = 3584 the 56
-// column tiles need 4 blocks a tile on 132 SMs; at N = 28672 one is enough.
+// Among kernels of one tile M, the estimate takes the one whose grid fills
+// the SMs, with the fewest blocks along K that do. A block of 4 warps and
+// 48 KiB of shared memory lets an SM hold 4 (16 warps): at N = 3584 the 56
+// column tiles need 8 blocks a tile to give 132 SMs that many; at N = 28672
+// the 448 tiles fill them unsplit, and a split only adds waves and
+// reduction.
 TEST_F(LookupTest, HeuristicSplitsKAcrossBlocksOnlyWhereNLeavesSmsIdle) {
   for (int64_t n : {int64_t{3584}, int64_t{28672}}) {
     SCOPED_TRACE("N = " + std::to_string(n));
-    core::Problem shape;
-    shape.name = "w4";
-    shape.n = n;
-    shape.k = 8192;
-    shape.code = formats::DataFormat::unsignedInt(4);
-    auto added = db->putProblem(core::signature(shape));
-    ASSERT_TRUE(added.ok()) << added.error();
+    std::string shape = putShape(n, 8192);
     auto withBlocksAlongK = [&](int blocks) {
-      KernelRecord k = makeKernel(*added, "z" + std::to_string(blocks) + "n" + std::to_string(n),
+      KernelRecord k = makeKernel(shape, "z" + std::to_string(blocks) + "n" + std::to_string(n),
                                   "sm_90a", "mma");
-      k.launch.blockX = 256; // 8 warps: 56 x 4 x 8 fills 132 SMs' 8 warps each, 56 x 2 x 8 not
       k.launch.gridRule = "n_tile=64;m_tile=8;split_k=" + std::to_string(blocks);
       return put(k);
     };
     std::vector<std::string> ids = {withBlocksAlongK(1), withBlocksAlongK(2),
                                     withBlocksAlongK(4), withBlocksAlongK(8)};
-    auto resolution = resolve({db.get()}, *added, h100());
+    auto resolution = resolve({db.get()}, shape, h100());
     ASSERT_TRUE(resolution.ok()) << resolution.error();
     ASSERT_FALSE(resolution->ranges.empty());
-    EXPECT_EQ(resolution->ranges[0].kernelId, n == 3584 ? ids[2] : ids[0]);
+    EXPECT_EQ(resolution->ranges[0].kernelId, n == 3584 ? ids[3] : ids[0]);
+  }
+}
+
+// At M = 64 a 16-row tile decodes the weights in 4 row blocks, a 32-row
+// tile in 2: where both grids keep the SMs busy the taller tile does less
+// work, although 16 rows is the band's tile. Where N leaves SMs idle
+// either way, one block's work decides, and the 16-row tile's is smaller.
+TEST_F(LookupTest, HeuristicTakesTheTallerTileAtM64WhereItsGridFillsTheSms) {
+  for (int64_t n : {int64_t{4096}, int64_t{512}}) {
+    SCOPED_TRACE("N = " + std::to_string(n));
+    std::string shape = putShape(n, 4096);
+    auto withTile = [&](int tileM) {
+      KernelRecord k = makeKernel(shape, "t" + std::to_string(tileM) + "n" + std::to_string(n),
+                                  "sm_90a", "mma");
+      k.launch.gridRule = "n_tile=64;m_tile=" + std::to_string(tileM) + ";split_k=2";
+      return put(k);
+    };
+    std::string t16 = withTile(16), t32 = withTile(32);
+    Expected<Choice> at64 = lookup({db.get()}, shape, h100(), 64);
+    ASSERT_TRUE(at64.ok()) << at64.error();
+    EXPECT_EQ(at64->kernelId, n == 4096 ? t32 : t16);
+    Expected<Choice> at16 = lookup({db.get()}, shape, h100(), 16);
+    ASSERT_TRUE(at16.ok()) << at16.error();
+    EXPECT_EQ(at16->kernelId, t16); // one row block either way: the shorter tile
   }
 }
 
