@@ -220,9 +220,9 @@ struct Band {
   // The M the band's launches are sized for.
   int64_t typicalM;
 };
-// Below M = 257 the split-K mma serves every band (the H200's tuned tables
-// on 19 shapes, model presets and shapes no default was tuned for,
-// docs/measurements stop 38); gemv remains the fallback where a set has no
+// Below M = 257 the split-K mma serves every band (what the H200's tuned
+// tables chose on 19 shapes: the model presets' and those of
+// examples/specs/untuned-small-n.toml and -large-m.toml); gemv remains the fallback where a set has no
 // mma kernel. From 257 the tensor cores' work decides: the tallest tile.
 constexpr Band kBands[] = {
     {1, 9, {"mma", "gemv", "wgmma"}, 8, 1},
@@ -285,8 +285,8 @@ bool splitsK(const KernelRecord &kernel) {
 //    bytes in flight ask for about that many).
 //  - Each block of a cluster adds its n_tile x tile M partials to the
 //    owners', cluster_k reads a value (kClusterReductionCost a partial).
-// The three constants were fitted on the H200 (stop 38: 76 (problem, M)
-// points, 19 shapes at M = 1, 16, 64, 128; within 15% of the tuned table at
+// The three constants were fitted on the H200's tuned results for those 19
+// shapes at M = 1, 16, 64, 128 (76 points; within 15% of the tuned table at
 // 66 of them, against 49 for the fill-and-tile order it replaced), and are
 // flat near the fit: 0.005-0.015, 12, 8-16 all kept 65-66.
 constexpr double kMmaRowCost = 0.01;
