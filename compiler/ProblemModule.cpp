@@ -69,6 +69,10 @@ buildProblemModule(MLIRContext &context,
       return emitError(problemLoc, "a problem name has at most " +
                                        std::to_string(core::kMaxProblemNameLength) +
                                        " characters, got " + std::to_string(problem.name.size()));
+    if (core::isQuantized(problem.activation))
+      return emitError(problemLoc, std::string("no family multiplies ") +
+                                       core::activationName(problem.activation) +
+                                       " activations yet");
     Type activation = activationType(context, problem.activation);
     const core::Scheme &scheme = problem.scheme;
     // Two-level scales are integer codes (ui8, si8) with float steps.

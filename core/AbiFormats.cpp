@@ -30,6 +30,20 @@ Expected<Value> lookUp(const char *field, int value,
 const std::pair<lowbit_dtype, const char *> kActivations[] = {
     {LOWBIT_DTYPE_F16, "f16"},
     {LOWBIT_DTYPE_BF16, "bf16"},
+    {LOWBIT_DTYPE_S8, "s8"},
+    {LOWBIT_DTYPE_E4M3, "e4m3"},
+};
+// 0 (none) is in the table: it is the typed model's value too.
+const std::pair<lowbit_activation_scale, const char *> kActivationScales[] = {
+    {LOWBIT_ACTIVATION_SCALE_NONE, "none"},
+    {LOWBIT_ACTIVATION_SCALE_TOKEN, "token"},
+    {LOWBIT_ACTIVATION_SCALE_TENSOR, "tensor"},
+};
+// y's dtype; 0 (the activation's own) is handled before the table.
+const std::pair<lowbit_dtype, const char *> kOutputs[] = {
+    {LOWBIT_DTYPE_F16, "f16"},
+    {LOWBIT_DTYPE_BF16, "bf16"},
+    {LOWBIT_DTYPE_F32, "f32"},
 };
 const std::pair<lowbit_dtype, const char *> kScales[] = {
     {LOWBIT_DTYPE_F16, "f16"},
@@ -98,6 +112,19 @@ Expected<AbiZeroPoints> parseZeroPoints(const std::string &text) {
 
 Expected<Activation> activationFromAbi(int activation) {
   return lookUp("activation", activation, kActivations, parseActivation);
+}
+
+Expected<ActivationScale> activationScaleFromAbi(int scale) {
+  return lookUp("activation_scale", scale, kActivationScales, parseActivationScale);
+}
+
+Expected<std::optional<Output>> outputFromAbi(int output) {
+  if (output == 0)
+    return std::optional<Output>();
+  Expected<Output> parsed = lookUp("output", output, kOutputs, parseOutput);
+  if (!parsed)
+    return makeError(parsed.error() + ", or 0 for the activation's own dtype");
+  return std::optional<Output>(*parsed);
 }
 
 Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *table) {
@@ -184,6 +211,20 @@ Status problemToAbi(const Problem &p, lowbit_problem *out, std::vector<double> *
   if (!activation)
     return makeError(activation.error());
   abi.activation = *activation;
+  Expected<lowbit_activation_scale> activationScale =
+      abiValueOf("activation_scale", p.activationScale,
+                 activationScaleSpelling(p.activationScale), kActivationScales,
+                 parseActivationScale);
+  if (!activationScale)
+    return makeError(activationScale.error());
+  abi.activation_scale = *activationScale;
+  if (p.output) {
+    Expected<lowbit_dtype> output =
+        abiValueOf("output", *p.output, outputName(*p.output), kOutputs, parseOutput);
+    if (!output)
+      return makeError(output.error());
+    abi.output = *output;
+  }
   // Named formats first (nf4 is a table too, with a value of its own).
   Expected<lowbit_weight_format> weight =
       abiValueOf("weight", p.code, p.code.name(), kWeights, formats::parseFormat);

@@ -18,6 +18,9 @@ namespace lowbit::core {
 // range is undefined (UndefinedBehaviorSanitizer caught lowbit_dtype 77).
 // abiField reads one without such a load.
 Expected<Activation> activationFromAbi(int activation);
+Expected<ActivationScale> activationScaleFromAbi(int scale);
+// lowbit_problem.output: 0 is the activation's own dtype (none set).
+Expected<std::optional<Output>> outputFromAbi(int output);
 // `table`: lowbit_problem.table, LOWBIT_WEIGHT_LUT4's 16 values (NULL for
 // every other weight format).
 Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *table = nullptr);

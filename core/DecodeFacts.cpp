@@ -43,6 +43,9 @@ bool isWeightCode(const formats::DataFormat &code, uint32_t value) {
 }
 
 Expected<MinifloatDecode> minifloatDecode(const formats::DataFormat &code, Activation activation) {
+  if (isQuantized(activation))
+    return makeError(std::string("codes decode to f16 or bf16, not to ") +
+                     activationName(activation));
   const formats::FloatFormat *f = code.asFloat();
   if (!f)
     return makeError(code.name() + " is not a minifloat");
@@ -94,6 +97,9 @@ Expected<MinifloatDecode> minifloatDecode(const formats::DataFormat &code, Activ
 
 Expected<std::vector<uint16_t>> lookupTableBits(const formats::DataFormat &code,
                                                 Activation activation) {
+  if (isQuantized(activation))
+    return makeError(std::string("codes decode to f16 or bf16, not to ") +
+                     activationName(activation));
   const formats::LutFormat *lut = code.asLut();
   if (!lut)
     return makeError(code.name() + " is not a lookup table");
@@ -130,6 +136,9 @@ bool needsWideDot(const formats::DataFormat &code, Activation activation) {
 }
 
 Status checkDecodable(const formats::DataFormat &code, Activation activation) {
+  if (isQuantized(activation))
+    return makeError(std::string("codes decode to f16 or bf16, not to ") +
+                     activationName(activation));
   if (Expected<CodeFragment> fragment = codeFragment(code); !fragment)
     return makeError(fragment.error());
   if (code.asFloat()) {

@@ -111,6 +111,39 @@ std::string pad(const std::string &text, size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
 }
 
+// The row names its activation: "(f16 only)" would say it twice.
+KernelAvailability kernelsWithoutActivations(KernelAvailability kernels) {
+  kernels.activations.clear();
+  return kernels;
+}
+
+// Each activation dtype with int8 per-channel weights (the one weight form
+// every activation could pair with), asked of the rules like the rest.
+std::string activationListing() {
+  std::ostringstream out;
+  out << "\nActivation formats (kernels: int8 per-channel weights, f16 scales)\n";
+  out << pad("  name", 12) << pad("scales", 30) << pad("y", 16) << "kernels\n";
+  for (Activation activation : {Activation::F16, Activation::BF16, Activation::S8,
+                                Activation::E4M3}) {
+    Problem problem;
+    problem.n = problem.k = kRepresentativeDimension;
+    problem.activation = activation;
+    problem.code = DataFormat::signedInt(8);
+    problem.scheme.granularity = formats::Granularity::PerChannel;
+    problem.scheme.groupSize = 0;
+    const bool quantized = isQuantized(activation);
+    if (quantized) {
+      problem.activationScale = ActivationScale::PerToken;
+      problem.output = Output::F16;
+    }
+    out << "  " << pad(activationName(activation), 10)
+        << pad(quantized ? "f32 per token or per tensor" : "none", 30)
+        << pad(quantized ? "f16, bf16, f32" : activationName(activation), 16)
+        << describe(kernelsWithoutActivations(problemKernels(problem))) << "\n";
+  }
+  return out.str();
+}
+
 } // namespace
 
 KernelAvailability elementKernels(const DataFormat &code) {
@@ -160,6 +193,7 @@ std::string formatListing() {
          "lowbit_problem.table: kernels are compiled for their table)\n";
   out << "\nScale formats: f16, bf16, f32 (any scheme); block scales, per group without zero "
          "points: e8m0 (MX, groups of 32), e4m3fn (with or without NVFP4's f32 tensor scale)\n";
+  out << activationListing();
   out << "\nSchemes (bits per weight include scales, zeros and super-scales; "
          "per-channel metadata is charged at K = 4096)\n";
   out << pad("  name", 25) << pad("bits/w", 10) << pad("decodes to", 26) << pad("layout", 48)

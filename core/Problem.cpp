@@ -113,6 +113,28 @@ Expected<int64_t> parseDecimal(const std::string &text, const std::string &what)
   return static_cast<int64_t>(std::strtoll(text.c_str(), nullptr, 10));
 }
 
+// Quantized activations bring their scale and name y's type; f16 and bf16
+// ones have neither (y is in their type).
+Status validateActivation(const Problem &p) {
+  const std::string name = activationName(p.activation);
+  if (isQuantized(p.activation)) {
+    if (p.activationScale == ActivationScale::None)
+      return makeError(name + " activations need an activation scale: token (one f32 per row "
+                              "of x) or tensor (one f32)");
+    if (!p.output)
+      return makeError(name + " activations need an output type for y: f16, bf16 or f32");
+    return Status::success();
+  }
+  if (p.activationScale != ActivationScale::None)
+    return makeError(std::string("activation scale '") +
+                     activationScaleSpelling(p.activationScale) + "' is for s8 and e4m3 "
+                     "activations; " + name + " activations have none");
+  if (p.output)
+    return makeError(std::string("output '") + outputName(*p.output) + "' is for s8 and e4m3 "
+                     "activations; " + name + " activations write y in " + name);
+  return Status::success();
+}
+
 } // namespace
 
 std::string problemSymbol(const std::string &name) {
@@ -122,16 +144,20 @@ std::string problemSymbol(const std::string &name) {
   return symbol;
 }
 
-const char *activationName(Activation activation) {
-  return activation == Activation::BF16 ? "bf16" : "f16";
+Output outputType(const Problem &p) {
+  if (p.output)
+    return *p.output;
+  switch (p.activation) {
+  case Activation::F16: return Output::F16;
+  case Activation::BF16: return Output::BF16;
+  default: return Output::F32;
+  }
 }
 
-Expected<Activation> parseActivation(const std::string &text) {
-  if (text == "f16")
-    return Activation::F16;
-  if (text == "bf16")
-    return Activation::BF16;
-  return makeError("activation '" + text + "' is not f16 or bf16");
+void setOutput(Problem &p, Output output) {
+  p.output.reset();
+  if (isQuantized(p.activation) || output != outputType(p))
+    p.output = output;
 }
 
 const char *granularitySpelling(formats::Granularity granularity) {
@@ -178,6 +204,8 @@ Status validate(const Problem &p) {
   if (p.n < 1 || p.k < 1 || p.n > kLargestDimension || p.k > kLargestDimension)
     return makeError("N = " + std::to_string(p.n) + " and K = " + std::to_string(p.k) +
                      " must be in [1, 2^31 - 1]");
+  if (Status activation = validateActivation(p); !activation)
+    return activation;
   if (p.code.kind() == formats::DataFormat::Kind::Int && p.code.bits() > 8)
     return makeError("integer codes have at most 8 bits");
   const Scheme &s = p.scheme;
@@ -237,6 +265,10 @@ std::string signature(const Problem &p) {
            ";super_step=" + (s.superStep ? s.superStep->name() : std::string("?"));
   if (s.actOrder)
     out += ";act_order=1";
+  if (p.activationScale != ActivationScale::None)
+    out += std::string(";act_scale=") + activationScaleSpelling(p.activationScale);
+  if (p.output)
+    out += std::string(";out=") + outputName(*p.output);
   return out;
 }
 
@@ -309,6 +341,16 @@ Expected<Problem> parseSignature(const std::string &text) {
       ++i;
     } else if (key == "act_order" && v == "1" && !p.scheme.actOrder) {
       p.scheme.actOrder = true;
+    } else if (key == "act_scale" && p.activationScale == ActivationScale::None) {
+      Expected<ActivationScale> scale = parseActivationScale(v);
+      if (!scale)
+        return bad(scale.error());
+      p.activationScale = *scale;
+    } else if (key == "out" && !p.output) {
+      Expected<Output> output = parseOutput(v);
+      if (!output)
+        return bad(output.error());
+      p.output = *output;
     } else {
       return bad("unexpected field '" + key + "=" + v + "'");
     }

@@ -6,6 +6,7 @@
 // elsewhere reads a width or a family out of a string (docs/architecture.md).
 #pragma once
 
+#include "core/Activation.h"
 #include "core/formats/DataFormat.h"
 #include "core/formats/Scheme.h"
 #include "core/support/Expected.h"
@@ -16,15 +17,6 @@
 #include <vector>
 
 namespace lowbit::core {
-
-// The activation (and output) element type.
-enum class Activation { F16, BF16 };
-
-// "f16" | "bf16".
-const char *activationName(Activation activation);
-Expected<Activation> parseActivation(const std::string &text);
-// f16 and bf16 are both 2 bytes; the function exists so no caller assumes it.
-inline int activationBytes(Activation) { return 2; }
 
 // "tensor" | "channel" | "group" (the spelling of specs and signatures).
 const char *granularitySpelling(formats::Granularity granularity);
@@ -88,16 +80,31 @@ struct Problem {
   std::string name; // not part of the problem's identity
   int64_t n = 0, k = 0;
   Activation activation = Activation::F16;
+  // Quantized activations only (validate): their scales, and y's type, which
+  // they must name. f16 and bf16 activations leave both unset and write y in
+  // their own type (outputType).
+  ActivationScale activationScale = ActivationScale::None;
+  std::optional<Output> output;
   formats::DataFormat code = formats::DataFormat::unsignedInt(4);
   Scheme scheme;
 
   int codeBits() const { return code.bits(); }
   // Same problem, whatever the name.
   bool sameAs(const Problem &o) const {
-    return n == o.n && k == o.k && activation == o.activation && code == o.code &&
+    return n == o.n && k == o.k && activation == o.activation &&
+           activationScale == o.activationScale && output == o.output && code == o.code &&
            scheme == o.scheme;
   }
 };
+
+// y's type: the problem's output, or, for f16 and bf16 activations, theirs.
+// (A quantized problem without an output is invalid; this returns f32 for it.)
+Output outputType(const Problem &problem);
+inline int outputBytes(Output output) { return output == Output::F32 ? 4 : 2; }
+// Sets y's type in canonical form: f16 and bf16 activations' own type leaves
+// output unset (so the spec and the C ABI may name it, for every problem).
+// Call it after the activation is set.
+void setOutput(Problem &problem, Output output);
 
 // The identifier a problem's name becomes in IR, kernel names and files:
 // every character but letters and digits is '_'. Two names of one kernel
@@ -107,7 +114,9 @@ struct Problem {
 constexpr size_t kMaxProblemNameLength = 200;
 std::string problemSymbol(const std::string &name);
 
-// Rejects what no kernel can mean (with a message naming the field): N and K
+// Rejects what no kernel can mean (with a message naming the field):
+// quantized activations without an activation scale or an output type, f16
+// and bf16 activations with either; N and K
 // in [1, 2^31 - 1] with scale and zero buffers whose byte sizes fit in int64,
 // a group size that is positive and divides K (and is 0 for
 // other granularities), a scale dtype of f16, bf16 or f32, or a block scale
@@ -124,7 +133,8 @@ Status validate(const Problem &problem);
 // Fields that are at their default and were added later (the tensor scale,
 // zero codes, act-order) are printed only when set, so the ids of earlier
 // databases stay. They follow the fields every signature has, in the order
-// tensor_scale (";tensor_scale=f32"), zero_codes, act_order.
+// tensor_scale (";tensor_scale=f32"), zero_codes, act_order, act_scale,
+// out (";act_scale=token;out=f16", quantized activations only).
 std::string signature(const Problem &problem);
 // The exact inverse of signature (then validate).
 Expected<Problem> parseSignature(const std::string &text);

@@ -55,6 +55,10 @@ bool isGrouped(const Problem &p) {
 
 // The code type comes first in every family: a lane decodes it in registers.
 Status checkCode(const Problem &p, const Schedule &s) {
+  if (isQuantized(p.activation))
+    return reject(s, std::string("no family multiplies ") + activationName(p.activation) +
+                         " activations yet: every family widens the weights to f16 or bf16 "
+                         "for the f16 tensor cores or CUDA cores");
   if (Status decodable = checkDecodable(p.code, p.activation); !decodable)
     return reject(s, decodable.error());
   // The verifier keeps a group size positive; a core::Problem that was never

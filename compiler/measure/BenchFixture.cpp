@@ -61,6 +61,11 @@ LoadedKernel::~LoadedKernel() {
 Expected<std::unique_ptr<BenchFixture>> BenchFixture::create(const cuda::DriverApi &api,
                                                              const kernels::ProblemDesc &p,
                                                              const FixtureOptions &options) {
+  // The fixture's x, y and cuBLAS baseline are f16 or bf16; quantized
+  // activations have no kernels to measure yet (core/ScheduleRules.cpp).
+  if (core::isQuantized(p.activation))
+    return makeError(std::string("the benchmark measures f16 and bf16 activations, not ") +
+                     core::activationName(p.activation));
   // Host data: the problem's weights quantized by the formats library, the
   // same for every kernel; each weight layout gets its own packing and
   // rotation (rotationFor).

@@ -31,7 +31,7 @@ std::string where(const std::string &sourceName, const toml::node *node) {
 const char *const kProblemKeys[] = {
     "name",         "n",           "k",          "activation", "weight",    "scale",
     "tensor_scale", "granularity", "group_size", "zero",       "zero_codes", "super_block",
-    "super_step"};
+    "super_step",   "activation_scale", "output"};
 const char *const kTopLevelKeys[] = {"archs", "defaults", "problem"};
 
 // Levenshtein distance, for "did you mean" (keys are short).
@@ -257,6 +257,8 @@ struct SpelledProblem {
   std::string tensorScale; // empty: none
   int64_t superBlock = 0;  // 0: one level
   std::string superStep;   // empty: none
+  std::string activationScale = "none";
+  std::string output;      // empty: the activation's own type
 };
 
 // `what 'text': why`, for a value core refused.
@@ -282,6 +284,16 @@ Expected<core::Problem> toProblem(const SpelledProblem &s, const std::string &at
   if (!activation)
     return badValue(at, "activation", s.activation, activation.error());
   p.activation = *activation;
+  Expected<core::ActivationScale> activationScale = core::parseActivationScale(s.activationScale);
+  if (!activationScale)
+    return badValue(at, "activation_scale", s.activationScale, activationScale.error());
+  p.activationScale = *activationScale;
+  if (!s.output.empty()) {
+    Expected<core::Output> output = core::parseOutput(s.output);
+    if (!output)
+      return badValue(at, "output", s.output, output.error());
+    core::setOutput(p, *output);
+  }
   Expected<formats::DataFormat> code = formats::parseFormat(s.weight);
   if (!code)
     return badValue(at, "weight", s.weight, code.error());
@@ -398,7 +410,10 @@ Expected<KernelSetSpec> parseKernelSetSpec(const std::string &text, const std::s
                      readKey(*table, defaults, "zero", p.zero, sourceName),
                      readKey(*table, defaults, "zero_codes", p.zeroCodes, sourceName),
                      readKey(*table, defaults, "super_block", p.superBlock, sourceName),
-                     readKey(*table, defaults, "super_step", p.superStep, sourceName)})
+                     readKey(*table, defaults, "super_step", p.superStep, sourceName),
+                     readKey(*table, defaults, "activation_scale", p.activationScale,
+                             sourceName),
+                     readKey(*table, defaults, "output", p.output, sourceName)})
       if (!s.ok())
         return makeError(s.error());
     Expected<core::Problem> problem = toProblem(p, at);
@@ -449,8 +464,13 @@ std::string printKernelSetSpec(const KernelSetSpec &spec, const std::string &com
         << "name = " << quoted(p.name) << "\n"
         << "n = " << p.n << "\n"
         << "k = " << p.k << "\n"
-        << "activation = " << quoted(core::activationName(p.activation)) << "\n"
-        << "weight = " << quoted(p.code.name()) << "\n"
+        << "activation = " << quoted(core::activationName(p.activation)) << "\n";
+    if (p.activationScale != core::ActivationScale::None)
+      out << "activation_scale = " << quoted(core::activationScaleSpelling(p.activationScale))
+          << "\n";
+    if (p.output)
+      out << "output = " << quoted(core::outputName(*p.output)) << "\n";
+    out << "weight = " << quoted(p.code.name()) << "\n"
         << "scale = " << quoted(s.scale.name()) << "\n";
     if (s.tensorScale)
       out << "tensor_scale = " << quoted(s.tensorScale->name()) << "\n";

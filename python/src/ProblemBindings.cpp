@@ -23,13 +23,18 @@ core::Problem makeProblem(int64_t n, int64_t k, const std::string &weight,
                           const std::string &zero, const std::optional<std::string> &zeroCodes,
                           bool actOrder, const std::optional<std::string> &tensorScale,
                           const std::string &name, int64_t superBlock,
-                          const std::optional<std::string> &superStep) {
+                          const std::optional<std::string> &superStep,
+                          const std::string &activationScale,
+                          const std::optional<std::string> &output) {
   core::Problem p;
   p.name = name;
   p.n = n;
   p.k = k;
   p.code = unwrap(formats::parseFormat(weight));
   p.activation = unwrap(core::parseActivation(activation));
+  p.activationScale = unwrap(core::parseActivationScale(activationScale));
+  if (output)
+    core::setOutput(p, unwrap(core::parseOutput(*output)));
   p.scheme.scale = unwrap(formats::parseFormat(scale));
   p.scheme.granularity = unwrap(core::parseGranularity(granularity));
   p.scheme.groupSize = p.scheme.granularity == formats::Granularity::PerGroup ? groupSize : 0;
@@ -59,7 +64,7 @@ void bindProblem(nb::module_ &m) {
            "scale"_a = "f16", "granularity"_a = "group", "group_size"_a = 128,
            "zero"_a = "none", "zero_codes"_a = nb::none(), "act_order"_a = false,
            "tensor_scale"_a = nb::none(), "name"_a = "", "super_block"_a = 0,
-           "super_step"_a = nb::none())
+           "super_step"_a = nb::none(), "activation_scale"_a = "none", "output"_a = nb::none())
       .def_static(
           "from_signature",
           [](const std::string &text) { return unwrap(core::parseSignature(text)); }, "text"_a,
@@ -80,6 +85,12 @@ void bindProblem(nb::module_ &m) {
       .def_prop_ro("bits", [](const core::Problem &p) { return p.code.bits(); })
       .def_prop_ro("activation",
                    [](const core::Problem &p) { return core::activationName(p.activation); })
+      .def_prop_ro("activation_scale",
+                   [](const core::Problem &p) {
+                     return core::activationScaleSpelling(p.activationScale);
+                   })
+      .def_prop_ro("output",
+                   [](const core::Problem &p) { return core::outputName(core::outputType(p)); })
       .def_prop_ro("scale", [](const core::Problem &p) { return p.scheme.scale.name(); })
       .def_prop_ro("granularity",
                    [](const core::Problem &p) {

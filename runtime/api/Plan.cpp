@@ -11,10 +11,12 @@ using namespace lowbit::api;
 
 namespace {
 // Older headers' lowbit_problem: up to tensor_scale (before the table), up
-// to the table (before act_order), and up to act_order (before super_block).
+// to the table (before act_order), up to act_order (before super_block), and
+// up to super_step (before activation_scale).
 constexpr size_t kProblemBeforeTable = offsetof(lowbit_problem, table);
 constexpr size_t kProblemBeforeActOrder = offsetof(lowbit_problem, act_order);
 constexpr size_t kProblemBeforeSuperBlock = offsetof(lowbit_problem, super_block);
+constexpr size_t kProblemBeforeActivationScale = offsetof(lowbit_problem, activation_scale);
 } // namespace
 
 extern "C" {
@@ -33,7 +35,7 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
             checkInputStructSize(problem, problem->struct_size, sizeof(lowbit_problem),
                                  "lowbit_problem",
                                  {kProblemBeforeTable, kProblemBeforeActOrder,
-                                  kProblemBeforeSuperBlock});
+                                  kProblemBeforeSuperBlock, kProblemBeforeActivationScale});
         !s)
       return recordFailure(s.error());
     // An older header's struct lacks the later fields: they read as zero.

@@ -33,6 +33,17 @@ Result<core::Problem> problemFromApi(const lowbit_problem &problem) {
   if (!activation)
     return invalid(activation.error());
   p.activation = *activation;
+  Expected<core::ActivationScale> activationScale =
+      core::activationScaleFromAbi(core::abiField(problem.activation_scale));
+  if (!activationScale)
+    return invalid(activationScale.error());
+  p.activationScale = *activationScale;
+  Expected<std::optional<core::Output>> output =
+      core::outputFromAbi(core::abiField(problem.output));
+  if (!output)
+    return invalid(output.error());
+  if (*output)
+    core::setOutput(p, **output);
   Expected<formats::DataFormat> weight =
       core::weightFormatFromAbi(core::abiField(problem.weight), problem.table);
   if (!weight)

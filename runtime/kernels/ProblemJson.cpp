@@ -51,6 +51,10 @@ void writeProblemJson(const core::Problem &p, const char *nameKey, nlohmann::jso
     out["super_block"] = s.superBlock;
     out["super_step"] = s.superStep->name();
   }
+  if (p.activationScale != core::ActivationScale::None)
+    out["activation_scale"] = core::activationScaleSpelling(p.activationScale);
+  if (p.output)
+    out["output"] = core::outputName(*p.output);
 }
 
 Expected<core::Problem> readProblemJson(const nlohmann::json &in, const char *nameKey) {
@@ -109,6 +113,19 @@ Expected<core::Problem> readProblemJson(const nlohmann::json &in, const char *na
       return makeError(!superBlock ? superBlock.error() : superStep.error());
     p.scheme.superBlock = *superBlock;
     p.scheme.superStep = *superStep;
+  }
+  if (in.contains("activation_scale")) {
+    Expected<core::ActivationScale> scale =
+        parsed(in, "activation_scale", core::parseActivationScale);
+    if (!scale)
+      return makeError(scale.error());
+    p.activationScale = *scale;
+  }
+  if (in.contains("output")) {
+    Expected<core::Output> output = parsed(in, "output", core::parseOutput);
+    if (!output)
+      return makeError(output.error());
+    p.output = *output;
   }
   if (Status valid = core::validate(p); !valid)
     return makeError(valid.error());

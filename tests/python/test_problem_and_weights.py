@@ -22,8 +22,24 @@ def test_a_problem_prints_its_signature_and_parses_back():
     assert "sm_90a" in p.kernel_archs
 
 
+def test_quantized_activations_name_their_scale_and_output_and_have_no_kernels_yet():
+    p = lowbit.Problem(4096, 4096, weight="int8", granularity="channel", activation="s8",
+                       activation_scale="token", output="bf16")
+    assert p.signature.endswith(";act_scale=token;out=bf16")
+    assert (p.activation, p.activation_scale, p.output) == ("s8", "token", "bf16")
+    assert lowbit.Problem.from_signature(p.signature) == p
+    assert p.kernel_archs == []
+    # f16 naming its own output is the f16 problem.
+    assert lowbit.Problem(64, 128, output="f16") == lowbit.Problem(64, 128)
+    assert lowbit.Problem(64, 128).output == "f16"
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(n=100, k=100), "divide K = 100"),
+    (dict(n=64, k=128, activation="s8", output="f16"), "need an activation scale"),
+    (dict(n=64, k=128, activation="e4m3", activation_scale="tensor"), "need an output type"),
+    (dict(n=64, k=128, activation_scale="token"), "f16 activations have none"),
+    (dict(n=64, k=128, output="s32"), "output 's32'"),
     (dict(n=64, k=128, weight="uint9"), "1..8 bits"),
     (dict(n=64, k=128, activation="f32"), "f32"),
     (dict(n=64, k=128, zero="quantized"), "zero_codes"),

@@ -46,6 +46,11 @@ int runImport(ImportArguments args) {
     std::cerr << "lowbit import: " << activation.error() << "\n";
     return 2;
   }
+  if (core::isQuantized(*activation)) {
+    std::cerr << "lowbit import: --activation " << args.activation
+              << ": checkpoints import as f16 or bf16 kernel sets\n";
+    return 2;
+  }
   options.format = *format;
   options.activation = *activation;
   options.archs = args.archs;

@@ -156,10 +156,17 @@ typedef enum lowbit_zero_mode {
   LOWBIT_ZERO_UINT8_CODES = 5
 } lowbit_zero_mode;
 
+/* The scales of quantized activations (x = q_x · s_x, f32). */
+typedef enum lowbit_activation_scale {
+  LOWBIT_ACTIVATION_SCALE_NONE = 0,  /* F16 and BF16 activations */
+  LOWBIT_ACTIVATION_SCALE_TOKEN = 1, /* one per row of x: x_scales[M] */
+  LOWBIT_ACTIVATION_SCALE_TENSOR = 2 /* one for all of x: x_scales[1] */
+} lowbit_activation_scale;
+
 typedef struct lowbit_problem {
   size_t struct_size; /* sizeof(lowbit_problem) */
   int64_t n, k;
-  lowbit_dtype activation; /* x and y: F16 or BF16 */
+  lowbit_dtype activation; /* x (and y): F16 or BF16; or quantized, S8 or E4M3 (below) */
   lowbit_weight_format weight;
   lowbit_dtype scale; /* F16, BF16, F32, E8M0 or E4M3; zeros use the same dtype (or are codes) */
   lowbit_granularity granularity;
@@ -198,6 +205,16 @@ typedef struct lowbit_problem {
    * 0.) */
   int64_t super_block;
   lowbit_dtype super_step;
+  /* Quantized activations: with activation LOWBIT_DTYPE_S8 (int8) or
+   * LOWBIT_DTYPE_E4M3 (OCP e4m3fn), x holds one-byte codes with f32 scales,
+   * activation_scale says how many, and output is y's dtype: F16, BF16 or
+   * F32. F16 and BF16 activations leave both 0 (y has their dtype; an
+   * output equal to it means the same). No
+   * kernel family multiplies quantized activations yet: such a problem is
+   * valid, and lowbit_plan_create finds no kernel for it. (Added after
+   * super_step: an older struct_size means 0 and 0.) */
+  lowbit_activation_scale activation_scale;
+  lowbit_dtype output;
 } lowbit_problem;
 
 /* ---- context ---------------------------------------------------------- */

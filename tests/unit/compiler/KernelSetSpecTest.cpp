@@ -43,6 +43,44 @@ TEST(KernelSetSpec, KeysBecomeTheTypedProblem) {
                                 "granularity=group;group=64;zero=quantized;zero_codes=uint8");
 }
 
+// Quantized activations name their scale and y's type; naming f16's own
+// output is allowed (from [defaults]) and is no output at all.
+TEST(KernelSetSpec, QuantizedActivationsNameTheirScaleAndOutput) {
+  Expected<KernelSetSpec> spec = parseKernelSetSpec(
+      "archs = [\"sm_90a\"]\n[defaults]\noutput = 'f16'\n"
+      "[[problem]]\nname='a'\nn=64\nk=256\nactivation='s8'\nactivation_scale='token'\n"
+      "weight='int8'\ngranularity='channel'\n"
+      "[[problem]]\nname='b'\nn=64\nk=256\n",
+      "<t>");
+  ASSERT_TRUE(spec.ok()) << spec.error();
+  const core::Problem &a = spec->problems[0];
+  EXPECT_EQ(a.activation, core::Activation::S8);
+  EXPECT_EQ(a.activationScale, core::ActivationScale::PerToken);
+  EXPECT_EQ(a.output, std::optional<core::Output>(core::Output::F16));
+  EXPECT_FALSE(spec->problems[1].output.has_value());
+  // The printed spec parses back to the same problems.
+  Expected<KernelSetSpec> again = parseKernelSetSpec(printKernelSetSpec(*spec, ""), "<printed>");
+  ASSERT_TRUE(again.ok()) << again.error();
+  ASSERT_EQ(again->problems.size(), 2u);
+  EXPECT_TRUE(again->problems[0].sameAs(a));
+  EXPECT_TRUE(again->problems[1].sameAs(spec->problems[1]));
+
+  Expected<KernelSetSpec> noScale = parseKernelSetSpec(
+      "archs = [\"sm_90a\"]\n[[problem]]\nname='a'\nn=64\nk=256\nactivation='e4m3'\n"
+      "output='bf16'\n",
+      "<t>");
+  ASSERT_FALSE(noScale.ok());
+  EXPECT_NE(noScale.error().find("e4m3 activations need an activation scale"), std::string::npos)
+      << noScale.error();
+  Expected<KernelSetSpec> f16Scale = parseKernelSetSpec(
+      "archs = [\"sm_90a\"]\n[[problem]]\nname='a'\nn=64\nk=256\n"
+      "activation_scale='token'\n",
+      "<t>");
+  ASSERT_FALSE(f16Scale.ok());
+  EXPECT_NE(f16Scale.error().find("f16 activations have none"), std::string::npos)
+      << f16Scale.error();
+}
+
 struct BadSpec {
   const char *text;
   const char *message;

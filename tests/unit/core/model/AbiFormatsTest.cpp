@@ -90,7 +90,7 @@ TEST(AbiFormats, DtypesGranularitiesAndZeroModes) {
 TEST(AbiFormats, BlockScalesAndTheTensorScale) {
   EXPECT_EQ(*scaleFormatFromAbi(LOWBIT_DTYPE_E8M0), formats::DataFormat::e8m0());
   EXPECT_EQ(*scaleFormatFromAbi(LOWBIT_DTYPE_E4M3), formats::DataFormat::e4m3fn());
-  EXPECT_FALSE(activationFromAbi(LOWBIT_DTYPE_E4M3).ok()) << "scales only";
+  EXPECT_FALSE(activationFromAbi(LOWBIT_DTYPE_E8M0).ok()) << "scales only";
   Expected<std::optional<formats::DataFormat>> none =
       tensorScaleFromAbi(static_cast<lowbit_dtype>(0));
   ASSERT_TRUE(none.ok()) << none.error();
@@ -117,6 +117,24 @@ TEST(AbiFormats, ZeroCodesAreSubCodeWithTheirIntegerFormat) {
     ASSERT_TRUE(zero->codes.has_value());
     EXPECT_EQ(*zero->codes, format);
   }
+}
+
+TEST(AbiFormats, QuantizedActivationsTheirScalesAndOutputs) {
+  EXPECT_EQ(*activationFromAbi(LOWBIT_DTYPE_S8), Activation::S8);
+  EXPECT_EQ(*activationFromAbi(LOWBIT_DTYPE_E4M3), Activation::E4M3);
+  EXPECT_FALSE(activationFromAbi(LOWBIT_DTYPE_F32).ok());
+  EXPECT_EQ(*activationScaleFromAbi(0), ActivationScale::None);
+  EXPECT_EQ(*activationScaleFromAbi(LOWBIT_ACTIVATION_SCALE_TOKEN), ActivationScale::PerToken);
+  EXPECT_EQ(*activationScaleFromAbi(LOWBIT_ACTIVATION_SCALE_TENSOR), ActivationScale::PerTensor);
+  Expected<ActivationScale> badScale = activationScaleFromAbi(3);
+  ASSERT_FALSE(badScale.ok());
+  EXPECT_NE(badScale.error().find("activation_scale 3"), std::string::npos) << badScale.error();
+  EXPECT_EQ(*outputFromAbi(0), std::nullopt);
+  EXPECT_EQ(*outputFromAbi(LOWBIT_DTYPE_F32), std::optional<Output>(Output::F32));
+  Expected<std::optional<Output>> badOutput = outputFromAbi(LOWBIT_DTYPE_S8);
+  ASSERT_FALSE(badOutput.ok());
+  EXPECT_NE(badOutput.error().find("or 0 for the activation's own dtype"), std::string::npos)
+      << badOutput.error();
 }
 
 // problemToAbi is the tables read the other way: each field of the struct
@@ -149,7 +167,15 @@ TEST(AbiFormats, ProblemsCrossTheAbiAndComeBackTheSame) {
     p.code = *formats::DataFormat::tableOfValues(4, values);
     return p;
   };
-  for (const Problem &p : {Problem{}, withZeroCodes(), nf4(), table()}) {
+  auto e4m3Activations = [] {
+    Problem p;
+    p.n = 64, p.k = 128;
+    p.activation = Activation::E4M3;
+    p.activationScale = ActivationScale::PerTensor;
+    p.output = Output::F32;
+    return p;
+  };
+  for (const Problem &p : {Problem{}, withZeroCodes(), nf4(), table(), e4m3Activations()}) {
     lowbit_problem abi;
     std::vector<double> storage;
     ASSERT_TRUE(problemToAbi(p, &abi, &storage).ok()) << signature(p);
@@ -157,6 +183,8 @@ TEST(AbiFormats, ProblemsCrossTheAbiAndComeBackTheSame) {
     EXPECT_EQ(abi.n, p.n);
     EXPECT_EQ(abi.k, p.k);
     EXPECT_EQ(*activationFromAbi(abiField(abi.activation)), p.activation);
+    EXPECT_EQ(*activationScaleFromAbi(abiField(abi.activation_scale)), p.activationScale);
+    EXPECT_EQ(*outputFromAbi(abiField(abi.output)), p.output);
     Expected<formats::DataFormat> code = weightFormatFromAbi(abiField(abi.weight), abi.table);
     ASSERT_TRUE(code.ok()) << code.error();
     EXPECT_EQ(*code, p.code) << signature(p);

@@ -89,6 +89,20 @@ TEST(FormatListing, MinifloatsAndTablesHaveKernelsOnEveryArch) {
   EXPECT_TRUE(contains(e2m1, "sm_80 sm_86 sm_89 sm_90a")) << e2m1;
 }
 
+// The activation rows are the rules' answer too: f16 and bf16 have kernels
+// everywhere, the quantized ones none yet, with the rules' reason.
+TEST(FormatListing, ActivationFormatsSayWhichHaveKernels) {
+  std::string listing = formatListing();
+  std::string f16 = lineWith(listing, "  f16       none");
+  EXPECT_TRUE(contains(f16, "sm_80 sm_86 sm_89 sm_90a")) << f16;
+  EXPECT_FALSE(contains(f16, "only")) << f16;
+  for (const char *name : {"  s8 ", "  e4m3 "}) {
+    std::string row = lineWith(listing, name);
+    EXPECT_TRUE(contains(row, "f32 per token or per tensor")) << row;
+    EXPECT_TRUE(contains(row, "none: gemv_tiled schedule: no family multiplies")) << row;
+  }
+}
+
 // 3, 5 and 6 bits decode from two planes, signed or not.
 TEST(FormatListing, TwoPlaneIntegersHaveKernelsOnEveryArch) {
   for (int bits : {3, 5, 6})

@@ -90,6 +90,96 @@ TEST(Problem, ValidateNamesTheField) {
   EXPECT_FALSE(validate(p).ok()) << "e5m2 is no scale dtype";
 }
 
+Problem w4s8() {
+  Problem p = w4g128();
+  p.activation = Activation::S8;
+  p.activationScale = ActivationScale::PerToken;
+  p.output = Output::BF16;
+  return p;
+}
+
+TEST(Problem, ActivationFieldsHaveOneParseAndOnePrint) {
+  for (Activation a : {Activation::F16, Activation::BF16, Activation::S8, Activation::E4M3})
+    EXPECT_EQ(*parseActivation(activationName(a)), a);
+  for (ActivationScale s :
+       {ActivationScale::None, ActivationScale::PerToken, ActivationScale::PerTensor})
+    EXPECT_EQ(*parseActivationScale(activationScaleSpelling(s)), s);
+  for (Output o : {Output::F16, Output::BF16, Output::F32})
+    EXPECT_EQ(*parseOutput(outputName(o)), o);
+  EXPECT_FALSE(parseActivation("int8").ok());
+  EXPECT_FALSE(parseActivationScale("row").ok());
+  EXPECT_FALSE(parseOutput("s32").ok());
+  EXPECT_EQ(activationBytes(Activation::S8), 1);
+  EXPECT_EQ(activationBytes(Activation::BF16), 2);
+}
+
+// Quantized activations add two fields at the signature's end; f16 and bf16
+// problems keep their ids (SignatureIsTheEarlierDatabasesOne).
+TEST(Problem, QuantizedActivationsRoundTrip) {
+  Problem p = w4s8();
+  std::string text = signature(p);
+  EXPECT_EQ(text, "lowbit.qmatmul.v1;n=4096;k=4096;act=s8;weight=uint4;scale=f16;"
+                  "granularity=group;group=128;zero=none;act_scale=token;out=bf16");
+  Expected<Problem> back = parseSignature(text);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_TRUE(back->sameAs(p));
+  EXPECT_EQ(outputType(*back), Output::BF16);
+  p.activation = Activation::E4M3;
+  p.activationScale = ActivationScale::PerTensor;
+  p.output = Output::F32;
+  p.scheme.actOrder = true;
+  back = parseSignature(signature(p));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_TRUE(back->sameAs(p)) << signature(p);
+  // Out of order, repeated, or "none" spelled out: not canonical.
+  for (std::string bad :
+       {signature(w4g128()) + ";act_scale=none",
+        signature(w4g128()) + ";out=f32;act_scale=token",
+        signature(w4s8()) + ";out=f16"})
+    EXPECT_FALSE(parseSignature(bad).ok()) << bad;
+}
+
+TEST(Problem, QuantizedActivationsNeedTheirScaleAndOutputAndOnlyThey) {
+  Problem p = w4s8();
+  EXPECT_TRUE(validate(p).ok());
+  p.activationScale = ActivationScale::None;
+  Status s = validate(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("s8 activations need an activation scale"), std::string::npos)
+      << s.error();
+  p = w4s8();
+  p.output.reset();
+  s = validate(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("need an output type"), std::string::npos) << s.error();
+  p = w4g128();
+  p.activationScale = ActivationScale::PerToken;
+  EXPECT_FALSE(validate(p).ok()) << "f16 activations have no scale";
+  p = w4g128();
+  p.output = Output::F32;
+  s = validate(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("write y in f16"), std::string::npos) << s.error();
+}
+
+// setOutput is the canonical form: naming f16's own type is no output at all,
+// so the two spellings are one problem with one id.
+TEST(Problem, NamingTheActivationsOwnOutputIsNoOutput) {
+  Problem p = w4g128();
+  setOutput(p, Output::F16);
+  EXPECT_FALSE(p.output.has_value());
+  EXPECT_EQ(outputType(p), Output::F16);
+  EXPECT_EQ(signature(p), signature(w4g128()));
+  p.activation = Activation::BF16;
+  setOutput(p, Output::BF16);
+  EXPECT_FALSE(p.output.has_value());
+  EXPECT_EQ(outputType(p), Output::BF16);
+  p = w4s8();
+  setOutput(p, Output::F16);
+  ASSERT_TRUE(p.output.has_value());
+  EXPECT_EQ(*p.output, Output::F16);
+}
+
 TEST(Problem, QuantSchemeMatchesTheFormatsLibrary) {
   Problem p = w4g128();
   p.code = DataFormat::unsignedInt(2);

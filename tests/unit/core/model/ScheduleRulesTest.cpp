@@ -42,6 +42,31 @@ TEST(ScheduleRules, AcceptEveryCodeTheFragmentFactsDescribe) {
   }
 }
 
+// No family multiplies quantized activations: every one says so, first,
+// whatever the code; and no decode claims them.
+TEST(ScheduleRules, QuantizedActivationsHaveNoFamilyYet) {
+  const Schedule wgmma{Family::Wgmma, 64, 512, 64, 1, 8, 8, 1};
+  for (Activation activation : {Activation::S8, Activation::E4M3}) {
+    for (const formats::DataFormat &code :
+         {formats::DataFormat::unsignedInt(4), formats::DataFormat::signedInt(8)}) {
+      Problem p = problem(code);
+      p.activation = activation;
+      p.activationScale = ActivationScale::PerToken;
+      p.output = Output::F16;
+      ASSERT_TRUE(validate(p).ok());
+      for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK, kDequant, wgmma}) {
+        Status fits = checkSchedule(p, s);
+        ASSERT_FALSE(fits.ok()) << s.text();
+        EXPECT_EQ(fits.error(), scheduleSubject(s) + ": no family multiplies " +
+                                    activationName(activation) + " activations yet: every "
+                                    "family widens the weights to f16 or bf16 for the f16 "
+                                    "tensor cores or CUDA cores");
+      }
+      EXPECT_FALSE(checkDecodable(code, activation).ok());
+    }
+  }
+}
+
 TEST(ScheduleRules, StagedCodesTakeTileTimesBitsBytes) {
   // 4 stages of 16 x 128 activations (4096 bytes) and 64 x 128 codes.
   EXPECT_EQ(mmaStagedSharedBytes(kMma, 4), 4 * (4096 + 4096));

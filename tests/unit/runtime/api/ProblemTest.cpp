@@ -201,6 +201,25 @@ TEST(ProblemTest, TwoLevelScales) {
   EXPECT_EQ(core::zeroBytes(*desc), 0);
 }
 
+// Quantized activations: their dtype, scale and y's dtype cross the ABI into
+// the typed model; f16 naming its own output is the f16 problem.
+TEST(ProblemTest, QuantizedActivationsAndTheirOutput) {
+  lowbit_problem p = w4a16();
+  p.activation = LOWBIT_DTYPE_S8;
+  p.activation_scale = LOWBIT_ACTIVATION_SCALE_TOKEN;
+  p.output = LOWBIT_DTYPE_F32;
+  Result<core::Problem> desc = problemFromApi(p);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(core::signature(*desc),
+            "lowbit.qmatmul.v1;n=4096;k=4096;act=s8;weight=uint4;scale=f16;"
+            "granularity=group;group=128;zero=none;act_scale=token;out=f32");
+  p = w4a16();
+  p.output = LOWBIT_DTYPE_F16;
+  desc = problemFromApi(p);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  EXPECT_EQ(core::signature(*desc), core::signature(*problemFromApi(w4a16())));
+}
+
 TEST(ProblemTest, RejectsEveryBadField) {
   struct Case {
     void (*edit)(lowbit_problem &);
@@ -214,6 +233,21 @@ TEST(ProblemTest, RejectsEveryBadField) {
        LOWBIT_STATUS_INVALID_ARGUMENT, "activation"},
       {[](lowbit_problem &p) { p.activation = LOWBIT_DTYPE_F32; }, LOWBIT_STATUS_INVALID_ARGUMENT,
        "activation"},
+      // Quantized activations.
+      {[](lowbit_problem &p) { p.activation = LOWBIT_DTYPE_S8, p.output = LOWBIT_DTYPE_F16; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "s8 activations need an activation scale"},
+      {[](lowbit_problem &p) {
+         p.activation = LOWBIT_DTYPE_E4M3, p.activation_scale = LOWBIT_ACTIVATION_SCALE_TENSOR;
+       },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "need an output type"},
+      {[](lowbit_problem &p) { p.activation_scale = LOWBIT_ACTIVATION_SCALE_TOKEN; },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "f16 activations have none"},
+      {[](lowbit_problem &p) { p.activation_scale = static_cast<lowbit_activation_scale>(3); },
+       LOWBIT_STATUS_INVALID_ARGUMENT, "activation_scale 3"},
+      {[](lowbit_problem &p) { p.output = LOWBIT_DTYPE_F32; }, LOWBIT_STATUS_INVALID_ARGUMENT,
+       "write y in f16"},
+      {[](lowbit_problem &p) { p.output = LOWBIT_DTYPE_S8; }, LOWBIT_STATUS_INVALID_ARGUMENT,
+       "output 7"},
       {[](lowbit_problem &p) { p.weight = static_cast<lowbit_weight_format>(9); },
        LOWBIT_STATUS_INVALID_ARGUMENT, "weight"},
       // In the enum, but no format: a signed code needs two bits.
