@@ -116,6 +116,19 @@ Expected<std::vector<uint16_t>> lookupTableBits(const formats::DataFormat &code,
   return bits;
 }
 
+Expected<S8Decode> s8Decode(const formats::DataFormat &code) {
+  const formats::IntFormat *integer = code.asInt();
+  if (!integer || integer->ternary || integer->fractionBits != 0)
+    return makeError("no s8 decode of " + code.name() + ": only integer codes decode to s8");
+  if (integer->bits != 8 && integer->bits != 4)
+    return makeError("no s8 decode of " + code.name() + ": 8- and 4-bit codes decode to s8, not " +
+                     std::to_string(integer->bits) + "-bit ones");
+  S8Decode d;
+  d.shift = 8 - integer->bits;
+  d.centre = integer->offset + (integer->isSigned ? 0 : 1 << (integer->bits - 1));
+  return d;
+}
+
 bool decodesRaw(const formats::DataFormat &code, Activation activation) {
   if (activation != Activation::F16 || !checkDecodable(code, activation).ok())
     return false;

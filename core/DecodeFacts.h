@@ -69,6 +69,21 @@ bool needsWideDot(const formats::DataFormat &code, Activation activation);
 // reason when it cannot.
 Status checkDecodable(const formats::DataFormat &code, Activation activation);
 
+// The decode of integer codes to s8 bytes, for the integer tensor cores:
+// each code's field moved to the top of a byte, unsigned codes re-centred by
+// flipping the byte's top bit, so byte d = 2^shift · (v − centre) for the
+// code's value v. Then Σ v·x = 2^−shift · Σ d·x + centre · Σ x: the kernel
+// folds 2^−shift into the weight scale, and a centre other than 0 (or a zero
+// point z, as (centre − z)) costs one Σx per token. Zero points never enter
+// the bytes: 16·(q − z) leaves one. 8-bit codes are the byte itself (a
+// signed one) or one xor (unsigned); 4-bit codes are two lop3 and a shift per
+// 8 codes. Other codes get the reason.
+struct S8Decode {
+  int shift = 0;
+  int centre = 0;
+};
+Expected<S8Decode> s8Decode(const formats::DataFormat &code);
+
 // Codes that decode to NaN or Inf are not weights: a matmul with one has no
 // meaningful output. The packer refuses them with this message.
 bool isWeightCode(const formats::DataFormat &code, uint32_t value);

@@ -209,6 +209,13 @@ LogicalResult LoadScaleRunOp::verify() {
 }
 
 LogicalResult DecodeOp::verify() {
+  if (cast<VectorType>(getValues().getType()).getElementType().isInteger(8)) {
+    // s8 bytes: zeros and raw factors belong to the consumer's sums.
+    if (!getZeros().empty() || getRaw())
+      return emitOpError("decodes to s8 bytes, which take neither zero points nor `raw`: "
+                         "the consumer applies both to its integer sums");
+    return success();
+  }
   // 32 values are 16 registers of pairs, shared evenly by the zeros.
   size_t zeros = getZeros().size(), registers = 16;
   if (zeros && registers % zeros)
@@ -225,9 +232,10 @@ LogicalResult DecodeOp::verify() {
 
 LogicalResult PackPairsOp::verify() {
   auto type = cast<VectorType>(getValues().getType());
-  if (type.getNumElements() != 2 * static_cast<int64_t>(getPairs().size()))
+  const int64_t perRegister = 32 / type.getElementTypeBitWidth();
+  if (type.getNumElements() != perRegister * static_cast<int64_t>(getPairs().size()))
     return emitOpError("packs ")
-           << getPairs().size() << " registers of 2 values into "
+           << getPairs().size() << " registers of " << perRegister << " values into "
            << type.getNumElements() << " values";
   return success();
 }

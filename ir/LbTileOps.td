@@ -64,6 +64,11 @@ def Lb_DecodeOp : Lb_Op<"decode", [Pure]> {
     times 2^-e, e the exponent core::rawScaleExponent gives each subtile
     (24 - p for integer codes at bit p): the consumer scales them.
 
+    An i8 result is s8 bytes for the integer tensor cores, 4 a register
+    (8 registers): byte d = 2^shift · (v - centre), core::s8Decode's shift
+    and centre, which the consumer folds into its scale and Σx term; it
+    takes neither `raw` nor zero points.
+
     With `minus` zero points, the values are q - z: the 16 registers (value
     pairs) are split evenly between the zeros, in order (one zero for a
     gemv_row unit, one per 8-column subtile of an mma_b_paired unit, whose
@@ -79,7 +84,7 @@ def Lb_DecodeOp : Lb_Op<"decode", [Pure]> {
   let arguments = (ins Lb_CodeWords:$words, TypeAttr:$code_type,
                        DefaultValuedAttr<I64Attr, "0">:$unit, Variadic<F32>:$zeros,
                        UnitAttr:$residual, UnitAttr:$raw);
-  let results = (outs VectorOfLengthAndType<[32], [F16, BF16]>:$values);
+  let results = (outs VectorOfLengthAndType<[32], [F16, BF16, I8]>:$values);
   let assemblyFormat = [{
     $words (`unit` $unit^)? (`raw` $raw^)? (`minus` `(` $zeros^ `)`)? (`residual` $residual^)?
     `as` $code_type attr-dict `:` type($words) `->` type($values)
@@ -125,9 +130,9 @@ def Lb_PairArithOp : Lb_Op<"pair_arith", [Pure]> {
 }
 
 def Lb_PackPairsOp : Lb_Op<"pack_pairs", [Pure]> {
-  let summary = "registers of packed pairs viewed as a vector of values";
+  let summary = "registers of packed values (2 halves or 4 bytes) viewed as a vector of values";
   let arguments = (ins Variadic<I32>:$pairs);
-  let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$values);
+  let results = (outs VectorOfRankAndType<[1], [F16, BF16, I8]>:$values);
   let assemblyFormat = "$pairs attr-dict `:` type($values)";
   let hasVerifier = 1;
 }

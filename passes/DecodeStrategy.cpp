@@ -51,8 +51,13 @@
 // inside m and M disjoint from m, i.e. lut (a & b) ^ c with c = M | X. For
 // prmt the word is flipped first (one xor for four codes). A constant offset
 // (ternary is 2-bit unsigned with offset -1) folds into the same bias.
+//
+// To s8 (i8 values, the integer tensor cores): no float at all. Each code's
+// field goes to the top of a byte and unsigned codes flip the byte's top bit
+// (IntegerToS8Emitter below; the scale and centre are core::s8Decode's).
 #include "passes/DecodeEmit.h"
 
+#include "core/DecodeFacts.h"
 #include "ir/CoreConversion.h"
 
 using namespace mlir;
@@ -200,6 +205,31 @@ struct BytePermuteEmitter {
   }
 };
 
+// Integer codes to s8 bytes (core::s8Decode): 8-bit codes are the bytes
+// themselves, unsigned ones re-centred by flipping each byte's top bit (one
+// xor). 4-bit codes: masking the word with 0xF0F0F0F0 leaves the odd nibbles
+// at the tops of the bytes (16·n as s8 for a signed n), and the word shifted
+// left by 4 under the same mask the even ones; unsigned codes fold the top-bit
+// flip into the same lop3, (a & b) ^ c. Register 0 holds the even fields, so
+// field f is element 4·(f & 1) + f / 2: a bit rotation of the field index.
+struct IntegerToS8Emitter {
+  IntegerCode code;
+
+  SmallVector<Value> operator()(OpBuilder &b, Location loc, Value word) const {
+    EmitContext c{b, loc, false};
+    const uint32_t flip = code.isSigned ? 0u : 0x80808080u;
+    if (code.bits == 8)
+      return {code.isSigned ? word : b.create<arith::XOrIOp>(loc, word, c.i32(flip)).getResult()};
+    constexpr uint32_t kNibbleTops = 0xF0F0F0F0u;
+    auto top = [&](Value source) -> Value {
+      return b.create<lb::Lop3Op>(loc, b.getI32Type(), source, c.i32(kNibbleTops), c.i32(flip),
+                                  b.getI32IntegerAttr(kLutAndXor));
+    };
+    Value even = b.create<arith::ShLIOp>(loc, word, c.i32(4));
+    return {top(even), top(word)};
+  }
+};
+
 } // namespace
 
 Expected<layout::LinearLayout> fieldInterleave(const std::vector<int> &elementOf) {
@@ -269,6 +299,35 @@ SmallVector<Value> subtractZeros(OpBuilder &b, Location loc, Type value, ArrayRe
   return out;
 }
 
+namespace {
+
+// The s8 bytes of 8- and 4-bit integer codes; which codes qualify is core's
+// answer (core::s8Decode), asked of the code type's format.
+FailureOr<DecodeStrategy> selectS8Strategy(Type codeType, const IntegerCode &code, bool raw,
+                                           function_ref<InFlightDiagnostic()> emitError) {
+  if (raw)
+    return emitError() << "a raw decode is to f16, not to s8";
+  Expected<formats::DataFormat> format = lb::dataFormat(codeType);
+  if (!format)
+    return emitError() << format.error();
+  if (Expected<core::S8Decode> s8 = core::s8Decode(*format); !s8)
+    return emitError() << s8.error();
+  const int fields = 32 / code.bits;
+  std::vector<int> elementOf(fields);
+  for (int f = 0; f < fields; ++f)
+    elementOf[f] = code.bits == 8 ? f : 4 * (f & 1) + f / 2;
+  Expected<layout::LinearLayout> interleave = fieldInterleave(elementOf);
+  if (!interleave)
+    return emitError() << "internal: " << interleave.error();
+  DecodeStrategy strategy;
+  strategy.codesPerWord = fields;
+  strategy.interleave = *interleave;
+  strategy.emit = IntegerToS8Emitter{code};
+  return strategy;
+}
+
+} // namespace
+
 FailureOr<DecodeStrategy>
 selectDecodeStrategy(Type codeType, Type value, bool raw,
                      function_ref<InFlightDiagnostic()> emitError) {
@@ -291,8 +350,10 @@ selectDecodeStrategy(Type codeType, Type value, bool raw,
                           "5 and 6 in two planes)";
   if (code.isSigned && code.bits == 1)
     return emitError() << "no decode for " << codeType << ": a signed code needs 2 bits";
+  if (value.isInteger(8))
+    return selectS8Strategy(codeType, code, raw, emitError);
   if (!value.isF16() && !value.isBF16())
-    return emitError() << "integer codes decode to f16 or bf16, not " << value;
+    return emitError() << "integer codes decode to f16, bf16 or s8 (i8), not " << value;
 
   if (raw && (!value.isF16() || code.isSigned || code.offset != 0))
     return emitError() << "a raw decode takes unsigned codes without an offset to f16, not "

@@ -17,9 +17,11 @@ struct DecodeStrategy {
   int codesPerWord = 8;
   // {field: log2(codesPerWord)} -> {element: same}: the decoded position of
   // the code in each bit field of the word. Register j of the result holds
-  // elements 2j (low half) and 2j + 1 (high half).
+  // elements 2j (low half) and 2j + 1 (high half), or, decoded to s8 bytes,
+  // elements 4j to 4j + 3 (byte b: element 4j + b).
   layout::LinearLayout interleave;
-  // Emits the decode of `word` (i32) into codesPerWord / 2 pair registers;
+  // Emits the decode of `word` (i32) into codesPerWord / 2 pair registers
+  // (codesPerWord / 4 byte registers);
   // null for two-plane codes, whose words decode only together.
   std::function<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Location,
                                                mlir::Value word)>

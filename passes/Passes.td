@@ -34,8 +34,12 @@ def LbLowerDecode : Pass<"lb-lower-decode", "mlir::ModuleOp"> {
     Replaces each `lb.decode` by the bit-level sequence chosen from its code
     and value types: for 4-bit integers, one lop3 per f16x2/bf16x2 register
     that ORs two codes into the mantissa of a magic number, then one
-    pair_arith to remove the magic (and the signed offset).
+    pair_arith to remove the magic (and the signed offset). To s8 bytes
+    (i8 values): shifts and lop3 only.
   }];
+  // Its sequences use arith (shifts, xor, constants), which its input need
+  // not contain: a lone lb.decode to s8 aborted lowbit-opt without it.
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 #endif // LOWBIT_PASSES_PASSES_TD

@@ -379,3 +379,21 @@ func.func @join_pairs_mixed_types(%a: vector<4xf16>, %b: vector<4xbf16>) {
   %v = lb.join_pairs %a, %b : vector<4xf16>, vector<4xbf16> -> vector<8xf16>
   return
 }
+
+// -----
+
+// s8 bytes carry no zero points: 16·(q − z) leaves a byte, so the consumer
+// subtracts (centre − z)·Σx from its integer sums instead.
+func.func @s8_minus(%w: vector<4xi32>, %z: f32) -> vector<32xi8> {
+  // expected-error @+1 {{decodes to s8 bytes, which take neither zero points nor `raw`}}
+  %v = lb.decode %w minus(%z) as ui4 : vector<4xi32> -> vector<32xi8>
+  return %v : vector<32xi8>
+}
+
+// -----
+
+func.func @s8_pack(%a: i32, %b: i32) -> vector<16xi8> {
+  // expected-error @+1 {{packs 2 registers of 4 values into 16 values}}
+  %v = lb.pack_pairs %a, %b : vector<16xi8>
+  return %v : vector<16xi8>
+}

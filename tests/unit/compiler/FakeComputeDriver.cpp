@@ -3,6 +3,7 @@
 #include "compiler/measure/ProblemInputs.h"
 #include "core/layout/WeightLayout.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -240,8 +241,14 @@ cuda::DriverApi makeApi() {
   api.cuLaunchKernel = launch;
   api.cuFuncSetAttribute = setAttribute;
   api.cuFuncGetAttribute = getAttribute;
+  // cuMemAlloc's 256-byte alignment, as the driver guarantees: cuBLASLt
+  // plans for less aligned matrices of their own, so malloc's 16 made the
+  // number of plans depend on where malloc put the buffers (a fresh-clone CI
+  // saw CublasFake.TheFixtureTimesItAndReportsWhyItFailed plan twice).
   api.cuMemAlloc = [](CUdeviceptr *p, size_t bytes) {
-    *p = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
+    constexpr size_t kAlignment = 256;
+    const size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    *p = reinterpret_cast<CUdeviceptr>(std::aligned_alloc(kAlignment, rounded));
     return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
   };
   api.cuMemFree = [](CUdeviceptr p) {

@@ -156,6 +156,65 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"lut<4,[-7,-6,-5,-4,-3,-2,-1,0,1,2,3,4,5,6,7,0.1]>", 4, true, true}),
     caseName);
 
+// To s8 bytes: every code in every field becomes 2^shift · (v − centre), the
+// byte the interleave names, with core::s8Decode's shift and centre.
+class S8Decode : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(S8Decode, EveryCodeInEveryFieldIsItsCentredByte) {
+  mlir::MLIRContext context;
+  context.loadDialect<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect>();
+  mlir::OpBuilder b(&context);
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = b.create<mlir::func::FuncOp>(loc, "decode",
+                                           b.getFunctionType({b.getI32Type()}, {}));
+  mlir::Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  Expected<formats::DataFormat> format = formats::parseFormat(GetParam());
+  ASSERT_TRUE(format.ok()) << format.error();
+  Expected<core::S8Decode> s8 = core::s8Decode(*format);
+  ASSERT_TRUE(s8.ok()) << s8.error();
+  Expected<mlir::Type> code = lb::codeType(context, *format);
+  ASSERT_TRUE(code.ok()) << code.error();
+  mlir::FailureOr<passes::DecodeStrategy> strategy = passes::selectDecodeStrategy(
+      *code, b.getIntegerType(8), false, [&] { return func.emitError(); });
+  ASSERT_TRUE(mlir::succeeded(strategy));
+  const int bits = format->bits(), perWord = 32 / bits, codes = 1 << bits;
+  ASSERT_EQ(strategy->codesPerWord, perWord);
+  llvm::SmallVector<mlir::Value> registers = strategy->emit(b, loc, entry->getArgument(0));
+  ASSERT_EQ(static_cast<int>(registers.size()), perWord / 4);
+  for (int w = 0; w < codes; ++w) {
+    uint32_t word = 0;
+    for (int field = 0; field < perWord; ++field)
+      word |= static_cast<uint32_t>((w + field) % codes) << (bits * field);
+    Interpreter interpreter(Fp16Kind::F16);
+    interpreter.bind(entry->getArgument(0), word);
+    for (mlir::Operation &op : entry->getOperations())
+      interpreter.run(op);
+    for (int field = 0; field < perWord; ++field) {
+      uint32_t element = strategy->interleave.apply({static_cast<uint32_t>(field)})[0];
+      uint32_t reg = interpreter.get(registers[element / 4]);
+      int byte = static_cast<int8_t>((reg >> (8 * (element % 4))) & 0xFF);
+      uint32_t q = static_cast<uint32_t>((w + field) % codes);
+      double expected = std::ldexp(format->decode(q) - s8->centre, s8->shift);
+      ASSERT_EQ(byte, expected) << GetParam() << " code " << q << " in field " << field;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, S8Decode,
+                         ::testing::Values("int8", "uint8", "int4", "uint4",
+                                           "int<4,unsigned,-8>", "int<8,unsigned,-128>"),
+                         [](const ::testing::TestParamInfo<const char *> &info) {
+                           std::string name = info.param;
+                           for (char &ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch)))
+                               ch = '_';
+                           return name;
+                         });
+
 // Two-plane codes (3, 5 and 6 bits) decode a unit at a time: its low-plane
 // words and its high-plane words, every code in every position of the unit
 // (code (w + o) mod 2^bits at unit offset o in round w), its low part in the
@@ -346,6 +405,20 @@ TEST_F(DecodeStrategyErrors, MinifloatsWithoutAnExactDecodeSayWhy) {
 TEST_F(DecodeStrategyErrors, TablesGivenAtRunTimeHaveNoDecode) {
   EXPECT_TRUE(refused(lb::LutType::get(&context, 4, nullptr), b.getF16Type(), false));
   EXPECT_NE(message.find("run time"), std::string::npos) << message;
+}
+
+TEST_F(DecodeStrategyErrors, S8TakesEightAndFourBitIntegersWithoutRaw) {
+  mlir::Type i8 = b.getIntegerType(8);
+  mlir::Type ui2 = mlir::IntegerType::get(&context, 2, mlir::IntegerType::Unsigned);
+  mlir::Type ui4 = mlir::IntegerType::get(&context, 4, mlir::IntegerType::Unsigned);
+  mlir::Type ternary = lb::OffsetIntType::get(&context, 2, -1, true);
+  EXPECT_TRUE(refused(ui2, i8, false));
+  EXPECT_NE(message.find("8- and 4-bit codes decode to s8"), std::string::npos) << message;
+  EXPECT_TRUE(refused(ternary, i8, false));
+  EXPECT_NE(message.find("only integer codes decode to s8"), std::string::npos) << message;
+  EXPECT_TRUE(refused(ui4, i8, true));
+  EXPECT_NE(message.find("raw decode is to f16"), std::string::npos) << message;
+  EXPECT_FALSE(refused(ui4, i8, false)) << message;
 }
 
 TEST_F(DecodeStrategyErrors, WidthsWithoutADecodeSayWhy) {
