@@ -54,22 +54,36 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
   return name + (info.param.bf16 ? "_bf16" : "_f16") + (info.param.raw ? "_raw" : "");
 }
 
+// A function of one i32 (the loaded word) with the builder at its start.
+// The module is owned, so that every return (an ASSERT's too) erases it: a
+// bare ModuleOp leaked its operations (LeakSanitizer, scripts/sanitize.sh).
+struct DecodeFunction {
+  DecodeFunction() : b(&context), loc(mlir::UnknownLoc::get(&context)) {
+    context.loadDialect<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect>();
+    module = mlir::ModuleOp::create(loc);
+    b.setInsertionPointToEnd(module->getBody());
+    func = b.create<mlir::func::FuncOp>(loc, "decode", b.getFunctionType({b.getI32Type()}, {}));
+    entry = func.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+  }
+  mlir::MLIRContext context;
+  mlir::OpBuilder b;
+  mlir::Location loc;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func;
+  mlir::Block *entry = nullptr;
+};
+
 class DecodeStrategy : public ::testing::TestWithParam<Case> {};
 
 TEST_P(DecodeStrategy, EveryCodeInEveryFieldDecodesExactly) {
   const Case c = GetParam();
-  mlir::MLIRContext context;
-  context.loadDialect<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect>();
-  mlir::OpBuilder b(&context);
-  mlir::Location loc = b.getUnknownLoc();
-  // Owned, so that every return (an ASSERT's too) erases the module: a bare
-  // ModuleOp leaked its operations (LeakSanitizer, scripts/sanitize.sh).
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<mlir::func::FuncOp>(loc, "decode",
-                                           b.getFunctionType({b.getI32Type()}, {}));
-  mlir::Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  DecodeFunction f;
+  mlir::MLIRContext &context = f.context;
+  mlir::OpBuilder &b = f.b;
+  mlir::Location loc = f.loc;
+  mlir::func::FuncOp func = f.func;
+  mlir::Block *entry = f.entry;
 
   Expected<formats::DataFormat> format = formats::parseFormat(c.format);
   ASSERT_TRUE(format.ok()) << format.error();
@@ -161,16 +175,12 @@ INSTANTIATE_TEST_SUITE_P(
 class S8Decode : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(S8Decode, EveryCodeInEveryFieldIsItsCentredByte) {
-  mlir::MLIRContext context;
-  context.loadDialect<lb::LbDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect>();
-  mlir::OpBuilder b(&context);
-  mlir::Location loc = b.getUnknownLoc();
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<mlir::func::FuncOp>(loc, "decode",
-                                           b.getFunctionType({b.getI32Type()}, {}));
-  mlir::Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  DecodeFunction f;
+  mlir::MLIRContext &context = f.context;
+  mlir::OpBuilder &b = f.b;
+  mlir::Location loc = f.loc;
+  mlir::func::FuncOp func = f.func;
+  mlir::Block *entry = f.entry;
 
   Expected<formats::DataFormat> format = formats::parseFormat(GetParam());
   ASSERT_TRUE(format.ok()) << format.error();
