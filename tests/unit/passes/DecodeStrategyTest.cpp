@@ -176,32 +176,27 @@ class S8Decode : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(S8Decode, EveryCodeInEveryFieldIsItsCentredByte) {
   DecodeFunction f;
-  mlir::MLIRContext &context = f.context;
-  mlir::OpBuilder &b = f.b;
-  mlir::Location loc = f.loc;
-  mlir::func::FuncOp func = f.func;
-  mlir::Block *entry = f.entry;
 
   Expected<formats::DataFormat> format = formats::parseFormat(GetParam());
   ASSERT_TRUE(format.ok()) << format.error();
   Expected<core::S8Decode> s8 = core::s8Decode(*format);
   ASSERT_TRUE(s8.ok()) << s8.error();
-  Expected<mlir::Type> code = lb::codeType(context, *format);
+  Expected<mlir::Type> code = lb::codeType(f.context, *format);
   ASSERT_TRUE(code.ok()) << code.error();
   mlir::FailureOr<passes::DecodeStrategy> strategy = passes::selectDecodeStrategy(
-      *code, b.getIntegerType(8), false, [&] { return func.emitError(); });
+      *code, f.b.getIntegerType(8), false, [&] { return f.func.emitError(); });
   ASSERT_TRUE(mlir::succeeded(strategy));
   const int bits = format->bits(), perWord = 32 / bits, codes = 1 << bits;
   ASSERT_EQ(strategy->codesPerWord, perWord);
-  llvm::SmallVector<mlir::Value> registers = strategy->emit(b, loc, entry->getArgument(0));
+  llvm::SmallVector<mlir::Value> registers = strategy->emit(f.b, f.loc, f.entry->getArgument(0));
   ASSERT_EQ(static_cast<int>(registers.size()), perWord / 4);
   for (int w = 0; w < codes; ++w) {
     uint32_t word = 0;
     for (int field = 0; field < perWord; ++field)
       word |= static_cast<uint32_t>((w + field) % codes) << (bits * field);
     Interpreter interpreter(Fp16Kind::F16);
-    interpreter.bind(entry->getArgument(0), word);
-    for (mlir::Operation &op : entry->getOperations())
+    interpreter.bind(f.entry->getArgument(0), word);
+    for (mlir::Operation &op : f.entry->getOperations())
       interpreter.run(op);
     for (int field = 0; field < perWord; ++field) {
       uint32_t element = strategy->interleave.apply({static_cast<uint32_t>(field)})[0];
