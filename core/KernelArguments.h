@@ -1,0 +1,34 @@
+// The kernel ABI: the parameters every compiled matmul kernel takes, in
+// order. The runtime's launch, the benchmark and the GPU tests all build
+// their parameter arrays from this one list, so a kernel and its callers
+// cannot disagree about where an argument goes.
+#pragma once
+
+#include "core/Problem.h"
+
+#include <vector>
+
+namespace lowbit::core {
+
+enum class KernelArgument {
+  Activations,      // x: [M, K] in the activation type
+  ActivationScales, // x's f32 scales: [M] per token, [1] per tensor
+  Weights,          // the packed weight codes
+  Scales,           // the weight scales (and a tensor scale after them)
+  Zeros,            // the weight zero points
+  Output,           // y: [M, N] in outputType
+  Rows,             // M, a long long
+};
+
+// The most arguments a kernel takes: every KernelArgument once.
+constexpr int kMaxKernelArguments = 7;
+
+// (x, [x_scales,] packed_w, scales, [zeros,] y, M): x_scales only with
+// quantized activations' scales, zeros only when the scheme has zero points.
+std::vector<KernelArgument> kernelArguments(const Problem &problem);
+
+// The parameter's name in the emitted kernel: "x", "x_scales", "packed_w",
+// "scales", "zeros", "y", "M".
+const char *kernelArgumentName(KernelArgument argument);
+
+} // namespace lowbit::core

@@ -1,0 +1,58 @@
+#include "core/KernelArguments.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace lowbit::core {
+namespace {
+
+// The arguments by name, "x, packed_w, ...": a failure shows the whole list.
+std::string names(const Problem &problem) {
+  std::string text;
+  for (KernelArgument argument : kernelArguments(problem))
+    text += (text.empty() ? "" : ", ") + std::string(kernelArgumentName(argument));
+  return text;
+}
+
+Problem w8a8(ActivationScale scale) {
+  Problem p;
+  p.n = 4096, p.k = 4096;
+  p.activation = Activation::S8;
+  p.activationScale = scale;
+  p.code = formats::DataFormat::signedInt(8);
+  p.scheme.granularity = formats::Granularity::PerChannel;
+  p.scheme.groupSize = 0;
+  setOutput(p, Output::F16);
+  return p;
+}
+
+TEST(KernelArguments, F16ActivationsTakeNoActivationScales) {
+  Problem p;
+  p.n = 4096, p.k = 4096;
+  EXPECT_EQ(names(p), "x, packed_w, scales, y, M");
+  p.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_EQ(names(p), "x, packed_w, scales, zeros, y, M");
+}
+
+TEST(KernelArguments, QuantizedActivationsTakeTheirScalesAfterX) {
+  EXPECT_EQ(names(w8a8(ActivationScale::PerToken)), "x, x_scales, packed_w, scales, y, M");
+  Problem withZeros = w8a8(ActivationScale::PerTensor);
+  withZeros.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_EQ(names(withZeros), "x, x_scales, packed_w, scales, zeros, y, M");
+  EXPECT_EQ(kernelArguments(withZeros),
+            (std::vector<KernelArgument>{KernelArgument::Activations,
+                                         KernelArgument::ActivationScales,
+                                         KernelArgument::Weights, KernelArgument::Scales,
+                                         KernelArgument::Zeros, KernelArgument::Output,
+                                         KernelArgument::Rows}));
+}
+
+TEST(KernelArguments, NoProblemTakesMoreThanTheMaximum) {
+  Problem every = w8a8(ActivationScale::PerToken);
+  every.scheme.zero = formats::ZeroMode::SubtractScaled;
+  EXPECT_EQ(static_cast<int>(kernelArguments(every).size()), kMaxKernelArguments);
+}
+
+} // namespace
+} // namespace lowbit::core
