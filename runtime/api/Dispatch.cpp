@@ -21,10 +21,37 @@ std::string pointerText(const void *pointer) {
   return text;
 }
 
-lowbit_status fail(std::string *whyNot, lowbit_status status, std::string message) {
+lowbit_status fail(const char *entryPoint, std::string *whyNot, lowbit_status status,
+                   std::string message) {
   if (whyNot)
-    *whyNot = "lowbit_matmul: " + std::move(message);
+    *whyNot = entryPoint + (": " + std::move(message));
   return status;
+}
+
+// Quantized activations come with scales, and f16 or bf16 ones without: each
+// kind has its own entry point, so a caller who mixes them up is told which
+// one the plan wants instead of launching a kernel on misread bytes.
+lowbit_status checkEntryPoint(const PlanSpec &spec, const MatmulArgs &args, std::string *whyNot) {
+  const char *entryPoint = matmulEntryPoint(args);
+  const core::Problem &problem = spec.problem;
+  const bool quantizedPlan = core::isQuantized(problem.activation);
+  if (quantizedPlan && !args.quantized)
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                std::string("the plan's activations are ") +
+                    core::activationName(problem.activation) + " with f32 per-" +
+                    core::activationScaleSpelling(problem.activationScale) +
+                    " scales; call lowbit_matmul_quantized, which takes x_scales");
+  if (!quantizedPlan && args.quantized)
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                std::string("the plan's activations are ") +
+                    core::activationName(problem.activation) +
+                    ", which have no scales; call lowbit_matmul");
+  if (args.quantized && !args.xScales)
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                std::string("x_scales is NULL; the plan's ") +
+                    core::activationName(problem.activation) + " activations need their f32 per-" +
+                    core::activationScaleSpelling(problem.activationScale) + " scales");
+  return LOWBIT_STATUS_SUCCESS;
 }
 
 } // namespace
@@ -34,12 +61,15 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
   // 16 bytes: the kernels load x, store y and read packed weights in 16-byte
   // vectors; a misaligned pointer would fault or, worse, read the wrong bytes.
   constexpr uintptr_t kVectorAlignment = 16;
+  const char *entryPoint = matmulEntryPoint(args);
+  if (lowbit_status status = checkEntryPoint(spec, args, whyNot); status != LOWBIT_STATUS_SUCCESS)
+    return status;
   if (args.m <= 0)
-    return fail(whyNot, LOWBIT_STATUS_INVALID_SHAPE,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_SHAPE,
                 "M = " + std::to_string(args.m) + ": M must be at least 1");
   int index = spec.rangeIndex(args.m);
   if (index < 0)
-    return fail(whyNot, LOWBIT_STATUS_INTERNAL_ERROR,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INTERNAL_ERROR,
                 "no range of the plan covers M = " + std::to_string(args.m));
   const PlannedRange &range = spec.ranges[static_cast<size_t>(index)];
   size_t launched = range.kernel;
@@ -52,12 +82,12 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
     launched = static_cast<size_t>(range.fallback);
   const PlannedKernel &kernel = spec.kernels[launched];
   if (args.m > kernel.geometry.maxM)
-    return fail(whyNot, LOWBIT_STATUS_INVALID_SHAPE,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_SHAPE,
                 "M = " + std::to_string(args.m) + " is more than kernel " + kernel.name +
                     " can cover in one launch (" + std::to_string(kernel.geometry.maxM) +
                     "); split the rows into several calls");
   if (!args.x || !args.y || !args.w || !args.scales)
-    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
                 std::string(!args.x   ? "x"
                             : !args.y ? "y"
                             : !args.w ? "w"
@@ -65,18 +95,18 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
                     " is NULL");
   if (args.w->struct_size < sizeof(lowbit_weights))
     return fail(
-        whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+        entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
         "w->struct_size is " + std::to_string(args.w->struct_size) +
             ", expected sizeof(lowbit_weights) = " + std::to_string(sizeof(lowbit_weights)));
   if (!args.w->data)
-    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT, "w->data is NULL");
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT, "w->data is NULL");
   if (spec.hasZeros && !args.zeros)
-    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
                 std::string("zeros is NULL but the problem has zero mode ") +
                     core::zeroSpelling(spec.problem.scheme.zero,
                                        spec.problem.scheme.zeroCodes.has_value()));
   if (!spec.hasZeros && args.zeros)
-    return fail(whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
                 "zeros is given but the problem has no zero points (zero = none); a plan "
                 "for another problem?");
   if (args.w->layout_id != spec.layoutId) {
@@ -84,13 +114,13 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
     std::snprintf(expected, sizeof(expected), "%016llx",
                   static_cast<unsigned long long>(spec.layoutId));
     std::snprintf(got, sizeof(got), "%016llx", static_cast<unsigned long long>(args.w->layout_id));
-    return fail(whyNot, LOWBIT_STATUS_LAYOUT_MISMATCH,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_LAYOUT_MISMATCH,
                 std::string("the weights were packed for layout ") + got +
                     ", but this plan's kernels read layout " + expected +
                     "; pack them with lowbit_pack_weights for this plan");
   }
   if (args.w->bytes < static_cast<size_t>(spec.packedWeightBytes()))
-    return fail(whyNot, LOWBIT_STATUS_LAYOUT_MISMATCH,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_LAYOUT_MISMATCH,
                 "w->bytes is " + std::to_string(args.w->bytes) + ", the packed weights take " +
                     std::to_string(spec.packedWeightBytes()) +
                     (spec.permutedColumns ? " (codes, then the act-order permutation)" : ""));
@@ -104,30 +134,31 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
       {args.w->data, kVectorAlignment, "w->data"},
       {args.scales, static_cast<uintptr_t>(spec.scaleAlignment), "scales"},
       {args.zeros, static_cast<uintptr_t>(spec.zeroAlignment), "zeros"},
+      {args.xScales, sizeof(float), "x_scales"},
   };
   for (const auto &a : alignments)
     if (a.pointer && !aligned(a.pointer, a.alignment))
-      return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
+      return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
                   std::string(a.name) + " = " + pointerText(a.pointer) + " is not " +
                       std::to_string(a.alignment) + "-byte aligned");
   if (spec.permutedColumns && (!args.workspace || args.workspaceBytes < gathered))
-    return fail(whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
                 "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
                     " bytes; an act-order plan gathers x[:, perm] into it, " +
                     std::to_string(gathered) + " bytes at M = " + std::to_string(args.m) +
                     " (lowbit_plan_workspace_bytes)");
   if (spec.permutedColumns && !aligned(args.workspace, kVectorAlignment))
-    return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
                 "workspace = " + pointerText(args.workspace) + " is not " +
                     std::to_string(kVectorAlignment) + "-byte aligned");
   if (kernel.dense && !workspaceFits)
-    return fail(whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
                 "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
                     " bytes; the dense path that serves M = " + std::to_string(args.m) + " needs " +
                     std::to_string(gathered + static_cast<size_t>(spec.workspaceBytes)) +
                     " and no other kernel of the plan serves it");
   if (kernel.dense && !aligned(args.workspace, kVectorAlignment))
-    return fail(whyNot, LOWBIT_STATUS_MISALIGNED,
+    return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
                 "workspace = " + pointerText(args.workspace) + " is not " +
                     std::to_string(kVectorAlignment) + "-byte aligned");
   *rangeIndex = index;

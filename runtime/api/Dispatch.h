@@ -1,4 +1,5 @@
-// The argument checks and range selection of lowbit_matmul and the host half
+// The argument checks and range selection of lowbit_matmul (and
+// lowbit_matmul_quantized) and the host half
 // of lowbit_pack_weights and lowbit_pack_zeros, on a PlanSpec alone, so they are unit-tested
 // without a device. checkMatmul runs on the hot path: it allocates nothing
 // unless it fails.
@@ -20,7 +21,17 @@ struct MatmulArgs {
   void *y = nullptr;
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
+  // lowbit_matmul_quantized's: x's f32 scales, which only a plan for
+  // quantized activations takes, and it takes them through that entry point
+  // alone (`quantized`), so that x's bytes are never read as the wrong type.
+  const void *xScales = nullptr;
+  bool quantized = false;
 };
+
+// The C entry point that `args` came through, for messages.
+inline const char *matmulEntryPoint(const MatmulArgs &args) {
+  return args.quantized ? "lowbit_matmul_quantized" : "lowbit_matmul";
+}
 
 // On success returns LOWBIT_STATUS_SUCCESS, the index of the range that
 // serves m in *rangeIndex and the kernel to launch in *kernelIndex: the

@@ -1,4 +1,6 @@
-// lowbit.h: lowbit_matmul, the hot path.
+// lowbit.h: lowbit_matmul and lowbit_matmul_quantized, the hot path: one
+// implementation, whose kernel parameters follow the plan's
+// core::kernelArguments (x's scales only where the problem has them).
 //
 // On success this does: argument checks on the immutable plan, a scan of a
 // handful of M ranges, cuCtxGetCurrent (and a set/restore only if the caller
@@ -17,16 +19,38 @@
 
 using namespace lowbit::api;
 
-extern "C" {
+namespace {
 
-lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
-                            const lowbit_weights *w, const void *scales, const void *zeros, void *y,
-                            void *workspace, size_t workspace_bytes, void *stream) {
-  return guardEntryPoint("lowbit_matmul", [&]() -> lowbit_status {
+// The values a matmul kernel's parameters point at.
+struct KernelParameters {
+  CUdeviceptr x = 0, xScales = 0, w = 0, scales = 0, zeros = 0, y = 0;
+  long long rows = 0;
+
+  void *operator[](lowbit::core::KernelArgument argument) {
+    using lowbit::core::KernelArgument;
+    switch (argument) {
+    case KernelArgument::Activations: return &x;
+    case KernelArgument::ActivationScales: return &xScales;
+    case KernelArgument::Weights: return &w;
+    case KernelArgument::Scales: return &scales;
+    case KernelArgument::Zeros: return &zeros;
+    case KernelArgument::Output: return &y;
+    case KernelArgument::Rows: return &rows;
+    }
+    return nullptr;
+  }
+};
+
+lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stream) {
+  const char *entryPoint = matmulEntryPoint(args);
+  return guardEntryPoint(entryPoint, [&]() -> lowbit_status {
     if (!plan)
-      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_matmul: plan is NULL");
+      return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT,
+                           std::string(entryPoint) + ": plan is NULL");
     const PlanSpec &spec = plan->spec;
-    MatmulArgs args{m, x, w, scales, zeros, y, workspace, workspace_bytes};
+    const int64_t m = args.m;
+    const lowbit_weights *w = args.w;
+    size_t workspaceBytes = args.workspaceBytes;
     int rangeIndex = -1;
     size_t kernelIndex = 0;
     std::string whyNot; // empty std::string: no allocation unless a check fails
@@ -36,13 +60,13 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
     const PlannedKernel &kernel = spec.kernels[kernelIndex];
     const LaunchGeometry &g = kernel.geometry;
 
-    CUdeviceptr xPtr = reinterpret_cast<CUdeviceptr>(x);
-    CUdeviceptr workspacePtr = reinterpret_cast<CUdeviceptr>(workspace);
+    CUdeviceptr xPtr = reinterpret_cast<CUdeviceptr>(args.x);
+    CUdeviceptr workspacePtr = reinterpret_cast<CUdeviceptr>(args.workspace);
     const lowbit::cuda::DriverApi &api = *plan->context->api;
     ScopedCurrentContext current(api, plan->context->primaryContext);
     if (current.result() != CUDA_SUCCESS)
-      return recordFailure(
-          driverError(api, "lowbit_matmul: making the context current", current.result()));
+      return recordFailure(driverError(
+          api, std::string(entryPoint) + ": making the context current", current.result()));
     if (spec.permutedColumns) {
       // x[:, perm] into the workspace's front; the kernels then read it as x.
       CUdeviceptr perm =
@@ -57,34 +81,39 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
                                           kPermuteThreads, 1, 1, 0, static_cast<CUstream>(stream),
                                           gatherParams, nullptr);
           r != CUDA_SUCCESS) {
-        ApiError error = driverError(api, "lowbit_matmul: launching the act-order gather", r);
+        ApiError error =
+            driverError(api, std::string(entryPoint) + ": launching the act-order gather", r);
         if (error.status == LOWBIT_STATUS_DRIVER_ERROR)
           error.status = LOWBIT_STATUS_LAUNCH_FAILED;
         return recordFailure(error);
       }
       xPtr = gathered;
       workspacePtr += static_cast<CUdeviceptr>(spec.permutedActivationBytes(m));
-      workspace_bytes -= static_cast<size_t>(spec.permutedActivationBytes(m));
+      workspaceBytes -= static_cast<size_t>(spec.permutedActivationBytes(m));
     }
-    CUdeviceptr wPtr = reinterpret_cast<CUdeviceptr>(w->data);
-    CUdeviceptr sPtr = reinterpret_cast<CUdeviceptr>(scales);
-    CUdeviceptr zPtr = reinterpret_cast<CUdeviceptr>(zeros);
-    CUdeviceptr yPtr = reinterpret_cast<CUdeviceptr>(y);
+    KernelParameters values;
+    values.x = xPtr;
+    values.xScales = reinterpret_cast<CUdeviceptr>(args.xScales);
+    values.w = reinterpret_cast<CUdeviceptr>(w->data);
+    values.scales = reinterpret_cast<CUdeviceptr>(args.scales);
+    values.zeros = reinterpret_cast<CUdeviceptr>(args.zeros);
+    const CUdeviceptr yPtr = reinterpret_cast<CUdeviceptr>(args.y);
     // The dense path's kernel writes dequant(W) into the workspace where the
     // others write y, and does the same work whatever M it is told.
-    CUdeviceptr written = kernel.dense ? workspacePtr : yPtr;
-    long long rows = m;
-    // The kernel ABI: (x, packed_w, scales, [zeros,] y, M).
-    void *withZeros[] = {&xPtr, &wPtr, &sPtr, &zPtr, &written, &rows};
-    void *withoutZeros[] = {&xPtr, &wPtr, &sPtr, &written, &rows};
-    void **params = spec.hasZeros ? withZeros : withoutZeros;
+    values.y = kernel.dense ? workspacePtr : yPtr;
+    values.rows = m;
+    void *params[lowbit::core::kMaxKernelArguments];
+    for (int i = 0; i < spec.argumentCount; ++i)
+      params[i] = values[spec.arguments[static_cast<size_t>(i)]];
 
     CUresult r = api.cuLaunchKernel(plan->functions[kernelIndex], g.gridX, g.gridY(m), g.gridZ,
                                     g.blockThreads, 1, 1, g.dynamicSharedBytes,
                                     static_cast<CUstream>(stream), params, nullptr);
     if (r != CUDA_SUCCESS) {
-      ApiError error = driverError(
-          api, "lowbit_matmul: launching " + kernel.name + " for M = " + std::to_string(m), r);
+      ApiError error = driverError(api,
+                                   std::string(entryPoint) + ": launching " + kernel.name +
+                                       " for M = " + std::to_string(m),
+                                   r);
       if (error.status == LOWBIT_STATUS_DRIVER_ERROR)
         error.status = LOWBIT_STATUS_LAUNCH_FAILED;
       return recordFailure(error);
@@ -96,15 +125,36 @@ lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
       CUresult g = plan->cublasLt->gemm(
           p.activation == lowbit::core::Activation::BF16, m, p.n, p.k, xPtr, workspacePtr, yPtr,
           workspacePtr + static_cast<CUdeviceptr>(spec.denseWeightBytes),
-          workspace_bytes - static_cast<size_t>(spec.denseWeightBytes),
+          workspaceBytes - static_cast<size_t>(spec.denseWeightBytes),
           static_cast<CUstream>(stream));
       if (g != CUDA_SUCCESS)
         return recordFailure(LOWBIT_STATUS_LAUNCH_FAILED,
-                             "lowbit_matmul: the dense path's cuBLASLt matmul for M = " +
-                                 std::to_string(m) + ": " + plan->cublasLt->lastError());
+                             std::string(entryPoint) +
+                                 ": the dense path's cuBLASLt matmul for M = " + std::to_string(m) +
+                                 ": " + plan->cublasLt->lastError());
     }
     return LOWBIT_STATUS_SUCCESS;
   });
+}
+
+} // namespace
+
+extern "C" {
+
+lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const void *x,
+                            const lowbit_weights *w, const void *scales, const void *zeros, void *y,
+                            void *workspace, size_t workspace_bytes, void *stream) {
+  return matmul(plan, MatmulArgs{m, x, w, scales, zeros, y, workspace, workspace_bytes}, stream);
+}
+
+lowbit_status lowbit_matmul_quantized(const lowbit_plan *plan, int64_t m, const void *x,
+                                      const void *x_scales, const lowbit_weights *w,
+                                      const void *scales, const void *zeros, void *y,
+                                      void *workspace, size_t workspace_bytes, void *stream) {
+  MatmulArgs args{m, x, w, scales, zeros, y, workspace, workspace_bytes};
+  args.xScales = x_scales;
+  args.quantized = true;
+  return matmul(plan, args, stream);
 }
 
 } // extern "C"

@@ -69,7 +69,9 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
     }
     // The kernels are the plain problem's: act-order only adds the gather.
     if (known.act_order)
-      addColumnPermutation(plan->spec);
+      if (ApiStatus permuted = addColumnPermutation(plan->spec); !permuted)
+        return recordFailure(permuted.error().status,
+                             "lowbit_plan_create: " + permuted.error().message);
     for (const std::string &note : state.databases.notes)
       plan->spec.notesText += (plan->spec.notesText.empty() ? "" : "\n") + note;
     Result<std::vector<CUmodule>> modules = loadModules(state, plan->spec, &plan->functions);

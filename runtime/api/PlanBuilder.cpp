@@ -265,27 +265,17 @@ void compact(PlanSpec &spec) {
   spec.ranges = std::move(merged);
 }
 
-// The dense ranges' fallbacks (the nearest range's kernel that is not the
-// dense path, below first: M just under the range is served by what suits
-// large M best) and the workspace the dense path needs, with a note that
-// says both.
-void planDensePath(PlanSpec &spec) {
-  if (!spec.hasDenseRange())
-    return;
+// The dense ranges' fallbacks: the nearest range's kernel that is not the
+// dense path, below first (M just under the range is served by what suits
+// large M best).
+void assignDenseFallbacks(PlanSpec &spec) {
   auto plainKernelOf = [&](size_t r) -> int {
     const PlannedKernel &k = spec.kernels[spec.ranges[r].kernel];
     return k.dense ? -1 : static_cast<int>(spec.ranges[r].kernel);
   };
-  const int64_t denseBytes =
-      core::activationBytes(spec.problem.activation) * spec.problem.n * spec.problem.k;
-  // cuBLASLt's workspace starts 256-byte aligned, as cuMemAlloc's are.
-  spec.denseWeightBytes = (denseBytes + 255) / 256 * 256;
-  spec.workspaceBytes =
-      spec.denseWeightBytes + static_cast<int64_t>(cuda::CublasLt::kWorkspaceBytes);
   for (size_t r = 0; r < spec.ranges.size(); ++r) {
     PlannedRange &range = spec.ranges[r];
-    const PlannedKernel &kernel = spec.kernels[range.kernel];
-    if (!kernel.dense)
+    if (!spec.kernels[range.kernel].dense)
       continue;
     for (size_t d = 1; range.fallback < 0 && d < spec.ranges.size(); ++d) {
       if (d <= r)
@@ -293,6 +283,30 @@ void planDensePath(PlanSpec &spec) {
       if (range.fallback < 0 && r + d < spec.ranges.size())
         range.fallback = plainKernelOf(r + d);
     }
+  }
+}
+
+// The dense ranges' fallbacks and the workspace the dense path needs, with a
+// note that says both. Quantized activations never take the dense path: its
+// cuBLASLt matmul multiplies f16 or bf16 x by dequant(W), so their dense
+// ranges go to the fallbacks (NO_KERNEL without one).
+ApiStatus planDensePath(PlanSpec &spec) {
+  if (!spec.hasDenseRange())
+    return ApiStatus();
+  assignDenseFallbacks(spec);
+  if (core::isQuantized(spec.problem.activation))
+    return dropDenseRanges(spec, std::string("the dense path multiplies f16 or bf16 x, not ") +
+                                     core::activationName(spec.problem.activation));
+  const int64_t denseBytes =
+      core::activationBytes(spec.problem.activation) * spec.problem.n * spec.problem.k;
+  // cuBLASLt's workspace starts 256-byte aligned, as cuMemAlloc's are.
+  spec.denseWeightBytes = (denseBytes + 255) / 256 * 256;
+  spec.workspaceBytes =
+      spec.denseWeightBytes + static_cast<int64_t>(cuda::CublasLt::kWorkspaceBytes);
+  for (const PlannedRange &range : spec.ranges) {
+    const PlannedKernel &kernel = spec.kernels[range.kernel];
+    if (!kernel.dense)
+      continue;
     std::string note = "M " + rangeText(range.mLo, range.mHi) + ": the dense path (" + kernel.name +
                        " writes dequant(W) into the workspace, then cuBLASLt), "
                        "which needs a workspace of " +
@@ -303,6 +317,7 @@ void planDensePath(PlanSpec &spec) {
                       " serves them";
     spec.notes.push_back(note);
   }
+  return ApiStatus();
 }
 
 } // namespace
@@ -447,13 +462,24 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.hasZeros = problem.scheme.hasZeros();
   spec.zeroAlignment = core::zeroAlignment(problem);
   spec.zeroBytes = core::zeroBytes(problem);
-  planDensePath(spec);
+  const std::vector<core::KernelArgument> arguments = core::kernelArguments(problem);
+  std::copy(arguments.begin(), arguments.end(), spec.arguments.begin());
+  spec.argumentCount = static_cast<int>(arguments.size());
+  // dropDenseRanges (for quantized activations) writes notesText itself.
+  if (ApiStatus dense = planDensePath(spec); !dense)
+    return dense.error();
+  spec.notesText.clear();
   for (const std::string &note : spec.notes)
     spec.notesText += (spec.notesText.empty() ? "" : "\n") + note;
   return spec;
 }
 
-void addColumnPermutation(PlanSpec &spec) {
+ApiStatus addColumnPermutation(PlanSpec &spec) {
+  if (core::isQuantized(spec.problem.activation))
+    return apiError(LOWBIT_STATUS_UNSUPPORTED,
+                    std::string("act-order with ") + core::activationName(spec.problem.activation) +
+                        " activations: the gather of x[:, perm] moves 16-bit values; quantize "
+                        "x after permuting its columns and plan the problem without act_order");
   PlannedKernel gather;
   gather.id = "lowbit_permute_columns (built in)";
   gather.name = "lowbit_permute_columns";
@@ -471,6 +497,7 @@ void addColumnPermutation(PlanSpec &spec) {
   spec.notes.push_back("act-order: each lowbit_matmul first gathers x[:, perm] into the "
                        "workspace (M * K activation values; lowbit_plan_workspace_bytes)");
   spec.notesText += (spec.notesText.empty() ? "" : "\n") + spec.notes.back();
+  return ApiStatus();
 }
 
 } // namespace lowbit::api

@@ -6,6 +6,7 @@
 // unit-tested without a GPU; LoadedPlan then loads the chosen images.
 #pragma once
 
+#include "core/KernelArguments.h"
 #include "core/layout/WeightLayout.h"
 #include "runtime/api/ApiError.h"
 #include "runtime/kernels/KernelSet.h"
@@ -13,6 +14,7 @@
 #include "tuning_db/Fingerprint.h"
 #include "tuning_db/Lookup.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -111,6 +113,10 @@ struct PlanSpec {
   int scaleAlignment = 2;   // a scale's bytes, at least 4 with a tensor scale
   int zeroAlignment = 1;    // core::zeroAlignment
   bool hasZeros = false;
+  // The kernels' parameters in order (core::kernelArguments), held in place
+  // so that lowbit_matmul builds its parameter array without allocating.
+  std::array<core::KernelArgument, core::kMaxKernelArguments> arguments{};
+  int argumentCount = 0;
   std::vector<std::string> notes;
   std::string notesText; // notes joined with newlines, for lowbit_choice
 
@@ -133,7 +139,8 @@ constexpr unsigned kPermuteThreads = 256;
 
 // Makes `spec` an act-order plan: the gather kernel (embedded PTX) joins its
 // kernels, the permutation's place follows the codes, and a note says so.
-void addColumnPermutation(PlanSpec &spec);
+// UNSUPPORTED for quantized activations: the gather moves 16-bit values.
+ApiStatus addColumnPermutation(PlanSpec &spec);
 
 // Resolves and prepares every kernel of `problem` for `device`. Errors:
 // UNKNOWN_PROBLEM (no database has it), NO_KERNEL (nothing runs on the

@@ -405,6 +405,26 @@ LOWBIT_API lowbit_status lowbit_matmul(const lowbit_plan *plan, int64_t m, const
                                        const void *zeros, void *y, void *workspace,
                                        size_t workspace_bytes, void *stream);
 
+/* lowbit_matmul for a problem with quantized activations (activation
+ * LOWBIT_DTYPE_S8 or LOWBIT_DTYPE_E4M3): y = (x_scales · x) · dequant(w)ᵀ.
+ *  x:        device, row-major [M, K], one byte per element, 16-byte aligned.
+ *  x_scales: device, f32, 4-byte aligned: M of them (one per row of x) for
+ *            LOWBIT_ACTIVATION_SCALE_TOKEN, one for
+ *            LOWBIT_ACTIVATION_SCALE_TENSOR.
+ *            Required.
+ *  y:        device, row-major [M, N] of the problem's output dtype (F16,
+ *            BF16: 2 bytes; F32: 4 bytes), 16-byte aligned.
+ * The rest as lowbit_matmul, with its hot-path guarantees. These problems
+ * never take the dense path, and act_order = 1 with them is
+ * LOWBIT_STATUS_UNSUPPORTED at lowbit_plan_create. lowbit_matmul on such
+ * a plan, or this on a plan for F16 or BF16 activations, is
+ * LOWBIT_STATUS_INVALID_ARGUMENT, naming the entry point the plan takes. */
+LOWBIT_API lowbit_status lowbit_matmul_quantized(const lowbit_plan *plan, int64_t m, const void *x,
+                                                 const void *x_scales, const lowbit_weights *w,
+                                                 const void *scales, const void *zeros, void *y,
+                                                 void *workspace, size_t workspace_bytes,
+                                                 void *stream);
+
 /* ---- device memory conveniences ---------------------------------------- */
 /* For programs without their own CUDA allocator (examples, tests, tools). An
  * inference engine passes its own device pointers instead. All act on the

@@ -109,6 +109,11 @@ TEST(CApiTest, MatmulRejectsANullPlan) {
             LOWBIT_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(mentions(lowbit_last_error(), "lowbit_matmul: plan is NULL"))
       << lowbit_last_error();
+  EXPECT_EQ(lowbit_matmul_quantized(nullptr, 1, nullptr, nullptr, &w, nullptr, nullptr, nullptr,
+                                    nullptr, 0, nullptr),
+            LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions(lowbit_last_error(), "lowbit_matmul_quantized: plan is NULL"))
+      << lowbit_last_error();
 }
 
 TEST(CApiTest, MemoryHelpersRejectNullContext) {

@@ -19,8 +19,13 @@ protected:
   // A table: gemv for M < 9, mma for 9 <= M < 256, the dense path from 256
   // (or, with `denseEverywhere`, the dense path for every M).
   PlanSpec plan(bool denseEverywhere = false) {
-    std::string path = dir.file(denseEverywhere ? "everywhere.db" : "kernels.db");
-    kernels::ProblemDesc problem = w4a16Problem();
+    Result<PlanSpec> built = build(w4a16Problem(), denseEverywhere);
+    EXPECT_TRUE(built.ok()) << built.error().message;
+    return std::move(*built);
+  }
+
+  Result<PlanSpec> build(const kernels::ProblemDesc &problem, bool denseEverywhere) {
+    std::string path = dir.file(problem.name + (denseEverywhere ? ".everywhere.db" : ".db"));
     {
       db::Database database = openOrDie(path);
       std::string small = addKernel(database, problem, {"small", "sm_90a", "gemv"});
@@ -38,9 +43,7 @@ protected:
     }
     auto database = db::Database::open(path, {db::OpenMode::ReadOnly});
     EXPECT_TRUE(database.ok()) << database.error();
-    Result<PlanSpec> built = buildPlanSpec({&*database}, problem, h100());
-    EXPECT_TRUE(built.ok()) << built.error().message;
-    return std::move(*built);
+    return buildPlanSpec({&*database}, problem, h100());
   }
 
   MatmulArgs argsFor(const PlanSpec &spec, int64_t m) {
@@ -145,6 +148,25 @@ TEST_F(DensePathTest, WithoutCublasLtTheFallbacksServe) {
   ASSERT_FALSE(dropped.ok());
   EXPECT_EQ(dropped.status(), LOWBIT_STATUS_NO_KERNEL);
   EXPECT_NE(dropped.error().message.find("cuBLASLt not found"), std::string::npos);
+}
+
+TEST_F(DensePathTest, QuantizedActivationsNeverTakeIt) {
+  // cuBLASLt multiplies f16 or bf16 x: s8 x goes to the fallback, with no
+  // workspace, even where a tuned table chose the dense path.
+  Result<PlanSpec> spec = build(w4a8Problem(), /*denseEverywhere=*/false);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_FALSE(spec->hasDenseRange());
+  EXPECT_EQ(spec->workspaceBytes, 0);
+  EXPECT_EQ(spec->denseWeightBytes, 0);
+  EXPECT_EQ(spec->kernels[spec->ranges.back().kernel].name, "fake_mid");
+  EXPECT_EQ(spec->ranges.back().mHi, -1);
+  EXPECT_NE(spec->notesText.find("not s8"), std::string::npos) << spec->notesText;
+  EXPECT_EQ(spec->notesText.find("which needs a workspace"), std::string::npos) << spec->notesText;
+
+  Result<PlanSpec> only = build(w4a8Problem(), /*denseEverywhere=*/true);
+  ASSERT_FALSE(only.ok());
+  EXPECT_EQ(only.error().status, LOWBIT_STATUS_NO_KERNEL);
+  EXPECT_NE(only.error().message.find("not s8"), std::string::npos) << only.error().message;
 }
 
 TEST_F(DensePathTest, IsNeverASubstituteForAnotherLayout) {

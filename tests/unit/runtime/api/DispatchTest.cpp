@@ -301,5 +301,41 @@ TEST_F(DispatchTest, PacksUint4ZeroCodesTwoAByte) {
   EXPECT_NE(why.find("quantized"), std::string::npos) << why;
 }
 
+// Quantized activations have their own entry point (lowbit_matmul_quantized,
+// MatmulArgs::quantized): each refuses the other's plans and says which to
+// call; x's f32 scales are required there and 4-byte aligned.
+TEST_F(DispatchTest, QuantizedActivationsTakeTheirOwnEntryPointAndScales) {
+  PlanSpec w4a8 = spec;
+  w4a8.problem.activation = core::Activation::S8;
+  w4a8.problem.activationScale = core::ActivationScale::PerToken;
+  core::setOutput(w4a8.problem, core::Output::F32);
+  int index = -1;
+  size_t kernel = 0;
+  std::string why;
+  MatmulArgs a = args;
+  a.xScales = fakeDevicePointer(0x60000);
+  EXPECT_EQ(checkMatmul(w4a8, a, &index, &kernel, &why), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(why.find("lowbit_matmul: "), 0u) << why;
+  EXPECT_NE(why.find("s8 with f32 per-token scales; call lowbit_matmul_quantized"),
+            std::string::npos)
+      << why;
+
+  a.quantized = true;
+  EXPECT_EQ(checkMatmul(w4a8, a, &index, &kernel, &why), LOWBIT_STATUS_SUCCESS) << why;
+  a.xScales = fakeDevicePointer(0x60004); // an f32's alignment is enough
+  EXPECT_EQ(checkMatmul(w4a8, a, &index, &kernel, &why), LOWBIT_STATUS_SUCCESS) << why;
+  a.xScales = fakeDevicePointer(0x60002);
+  EXPECT_EQ(checkMatmul(w4a8, a, &index, &kernel, &why), LOWBIT_STATUS_MISALIGNED);
+  EXPECT_NE(why.find("lowbit_matmul_quantized: x_scales = "), std::string::npos) << why;
+  EXPECT_NE(why.find("4-byte aligned"), std::string::npos) << why;
+  a.xScales = nullptr;
+  EXPECT_EQ(checkMatmul(w4a8, a, &index, &kernel, &why), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(why.find("x_scales is NULL"), std::string::npos) << why;
+
+  a.xScales = fakeDevicePointer(0x60000);
+  EXPECT_EQ(check(a, &why), LOWBIT_STATUS_INVALID_ARGUMENT) << "an f16 plan";
+  EXPECT_NE(why.find("f16, which have no scales; call lowbit_matmul"), std::string::npos) << why;
+}
+
 } // namespace
 } // namespace lowbit::api::testing

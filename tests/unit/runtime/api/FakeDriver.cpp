@@ -159,8 +159,9 @@ LOWBIT_FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, 
   l.sharedBytes = shared;
   l.stream = stream;
   l.contextWasCurrent = current == kPrimary;
-  int pointerCount = std::strstr(l.function, "zeros") ? 5 : 4;
-  for (int i = 0; i < 5; ++i)
+  const int pointerCount = 4 + (std::strstr(l.function, "zeros") ? 1 : 0) +
+                           (std::strstr(l.function, "x_scales") ? 1 : 0);
+  for (int i = 0; i < 6; ++i)
     l.pointers[i] = i < pointerCount ? *static_cast<unsigned long long *>(params[i]) : 0;
   l.m = *static_cast<long long *>(params[pointerCount]);
   ++l.launches;

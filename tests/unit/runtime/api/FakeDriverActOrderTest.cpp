@@ -18,15 +18,6 @@
 namespace lowbit::api::testing {
 namespace {
 
-uintptr_t address(const void *p) {
-  return reinterpret_cast<uintptr_t>(p);
-}
-
-// A 16-byte aligned view into a vector with room to spare.
-template <typename T> T *aligned16(std::vector<T> &buffer) {
-  return buffer.data() + (16 - address(buffer.data()) % 16) % 16 / sizeof(T);
-}
-
 class FakeDriverActOrder : public ::testing::Test {
 protected:
   static constexpr int64_t n = 128, k = 256;
@@ -43,12 +34,7 @@ protected:
     path = dir.file("act-order.db");
     db::Database database = openOrDie(path);
     addKernel(database, w4a16Problem(n, k), {"gemv", "sm_90a", "gemv", kLayoutA, 1});
-    lowbit_context_options options;
-    std::memset(&options, 0, sizeof(options));
-    options.struct_size = sizeof(options);
-    options.system_db_path = path.c_str();
-    ASSERT_EQ(lowbit_context_create(&options, &context), LOWBIT_STATUS_SUCCESS)
-        << lowbit_last_error();
+    ASSERT_EQ(createContext(path, &context), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
   }
   void TearDown() override {
     lowbit_plan_destroy(plan);

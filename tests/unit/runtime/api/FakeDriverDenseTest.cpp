@@ -25,10 +25,6 @@ template <typename T> T *symbol(const char *library, const char *name) {
   return handle ? reinterpret_cast<T *>(dlsym(handle, name)) : nullptr;
 }
 
-uintptr_t address(const void *p) {
-  return reinterpret_cast<uintptr_t>(p);
-}
-
 // A plan for 128 x 256 W4 g128 whose table serves M < 4 with an mma kernel
 // and larger M with the dense path, made with $LOWBIT_CUBLASLT = `cublasLt`.
 class FakeDriverDense : public ::testing::Test {
@@ -63,12 +59,7 @@ protected:
 
   void makePlan(const char *cublasLt) {
     ASSERT_EQ(setenv("LOWBIT_CUBLASLT", cublasLt, 1), 0);
-    lowbit_context_options options;
-    std::memset(&options, 0, sizeof(options));
-    options.struct_size = sizeof(options);
-    options.system_db_path = path.c_str();
-    ASSERT_EQ(lowbit_context_create(&options, &context), LOWBIT_STATUS_SUCCESS)
-        << lowbit_last_error();
+    ASSERT_EQ(createContext(path, &context), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
     lowbit_problem p = w4a16Abi(n, k);
     lowbit_status made = lowbit_plan_create(context, &p, &plan);
     unsetenv("LOWBIT_CUBLASLT");

@@ -7,7 +7,9 @@ struct LowbitFakeLaunch {
   unsigned grid[3], block[3], sharedBytes;
   void *stream;
   int contextWasCurrent;
-  unsigned long long pointers[5]; // x, w, scales, [zeros,] y as passed
+  // x, [x_scales,] w, scales, [zeros,] y as passed: a function whose name
+  // holds "x_scales" takes x's scales, one that holds "zeros" zeros.
+  unsigned long long pointers[6];
   long long m;
   int launches;
   int modulesLoaded;

@@ -79,12 +79,7 @@ protected:
     staticAndRing.dynamicSharedBytes = 48 * 1024;
     addKernel(database, w4a16Problem(1024, 1024), staticAndRing);
 
-    lowbit_context_options options;
-    std::memset(&options, 0, sizeof(options));
-    options.struct_size = sizeof(options);
-    options.system_db_path = path.c_str();
-    ASSERT_EQ(lowbit_context_create(&options, &context), LOWBIT_STATUS_SUCCESS)
-        << lowbit_last_error();
+    ASSERT_EQ(createContext(path, &context), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
   }
   void TearDown() override { lowbit_context_destroy(context); }
 

@@ -109,6 +109,37 @@ TEST_F(PlanBuilderTest, TunedTableGivesItsRangesAndTier) {
   EXPECT_EQ(sameCc->tier, db::Tier::SameCc);
 }
 
+// The launch's parameters come from the plan's copy of kernelArguments; an
+// act-order gather moves 16-bit values, so it takes no quantized x.
+TEST_F(PlanBuilderTest, KeepsTheKernelArgumentsAndRefusesActOrderForQuantizedX) {
+  {
+    db::Database database = openOrDie(path);
+    addKernel(database, w4a16Problem(), {"w4a16", "sm_90a", "gemv"});
+    addKernel(database, w4a8Problem(), {"w4a8", "sm_90a", "gemv"});
+  }
+  auto argumentsOf = [](const PlanSpec &spec) {
+    return std::vector<core::KernelArgument>(spec.arguments.begin(),
+                                             spec.arguments.begin() + spec.argumentCount);
+  };
+  Result<PlanSpec> f16 = build(h100());
+  ASSERT_TRUE(f16.ok()) << f16.error().message;
+  EXPECT_EQ(argumentsOf(*f16), core::kernelArguments(w4a16Problem()));
+  Result<PlanSpec> s8 = build(h100(), w4a8Problem());
+  ASSERT_TRUE(s8.ok()) << s8.error().message;
+  EXPECT_EQ(argumentsOf(*s8), core::kernelArguments(w4a8Problem()));
+  EXPECT_EQ(s8->argumentCount, 6);
+
+  const size_t kernels = s8->kernels.size();
+  ApiStatus permuted = addColumnPermutation(*s8);
+  EXPECT_EQ(permuted.status(), LOWBIT_STATUS_UNSUPPORTED);
+  EXPECT_TRUE(contains(permuted.error().message, "act-order with s8 activations"))
+      << permuted.error().message;
+  EXPECT_FALSE(s8->permutedColumns);
+  EXPECT_EQ(s8->kernels.size(), kernels);
+  EXPECT_TRUE(addColumnPermutation(*f16).ok());
+  EXPECT_TRUE(f16->permutedColumns);
+}
+
 TEST_F(PlanBuilderTest, UnknownProblemIsReportedWithItsSignature) {
   {
     db::Database database = openOrDie(path);

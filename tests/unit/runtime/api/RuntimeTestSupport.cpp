@@ -38,6 +38,15 @@ kernels::ProblemDesc w4a16Problem(int64_t n, int64_t k) {
   return p;
 }
 
+kernels::ProblemDesc w4a8Problem(int64_t n, int64_t k, core::ActivationScale scale) {
+  kernels::ProblemDesc p = w4a16Problem(n, k);
+  p.name = "test.w4a8";
+  p.activation = core::Activation::S8;
+  p.activationScale = scale;
+  core::setOutput(p, core::Output::F32);
+  return p;
+}
+
 lowbit_problem w4a16Abi(int64_t n, int64_t k, lowbit_zero_mode zero) {
   lowbit_problem p;
   std::memset(&p, 0, sizeof(p));
@@ -104,6 +113,14 @@ db::Database openOrDie(const std::string &path) {
     std::abort();
   }
   return std::move(*database);
+}
+
+lowbit_status createContext(const std::string &systemDbPath, lowbit_context **out) {
+  lowbit_context_options options;
+  std::memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.system_db_path = systemDbPath.c_str();
+  return lowbit_context_create(&options, out);
 }
 
 namespace {

@@ -28,6 +28,9 @@ private:
 
 // The W4A16 problem of the host example: 4096 x 4096, f16, uint4, g128.
 kernels::ProblemDesc w4a16Problem(int64_t n = 4096, int64_t k = 4096);
+// The same weights with s8 activations, f32 scales of `scale` and f32 y.
+kernels::ProblemDesc w4a8Problem(int64_t n = 4096, int64_t k = 4096,
+                                 core::ActivationScale scale = core::ActivationScale::PerToken);
 // The same problem as a caller fills lowbit_problem (struct_size set, the
 // rest zeroed).
 lowbit_problem w4a16Abi(int64_t n = 4096, int64_t k = 4096,
@@ -60,6 +63,18 @@ std::string addKernel(db::Database &database, const kernels::ProblemDesc &proble
                       const FakeKernel &kernel);
 
 db::Database openOrDie(const std::string &path);
+
+// lowbit_context_create on device 0 with `systemDbPath` alone.
+lowbit_status createContext(const std::string &systemDbPath, lowbit_context **out);
+
+// Host memory standing in for the fake driver's device memory.
+inline uintptr_t address(const void *p) {
+  return reinterpret_cast<uintptr_t>(p);
+}
+// A 16-byte aligned view into a vector with room to spare.
+template <typename T> T *aligned16(std::vector<T> &buffer) {
+  return buffer.data() + (16 - address(buffer.data()) % 16) % 16 / sizeof(T);
+}
 
 db::DeviceFingerprint h100();   // cc 9.0, 132 SMs
 db::DeviceFingerprint a100();   // cc 8.0, 108 SMs

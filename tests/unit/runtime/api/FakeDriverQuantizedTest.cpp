@@ -1,0 +1,180 @@
+// Quantized activations through the C API, against the fake driver
+// (FakeDriver.cpp): lowbit_matmul_quantized passes x's scales where
+// core::kernelArguments puts them, and each entry point refuses the other's
+// plans, and bad x_scales, before anything launches.
+#include "lowbit/lowbit.h"
+#include "runtime/cuda/Driver.h"
+#include "tests/unit/runtime/api/FakeDriverLaunch.h"
+#include "tests/unit/runtime/api/RuntimeTestSupport.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace lowbit::api::testing {
+namespace {
+
+constexpr int64_t kN = 128, kK = 256;
+
+// W4A8 (RuntimeTestSupport's w4a8Problem), optionally with zero points. The
+// fake driver reads "x_scales" (and "zeros") in a kernel's name as the
+// parameters it takes.
+kernels::ProblemDesc w4a8(core::ActivationScale scale, bool withZeros) {
+  kernels::ProblemDesc p = w4a8Problem(kN, kK, scale);
+  if (withZeros)
+    p.scheme.zero = formats::ZeroMode::SubtractCode;
+  return p;
+}
+
+lowbit_problem w4a8Abi(lowbit_activation_scale scale, lowbit_zero_mode zero) {
+  lowbit_problem p = w4a16Abi(kN, kK, zero);
+  p.activation = LOWBIT_DTYPE_S8;
+  p.activation_scale = scale;
+  p.output = LOWBIT_DTYPE_F32;
+  return p;
+}
+
+class FakeDriverQuantized : public ::testing::Test {
+protected:
+  void SetUp() override {
+    void *fake = dlopen(LOWBIT_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT_NE(fake, nullptr) << "cannot load the fake driver " << LOWBIT_FAKE_CUDA_PATH << ": "
+                             << dlerror();
+    auto last = reinterpret_cast<const LowbitFakeLaunch *(*)()>(
+        dlsym(fake, "lowbit_fake_cuda_last_launch"));
+    ASSERT_NE(last, nullptr);
+    launch = last();
+    std::string whyNot;
+    ASSERT_NE(cuda::loadDriver(&whyNot), nullptr) << whyNot;
+    path = dir.file("quantized.db");
+    {
+      db::Database database = openOrDie(path);
+      addKernel(database, w4a8(core::ActivationScale::PerToken, false),
+                {"w4a8_x_scales", "sm_90a", "gemv"});
+      addKernel(database, w4a8(core::ActivationScale::PerTensor, true),
+                {"w4a8_x_scales_zeros", "sm_90a", "gemv"});
+      addKernel(database, w4a16Problem(kN, kK), {"w4a16", "sm_90a", "gemv"});
+    }
+    ASSERT_EQ(createContext(path, &context), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+  }
+  void TearDown() override {
+    lowbit_plan_destroy(plan);
+    lowbit_context_destroy(context);
+  }
+
+  // Plans `problem` and points the buffers at 16-byte aligned host memory
+  // (the fake driver's device memory) of the sizes the plan reports.
+  void planFor(const lowbit_problem &problem) {
+    ASSERT_EQ(lowbit_plan_create(context, &problem, &plan), LOWBIT_STATUS_SUCCESS)
+        << lowbit_last_error();
+    size_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0;
+    ASSERT_EQ(lowbit_plan_packed_sizes(plan, &weightBytes, &scaleBytes, &zeroBytes, nullptr),
+              LOWBIT_STATUS_SUCCESS);
+    weightBuffer.resize(weightBytes + 16);
+    scaleBuffer.resize(scaleBytes + 16);
+    zeroBuffer.resize(zeroBytes + 16);
+    weights = {sizeof(lowbit_weights), aligned16(weightBuffer), weightBytes, 0};
+    ASSERT_EQ(lowbit_plan_layout_id(plan, &weights.layout_id), LOWBIT_STATUS_SUCCESS);
+    scales = aligned16(scaleBuffer);
+    zeros = zeroBytes ? aligned16(zeroBuffer) : nullptr;
+  }
+
+  lowbit_status matmulQuantized(const void *xScales) {
+    return lowbit_matmul_quantized(plan, kM, aligned16(x), xScales, &weights, scales, zeros,
+                                   aligned16(y), nullptr, 0, nullptr);
+  }
+
+  // A refused call launches nothing and says why.
+  void expectRefused(lowbit_status got, lowbit_status expected, const char *because) {
+    EXPECT_EQ(got, expected) << lowbit_last_error();
+    EXPECT_NE(std::string(lowbit_last_error()).find(because), std::string::npos)
+        << lowbit_last_error();
+    EXPECT_EQ(launch->launches, launchesBefore);
+  }
+
+  static constexpr int64_t kM = 5;
+  TempDir dir;
+  std::string path;
+  const LowbitFakeLaunch *launch = nullptr;
+  int launchesBefore = 0;
+  lowbit_context *context = nullptr;
+  lowbit_plan *plan = nullptr;
+  std::vector<uint8_t> weightBuffer, scaleBuffer, zeroBuffer;
+  lowbit_weights weights{};
+  const void *scales = nullptr, *zeros = nullptr;
+  std::vector<int8_t> x = std::vector<int8_t>(size_t(kM * kK) + 16);
+  std::vector<float> y = std::vector<float>(size_t(kM * kN) + 4);
+  std::vector<float> xScales = std::vector<float>(size_t(kM) + 4, 1.0f);
+};
+
+TEST_F(FakeDriverQuantized, PassesXScalesAfterXPerToken) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TOKEN, LOWBIT_ZERO_NONE));
+  const int before = launch->launches;
+  ASSERT_EQ(matmulQuantized(aligned16(xScales)), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+  EXPECT_EQ(launch->launches, before + 1);
+  EXPECT_STREQ(launch->function, "fake_w4a8_x_scales");
+  // (x, x_scales, packed_w, scales, y, M)
+  EXPECT_EQ(launch->pointers[0], address(aligned16(x)));
+  EXPECT_EQ(launch->pointers[1], address(aligned16(xScales)));
+  EXPECT_EQ(launch->pointers[2], address(weights.data));
+  EXPECT_EQ(launch->pointers[3], address(scales));
+  EXPECT_EQ(launch->pointers[4], address(aligned16(y)));
+  EXPECT_EQ(launch->pointers[5], 0u) << "no sixth pointer";
+  EXPECT_EQ(launch->m, kM);
+}
+
+TEST_F(FakeDriverQuantized, PassesZerosBetweenScalesAndYPerTensor) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TENSOR, LOWBIT_ZERO_SUB_CODE));
+  // One scale for all of x: any 4-byte aligned f32 will do.
+  const float *oneScale = aligned16(xScales) + 1;
+  ASSERT_EQ(matmulQuantized(oneScale), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+  EXPECT_STREQ(launch->function, "fake_w4a8_x_scales_zeros");
+  // (x, x_scales, packed_w, scales, zeros, y, M)
+  EXPECT_EQ(launch->pointers[0], address(aligned16(x)));
+  EXPECT_EQ(launch->pointers[1], address(oneScale));
+  EXPECT_EQ(launch->pointers[2], address(weights.data));
+  EXPECT_EQ(launch->pointers[3], address(scales));
+  EXPECT_EQ(launch->pointers[4], address(zeros));
+  EXPECT_EQ(launch->pointers[5], address(aligned16(y)));
+  EXPECT_EQ(launch->m, kM);
+}
+
+TEST_F(FakeDriverQuantized, LowbitMatmulOnAQuantizedPlanNamesTheQuantizedEntryPoint) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TOKEN, LOWBIT_ZERO_NONE));
+  launchesBefore = launch->launches;
+  expectRefused(lowbit_matmul(plan, kM, aligned16(x), &weights, scales, zeros, aligned16(y),
+                              nullptr, 0, nullptr),
+                LOWBIT_STATUS_INVALID_ARGUMENT, "call lowbit_matmul_quantized");
+}
+
+TEST_F(FakeDriverQuantized, TheQuantizedEntryPointOnAnF16PlanNamesLowbitMatmul) {
+  planFor(w4a16Abi(kN, kK));
+  launchesBefore = launch->launches;
+  expectRefused(matmulQuantized(aligned16(xScales)), LOWBIT_STATUS_INVALID_ARGUMENT,
+                "call lowbit_matmul");
+  EXPECT_EQ(std::string(lowbit_last_error()).find("lowbit_matmul_quantized: "), 0u)
+      << "the message starts with the entry point called: " << lowbit_last_error();
+}
+
+TEST_F(FakeDriverQuantized, RefusesMissingOrMisalignedXScales) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TOKEN, LOWBIT_ZERO_NONE));
+  launchesBefore = launch->launches;
+  expectRefused(matmulQuantized(nullptr), LOWBIT_STATUS_INVALID_ARGUMENT, "x_scales is NULL");
+  const void *offByTwo = reinterpret_cast<const uint8_t *>(aligned16(xScales)) + 2;
+  expectRefused(matmulQuantized(offByTwo), LOWBIT_STATUS_MISALIGNED, "x_scales");
+}
+
+TEST_F(FakeDriverQuantized, ActOrderWithQuantizedActivationsIsUnsupported) {
+  lowbit_problem problem = w4a8Abi(LOWBIT_ACTIVATION_SCALE_TOKEN, LOWBIT_ZERO_NONE);
+  problem.act_order = 1;
+  EXPECT_EQ(lowbit_plan_create(context, &problem, &plan), LOWBIT_STATUS_UNSUPPORTED);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_NE(std::string(lowbit_last_error()).find("act-order with s8 activations"),
+            std::string::npos)
+      << lowbit_last_error();
+}
+
+} // namespace
+} // namespace lowbit::api::testing
