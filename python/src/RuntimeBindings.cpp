@@ -1,8 +1,9 @@
 // lowbit.Context and lowbit.Plan: lowbit.h's context and plan, with the
-// packing entry points on host memory and lowbit_matmul on raw device
-// pointers (the torch op in lowbit/ops.py passes tensors' data_ptr and the
-// current stream). matmul keeps the GIL: it only enqueues work, and
-// releasing and retaking the lock would cost more than the call.
+// packing entry points on host memory and lowbit_matmul (or, given x's
+// scales, lowbit_matmul_quantized) on raw device pointers (the torch op in
+// lowbit/ops.py passes tensors' data_ptr and the current stream). matmul
+// keeps the GIL: it only enqueues work, and releasing and retaking the lock
+// would cost more than the call.
 #include "core/AbiFormats.h"
 #include "core/checkpoint/KernelWeights.h"
 #include "Arrays.h"
@@ -178,20 +179,32 @@ public:
     return w;
   }
 
+  // x_scales given: lowbit_matmul_quantized, which is what a plan for s8 or
+  // e4m3 activations takes (lowbit.h refuses either entry point on the
+  // other's plans, naming the right one).
   void matmul(int64_t m, uintptr_t x, uintptr_t weights, size_t weightBytes, uintptr_t scales,
               uintptr_t zeros, uintptr_t y, uintptr_t workspace, size_t workspaceBytes,
-              uintptr_t stream) const {
+              uintptr_t stream, std::optional<uintptr_t> xScales) const {
     lowbit_weights w;
     w.struct_size = sizeof w;
     w.data = reinterpret_cast<const void *>(weights);
     w.bytes = weightBytes;
     w.layout_id = layoutId_;
-    check(lowbit_matmul(plan_, m, reinterpret_cast<const void *>(x), &w,
-                        reinterpret_cast<const void *>(scales),
-                        reinterpret_cast<const void *>(zeros), reinterpret_cast<void *>(y),
-                        reinterpret_cast<void *>(workspace), workspaceBytes,
-                        reinterpret_cast<void *>(stream)),
-          "lowbit_matmul");
+    const void *xPointer = reinterpret_cast<const void *>(x);
+    const void *scalePointer = reinterpret_cast<const void *>(scales);
+    const void *zeroPointer = reinterpret_cast<const void *>(zeros);
+    void *yPointer = reinterpret_cast<void *>(y);
+    void *workspacePointer = reinterpret_cast<void *>(workspace);
+    void *streamHandle = reinterpret_cast<void *>(stream);
+    if (xScales)
+      check(lowbit_matmul_quantized(plan_, m, xPointer, reinterpret_cast<const void *>(*xScales),
+                                    &w, scalePointer, zeroPointer, yPointer, workspacePointer,
+                                    workspaceBytes, streamHandle),
+            "lowbit_matmul_quantized");
+    else
+      check(lowbit_matmul(plan_, m, xPointer, &w, scalePointer, zeroPointer, yPointer,
+                          workspacePointer, workspaceBytes, streamHandle),
+            "lowbit_matmul");
   }
 
 private:
@@ -228,7 +241,9 @@ void bindRuntime(nb::module_ &m) {
            "The packed buffers back as KernelWeights.")
       .def("matmul", &Plan::matmul, "m"_a, "x"_a, "weights"_a, "weight_bytes"_a, "scales"_a,
            "zeros"_a, "y"_a, "workspace"_a, "workspace_bytes"_a, "stream"_a,
-           "lowbit_matmul on device pointers (ints); asynchronous on `stream`.");
+           "x_scales"_a = nb::none(),
+           "lowbit_matmul on device pointers (ints); asynchronous on `stream`. With x_scales "
+           "(x's f32 scales, for s8 or e4m3 activations): lowbit_matmul_quantized.");
 }
 
 } // namespace lowbit::python

@@ -69,3 +69,13 @@ def test_unpack_checks_the_buffers(context):
     assert raised.value.status == 13  # LOWBIT_STATUS_BUFFER_TOO_SMALL
     with pytest.raises(ValueError, match="weights must be uint8"):
         plan.unpack(np.zeros(plan.weight_bytes, np.int8), np.zeros(plan.scale_bytes, np.uint8))
+
+
+def test_matmul_with_x_scales_is_the_quantized_entry_point(context):
+    # An f16 plan takes no x scales: lowbit_matmul_quantized refuses it, naming
+    # the entry point it takes, before it reads any other pointer.
+    plan = lowbit.Plan(context, lowbit.Problem(384, 384, weight="int4", group_size=64))
+    with pytest.raises(lowbit.LowbitError, match="call lowbit_matmul$") as raised:
+        plan.matmul(1, 256, 512, plan.weight_bytes, 768, 0, 1024, 0, 0, 0, x_scales=1280)
+    assert raised.value.status == 1  # LOWBIT_STATUS_INVALID_ARGUMENT
+    assert "lowbit_matmul_quantized" in str(raised.value)
