@@ -13,8 +13,23 @@ namespace lowbit::compiler {
 namespace {
 
 Type activationType(MLIRContext &context, core::Activation activation) {
-  return activation == core::Activation::BF16 ? Type(BFloat16Type::get(&context))
-                                              : Type(Float16Type::get(&context));
+  switch (activation) {
+  case core::Activation::F16: return Float16Type::get(&context);
+  case core::Activation::BF16: return BFloat16Type::get(&context);
+  case core::Activation::S8:
+    return IntegerType::get(&context, 8, IntegerType::Signed);
+  case core::Activation::E4M3: return Float8E4M3FNType::get(&context);
+  }
+  return Type();
+}
+
+Type outputType(MLIRContext &context, core::Output output) {
+  switch (output) {
+  case core::Output::F16: return Float16Type::get(&context);
+  case core::Output::BF16: return BFloat16Type::get(&context);
+  case core::Output::F32: return Float32Type::get(&context);
+  }
+  return Type();
 }
 
 // Scales (and unquantized zeros) are f16, bf16 or f32, or the block scales
@@ -69,10 +84,6 @@ buildProblemModule(MLIRContext &context,
       return emitError(problemLoc, "a problem name has at most " +
                                        std::to_string(core::kMaxProblemNameLength) +
                                        " characters, got " + std::to_string(problem.name.size()));
-    if (core::isQuantized(problem.activation))
-      return emitError(problemLoc, std::string("no family multiplies ") +
-                                       core::activationName(problem.activation) +
-                                       " activations yet");
     Type activation = activationType(context, problem.activation);
     const core::Scheme &scheme = problem.scheme;
     // Two-level scales are integer codes (ui8, si8) with float steps.
@@ -132,8 +143,16 @@ buildProblemModule(MLIRContext &context,
     auto xType = RankedTensorType::get({ShapedType::kDynamic, problem.k}, activation);
     auto codesType = RankedTensorType::get({problem.n, problem.k}, *codeType);
     auto scalesType = RankedTensorType::get(scaleShape, *scale);
-    auto resultType = RankedTensorType::get({ShapedType::kDynamic, problem.n}, activation);
-    SmallVector<Type> inputs = {xType, codesType, scalesType};
+    auto resultType = RankedTensorType::get({ShapedType::kDynamic, problem.n},
+                                            outputType(context, core::outputType(problem)));
+    // The arguments are the kernel's, in its order: x, [x_scales,] codes,
+    // scales, [zeros].
+    SmallVector<Type> inputs = {xType};
+    if (problem.activationScale != core::ActivationScale::None)
+      inputs.push_back(RankedTensorType::get(
+          {problem.activationScale == core::ActivationScale::PerTensor ? 1 : ShapedType::kDynamic},
+          builder.getF32Type()));
+    inputs.append({codesType, scalesType});
     if (zero != lb::ZeroMode::none)
       inputs.push_back(RankedTensorType::get(scaleShape, zeroType));
 
@@ -142,10 +161,15 @@ buildProblemModule(MLIRContext &context,
         builder.getFunctionType(inputs, {resultType}));
     Block *body = func.addEntryBlock();
     OpBuilder bodyBuilder = OpBuilder::atBlockEnd(body);
-    Value zeros = zero != lb::ZeroMode::none ? body->getArgument(3) : Value();
+    unsigned next = 1;
+    Value xScales = problem.activationScale != core::ActivationScale::None
+                        ? body->getArgument(next++)
+                        : Value();
+    Value codes = body->getArgument(next++), scales = body->getArgument(next++);
+    Value zeros = zero != lb::ZeroMode::none ? body->getArgument(next) : Value();
     auto matmul = bodyBuilder.create<lb::QMatmulOp>(
-        problemLoc, resultType, body->getArgument(0), body->getArgument(1),
-        body->getArgument(2), zeros, /*table=*/Value(), quant,
+        problemLoc, resultType, body->getArgument(0), xScales, codes, scales, zeros,
+        /*table=*/Value(), quant,
         /*schedule=*/dyn_cast_or_null<lb::ScheduleAttr>(schedule));
     bodyBuilder.create<func::ReturnOp>(problemLoc, matmul.getResult());
   }

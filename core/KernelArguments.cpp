@@ -15,6 +15,19 @@ std::vector<KernelArgument> kernelArguments(const Problem &problem) {
   return arguments;
 }
 
+void *KernelParameterValues::address(KernelArgument argument) {
+  switch (argument) {
+  case KernelArgument::Activations: return &x;
+  case KernelArgument::ActivationScales: return &xScales;
+  case KernelArgument::Weights: return &w;
+  case KernelArgument::Scales: return &scales;
+  case KernelArgument::Zeros: return &zeros;
+  case KernelArgument::Output: return &y;
+  case KernelArgument::Rows: return &rows;
+  }
+  return nullptr;
+}
+
 const char *kernelArgumentName(KernelArgument argument) {
   switch (argument) {
   case KernelArgument::Activations:

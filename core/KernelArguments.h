@@ -27,6 +27,16 @@ constexpr int kMaxKernelArguments = 7;
 // quantized activations' scales, zeros only when the scheme has zero points.
 std::vector<KernelArgument> kernelArguments(const Problem &problem);
 
+// The values a kernel's parameters point at: device addresses (a
+// CUdeviceptr each) and M. The runtime's launch, the benchmark and the GPU
+// tests fill one and hand cuLaunchKernel `address(a)` for each argument a
+// of kernelArguments, in order.
+struct KernelParameterValues {
+  unsigned long long x = 0, xScales = 0, w = 0, scales = 0, zeros = 0, y = 0;
+  long long rows = 0;
+  void *address(KernelArgument argument);
+};
+
 // The parameter's name in the emitted kernel: "x", "x_scales", "packed_w",
 // "scales", "zeros", "y", "M".
 const char *kernelArgumentName(KernelArgument argument);

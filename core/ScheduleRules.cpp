@@ -53,12 +53,54 @@ bool isGrouped(const Problem &p) {
   return p.scheme.granularity == formats::Granularity::PerGroup;
 }
 
+// s8 activations meet the weights on the integer tensor cores: the split-K
+// mma's m16n8k32 takes both operands as s8 bytes (core::s8Decode) and sums
+// in s32, and everything that scales happens once, after the sum. What that
+// first family does not do yet is refused here, with the reason.
+Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
+  if (p.activation != Activation::S8)
+    return reject(s, std::string("no family multiplies ") + activationName(p.activation) +
+                         " activations yet: s8 activations have the split-K mma");
+  if (s.family != Family::Mma || s.splitK <= 1)
+    return reject(s, "only the split-K mma (family mma, split_k > 1) multiplies s8 activations, "
+                     "on the integer tensor cores");
+  Expected<S8Decode> decode = s8Decode(p.code);
+  if (!decode)
+    return reject(s, decode.error());
+  if (decode->centre != 0)
+    return reject(s, p.code.name() + " codes decode to s8 bytes centred on " +
+                         str(decode->centre) +
+                         ", which needs Σx per token: not implemented (codes centred on 0, "
+                         "such as int8, int4 or uint4 with offset -8, are)");
+  if (p.scheme.hasZeros())
+    return reject(s, "zero points with s8 activations need Σx per token: not implemented");
+  if (isGrouped(p) || p.scheme.hasSuperBlocks() || p.scheme.tensorScale)
+    return reject(s, "s8 activations take per-channel or per-tensor weight scales, applied once "
+                     "after the integer sum; group scales are not implemented");
+  if (s.stages != 1)
+    return reject(s, "s8 activations are read straight into registers: stages must be 1, got " +
+                         str(s.stages));
+  // 16 warps leave a thread 128 registers; a 256-wide chunk of 8-bit codes
+  // (32 words a column tile and k16 step in flight) spilled there (8 bytes:
+  // int8 28672 x 8192, 8 x 64 x 256, split_k 16, sm_90a).
+  if (p.codeBits() == 8 && s.splitK >= 16 && s.tileK > 128)
+    return reject(s, "8-bit codes with s8 activations, split_k >= 16 and tile K > 128 need "
+                     "more than the 128 registers a thread of 16 warps gets");
+  // Each product is at most 128 x 128 = 2^14, so a warp's s32 sum stays
+  // exact while its share of K is below 2^17.
+  constexpr int64_t kMaxExactShareK = int64_t{1} << 17;
+  int64_t chunks = s.tileK > 0 ? (p.k + s.tileK - 1) / s.tileK : 0;
+  int64_t share = mul((chunks + s.kSlices() - 1) / s.kSlices(), s.tileK);
+  if (share >= kMaxExactShareK)
+    return reject(s, "a warp's share of K (" + str(share) + ") must stay below " +
+                         str(kMaxExactShareK) + " for its s32 sum of s8 products to be exact");
+  return Status::success();
+}
+
 // The code type comes first in every family: a lane decodes it in registers.
 Status checkCode(const Problem &p, const Schedule &s) {
   if (isQuantized(p.activation))
-    return reject(s, std::string("no family multiplies ") + activationName(p.activation) +
-                         " activations yet: every family widens the weights to f16 or bf16 "
-                         "for the f16 tensor cores or CUDA cores");
+    return checkQuantizedActivation(p, s);
   if (Status decodable = checkDecodable(p.code, p.activation); !decodable)
     return reject(s, decodable.error());
   // The verifier keeps a group size positive; a core::Problem that was never

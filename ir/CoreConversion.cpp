@@ -161,8 +161,30 @@ Expected<Type> codeType(MLIRContext &context, const formats::DataFormat &format)
                            DenseF64ArrayAttr::get(&context, lut->table)));
 }
 
+// Quantized activations: the x_scales operand's shape says the scale's
+// granularity ([M] per token, [1] per tensor), y's element type the output.
+static Status setQuantizedActivation(core::Problem &p, Type xScales, Type output) {
+  auto scales = dyn_cast_or_null<ShapedType>(xScales);
+  if (!scales || scales.getRank() != 1 || !scales.getElementType().isF32())
+    return makeError(std::string(core::activationName(p.activation)) +
+                     " activations need f32 x_scales, [M] per token or [1] per tensor");
+  p.activationScale = scales.getDimSize(0) == 1 ? core::ActivationScale::PerTensor
+                                                : core::ActivationScale::PerToken;
+  if (!output)
+    return makeError("quantized activations need y's element type");
+  if (output.isF16())
+    p.output = core::Output::F16;
+  else if (output.isBF16())
+    p.output = core::Output::BF16;
+  else if (output.isF32())
+    p.output = core::Output::F32;
+  else
+    return makeError("y must be f16, bf16 or f32, got " + quoted(output));
+  return Status::success();
+}
+
 Expected<core::Problem> coreProblem(int64_t n, int64_t k, Type activation, Type code,
-                                    QuantAttr quant, Type zeros) {
+                                    QuantAttr quant, Type zeros, Type output, Type xScales) {
   core::Problem p;
   p.n = n;
   p.k = k;
@@ -170,8 +192,19 @@ Expected<core::Problem> coreProblem(int64_t n, int64_t k, Type activation, Type 
     p.activation = core::Activation::F16;
   else if (activation.isBF16())
     p.activation = core::Activation::BF16;
+  else if (activation.isInteger(8))
+    p.activation = core::Activation::S8;
+  else if (isa<Float8E4M3FNType>(activation))
+    p.activation = core::Activation::E4M3;
   else
-    return makeError("activations must be f16 or bf16, got " + quoted(activation));
+    return makeError("activations must be f16, bf16, si8 or f8E4M3FN, got " + quoted(activation));
+  if (core::isQuantized(p.activation)) {
+    if (Status set = setQuantizedActivation(p, xScales, output); !set)
+      return makeError(set.error());
+  } else if (xScales) {
+    return makeError(std::string(core::activationName(p.activation)) +
+                     " activations take no x_scales");
+  }
   Expected<formats::DataFormat> codeFormat = dataFormat(code);
   if (!codeFormat)
     return makeError(codeFormat.error());

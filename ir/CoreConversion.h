@@ -31,10 +31,12 @@ Expected<mlir::Type> codeType(mlir::MLIRContext &context, const formats::DataFor
 
 // An `lb.qmatmul`'s problem: W[n, k] of `code`, activations of
 // `activation`, and the scheme of `quant` (with `zeros`, the zero points'
-// element type, naming the format of quantized zero codes). Activations
-// other than f16 and bf16, and codes the formats library cannot describe,
-// get the reason.
+// element type, naming the format of quantized zero codes). Quantized
+// activations (si8, f8E4M3FN) also need y's element type `output` and the
+// type of their f32 scales `xScales` ([?] per token, [1] per tensor). Other
+// activations, and codes the formats library cannot describe, get the reason.
 Expected<core::Problem> coreProblem(int64_t n, int64_t k, mlir::Type activation, mlir::Type code,
-                                    QuantAttr quant, mlir::Type zeros = {});
+                                    QuantAttr quant, mlir::Type zeros = {},
+                                    mlir::Type output = {}, mlir::Type xScales = {});
 
 } // namespace lowbit::lb

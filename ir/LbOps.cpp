@@ -47,6 +47,40 @@ std::string shapeString(ArrayRef<int64_t> shape) {
   return out;
 }
 
+bool isQuantizedActivation(Type type) {
+  return type.isInteger(8) || isa<Float8E4M3FNType>(type);
+}
+
+// Quantized activations carry their f32 scales and let the caller pick y's
+// type; the others have none and y is theirs.
+LogicalResult verifyActivationScales(QMatmulOp op) {
+  Type activation = op.getX().getType().getElementType();
+  Type output = op.getResult().getType().getElementType();
+  if (!isQuantizedActivation(activation)) {
+    if (op.getXScales())
+      return op.emitOpError("x_scales are only for quantized (si8, f8E4M3FN) activations, not ")
+             << activation;
+    if (output != activation)
+      return op.emitOpError("result element type ")
+             << output << " must match the activation type " << activation;
+    return success();
+  }
+  if (!output.isF16() && !output.isBF16() && !output.isF32())
+    return op.emitOpError("the result of quantized activations is f16, bf16 or f32, got ")
+           << output;
+  if (!op.getXScales())
+    return op.emitOpError("quantized activations (")
+           << activation << ") need x_scales: f32 [M] per token or [1] per tensor";
+  auto scales = cast<RankedTensorType>(op.getXScales().getType());
+  int64_t m = op.getX().getType().getDimSize(0);
+  bool perTensor = scales.getRank() == 1 && scales.getDimSize(0) == 1;
+  bool perToken = scales.getRank() == 1 && scales.getDimSize(0) == m;
+  if (!scales.getElementType().isF32() || !(perTensor || perToken))
+    return op.emitOpError("x_scales must be f32 [M] (one per token) or [1] (per tensor), got ")
+           << scales;
+  return success();
+}
+
 } // namespace
 
 LogicalResult QMatmulOp::verify() {
@@ -88,11 +122,8 @@ LogicalResult QMatmulOp::verify() {
     return emitOpError("x element type must be f16, bf16, f32, f8E4M3FN or "
                        "8-bit integer, got ")
            << activation;
-  if (resultType.getElementType() != activation &&
-      !(activation.isInteger(8) && resultType.getElementType().isF16()))
-    return emitOpError("result element type ")
-           << resultType.getElementType()
-           << " must match the activation type " << activation;
+  if (failed(verifyActivationScales(*this)))
+    return failure();
 
   Type codeType = codesType.getElementType();
   if (getCodeBits(codeType) == 0)

@@ -17,6 +17,11 @@ def Lb_QMatmulOp : Lb_Op<"qmatmul", [Pure, AttrSizedOperandSegments]> {
     and `schedule` attributes are written without their `#lb.` prefix, so
     that the `:` of the operand types is not read as an attribute type.
 
+    Quantized activations (`si8`, `f8E4M3FN`) carry `x_scales`, f32 of shape
+    [M] (one per token) or [1] (per tensor): x = q_x · s_x, and y (f16, bf16
+    or f32, the caller's choice) is x · dequant(W)ᵀ. f16 and bf16 activations
+    take none, and y has their type.
+
     ```mlir
     %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
         : (tensor<?x4096xf16>, tensor<4096x4096xui4>, tensor<4096x32xf16>) -> tensor<?x4096xf16>
@@ -24,6 +29,7 @@ def Lb_QMatmulOp : Lb_Op<"qmatmul", [Pure, AttrSizedOperandSegments]> {
   }];
   let arguments = (ins
     AnyRankedTensor:$x,
+    Optional<AnyRankedTensor>:$x_scales,
     AnyRankedTensor:$codes,
     AnyRankedTensor:$scales,
     Optional<AnyRankedTensor>:$zeros,
@@ -33,7 +39,7 @@ def Lb_QMatmulOp : Lb_Op<"qmatmul", [Pure, AttrSizedOperandSegments]> {
   );
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $x `,` $codes `,` $scales
+    $x (`x_scales` `(` $x_scales^ `:` type($x_scales) `)`)? `,` $codes `,` $scales
     (`zeros` `(` $zeros^ `:` type($zeros) `)`)?
     (`table` `(` $table^ `:` type($table) `)`)?
     `quant` $quant (`schedule` $schedule^)? attr-dict
@@ -44,6 +50,7 @@ def Lb_QMatmulOp : Lb_Op<"qmatmul", [Pure, AttrSizedOperandSegments]> {
 
 include "ir/LbTileOps.td"
 include "ir/LbMmaOps.td"
+include "ir/LbMmaS8Ops.td"
 include "ir/LbWgmmaOps.td"
 
 #endif // LOWBIT_IR_LBOPS_TD

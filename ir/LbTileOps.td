@@ -170,9 +170,14 @@ def Lb_PackF32PairOp : Lb_Op<"pack_f32_pair", [Pure]> {
 
 def Lb_LoadActivationsOp : Lb_Op<"load_activations", [MemoryEffects<[MemRead]>]> {
   let summary = "contiguous activations x[m, k .. k + n); zeros where m >= M";
+  let description = [{
+    16-bit activations come in 16-byte loads; s8 ones (an si8 x, i8 values)
+    in one 8-byte load, which is an m16n8k32 B fragment.
+  }];
   let arguments = (ins AnyMemRef:$x, Index:$m, Index:$k, Index:$rows);
-  let results = (outs VectorOfRankAndType<[1], [F16, BF16]>:$values);
+  let results = (outs VectorOfRankAndType<[1], [F16, BF16, I8]>:$values);
   let assemblyFormat = "$x `[` $m `,` $k `]` `rows` $rows attr-dict `:` type($x) `->` type($values)";
+  let hasVerifier = 1;
 }
 
 def Lb_DotOp : Lb_Op<"dot", [Pure, AllTypesMatch<["a", "b"]>]> {

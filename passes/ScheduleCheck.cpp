@@ -15,7 +15,9 @@ LogicalResult checkSchedule(const KernelProblem &p) {
   lb::QMatmulOp source = p.source;
   core::Schedule schedule = lb::coreSchedule(p.schedule);
   Type zeros = p.zeros ? cast<MemRefType>(p.zeros.getType()).getElementType() : Type();
-  Expected<core::Problem> problem = lb::coreProblem(p.n, p.k, p.activation, p.code, p.quant, zeros);
+  Type xScales = p.xScales ? p.xScales.getType() : Type();
+  Expected<core::Problem> problem =
+      lb::coreProblem(p.n, p.k, p.activation, p.code, p.quant, zeros, p.output, xScales);
   // What the core model cannot express, no family can compute.
   if (!problem)
     return source.emitOpError(core::scheduleSubject(schedule)) << ": " << problem.error();

@@ -40,9 +40,10 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   OpBuilder builder(module.getContext());
   builder.setInsertionPointToEnd(module.getBody());
 
-  SmallVector<Type> argTypes = {asMemRef(op.getX().getType()),
-                                asMemRef(op.getCodes().getType()),
-                                asMemRef(op.getScales().getType())};
+  SmallVector<Type> argTypes = {asMemRef(op.getX().getType())};
+  if (op.getXScales())
+    argTypes.push_back(asMemRef(op.getXScales().getType()));
+  argTypes.append({asMemRef(op.getCodes().getType()), asMemRef(op.getScales().getType())});
   if (op.getZeros())
     argTypes.push_back(asMemRef(op.getZeros().getType()));
   if (op.getTable())
@@ -72,10 +73,13 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
   problem.n = codes.getDimSize(0);
   problem.k = codes.getDimSize(1);
   problem.activation = activation;
+  problem.output = op.getResult().getType().getElementType();
   problem.code = codes.getElementType();
   problem.fragment = core::CodeFragment{static_cast<int>(lb::getCodeBits(problem.code))};
   unsigned index = 0;
   problem.x = entry->getArgument(index++);
+  if (op.getXScales())
+    problem.xScales = entry->getArgument(index++);
   problem.weights = entry->getArgument(index++);
   problem.scales = entry->getArgument(index++);
   if (op.getZeros())
@@ -160,17 +164,25 @@ static bool zerosNeedResidual(const KernelProblem &problem) {
          !(zero.isBF16() && problem.activation.isF16());
 }
 
+// s8 activations meet s8 bytes (lb.decode to i8); the others their own type.
+Type decodedValueType(OpBuilder &b, const KernelProblem &problem) {
+  return problem.quantizedActivations() ? Type(b.getI8Type()) : problem.activation;
+}
+
 Value decodeUnit(OpBuilder &b, Location loc, const KernelProblem &problem,
                  const PairedCodeLoader::Codes &codes, ValueRange zeros, bool raw) {
   bool residual = !zeros.empty() && zerosNeedResidual(problem);
   auto decode = b.create<lb::DecodeOp>(
-      loc, VectorType::get({core::kValuesPerUnit}, problem.activation), codes.words, problem.code,
+      loc, VectorType::get({core::kValuesPerUnit}, decodedValueType(b, problem)), codes.words,
+      problem.code,
       codes.unit, zeros, residual);
   decode.setRaw(raw);
   return decode;
 }
 
 bool decodesRaw(const KernelProblem &problem) {
+  if (problem.quantizedActivations())
+    return false;
   Expected<formats::DataFormat> format = lb::dataFormat(problem.code);
   return format.ok() &&
          core::decodesRaw(*format, problem.activation.isF16() ? core::Activation::F16

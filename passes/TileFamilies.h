@@ -16,13 +16,16 @@ struct KernelProblem {
   lb::ScheduleAttr schedule;
   lb::QuantAttr quant;
   int64_t n = 0, k = 0;
-  mlir::Type activation; // f16 or bf16
+  mlir::Type activation; // f16 or bf16, or si8 (x_scales then carry its scales)
+  mlir::Type output;     // y's element type: the activation's, or f16, bf16, f32
   mlir::Type code;       // the codes' storage type
   // What a lane's unit of 32 codes is in memory (its words), asked of the
   // code width instead of assumed.
   core::CodeFragment fragment;
-  // Kernel arguments, in order: x, weights, scales, [zeros], y, M.
-  mlir::Value x, weights, scales, zeros, y, rows;
+  // Kernel arguments, in order: x, [x_scales,] weights, scales, [zeros], y,
+  // M (core/KernelArguments.h is the runtime's copy of that order).
+  mlir::Value x, xScales, weights, scales, zeros, y, rows;
+  bool quantizedActivations() const { return static_cast<bool>(xScales); }
   // NVFP4's f32 tensor scale (lb.load_tensor_scale at the kernel's entry),
   // or null: loadColumnQuant multiplies every block scale by it.
   mlir::Value tensorScale;
@@ -125,6 +128,9 @@ private:
 // mma_b_paired unit; see lb.decode). `raw`: as lb.decode raw leaves them,
 // the values times 2^-rawScaleExponent (the caller folds the factor into
 // its scales; no zeros), which only decodesRaw problems allow.
+// What lb.decode turns the codes into: i8 (s8 bytes) for s8 activations,
+// the activation type otherwise.
+mlir::Type decodedValueType(mlir::OpBuilder &b, const KernelProblem &problem);
 mlir::Value decodeUnit(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &problem,
                        const PairedCodeLoader::Codes &codes, mlir::ValueRange zeros = {},
                        bool raw = false);

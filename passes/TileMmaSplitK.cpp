@@ -30,6 +30,14 @@
 // stores accumulators w, w + split_k, ... of the block's output; with
 // cluster_k > 1 the blocks' totals meet over distributed shared memory
 // first (finishAcrossCluster).
+//
+// s8 activations take the same blocks to the integer tensor cores: the two
+// k16 units of a 32-wide block decode to s8 bytes and together are the A
+// fragment of one m16n8k32 (lb.pack_a_fragment_s8), a lane's 8 bytes of x
+// are its B fragment, and the warp sums in s32. The sums become f32 once,
+// before the partials, and are scaled once at the end: the weight scale x
+// 2^-shift of the decode, then each token's scale.
+#include "core/DecodeFacts.h"
 #include "core/ScheduleRules.h"
 #include "ir/CoreConversion.h"
 #include "passes/SplitKLoops.h"
@@ -123,8 +131,32 @@ struct MmaSplitKBuilder : TileBuilderBase {
   int64_t subtiles() const { return p.schedule.getTile()[1] / kSubtileColumns; }
   int64_t tokenTiles() const { return p.schedule.getTile()[0] / kTokens; }
 
+  // s8 activations (core::checkQuantizedActivation): one m16n8k32 per 16
+  // columns and 8 tokens of a 32-wide block, on both steps' decoded bytes
+  // (lb.pack_a_fragment_s8); the s32 sums are scaled after the loops.
+  SmallVector<Value> multiplyS8(ArrayRef<PairedCodeLoader::Codes> words, ArrayRef<Value> runs,
+                                SmallVector<Value> acc) {
+    auto aType = VectorType::get({16}, b.getI8Type());
+    auto accType = VectorType::get({4}, b.getIntegerType(32, /*isSigned=*/true));
+    for (int64_t j = 0; j < loadsN(); ++j) {
+      Value step0 = decodeUnit(b, loc, p, words[j]);
+      Value step1 = decodeUnit(b, loc, p, words[loadsN() + j]);
+      for (int64_t w = 0; w < kColumnsPerLoad / kWeightRows; ++w) {
+        Value a = b.create<lb::PackAFragmentS8Op>(loc, aType, step0, step1,
+                                                  b.getI64IntegerAttr(w));
+        int64_t rows = j * (kColumnsPerLoad / kWeightRows) + w;
+        for (int64_t c = 0; c < tokenTiles(); ++c) {
+          Value &sum = acc[rows * tokenTiles() + c];
+          sum = b.create<lb::MmaS8Op>(loc, accType, a, runs[c], sum);
+        }
+      }
+    }
+    return acc;
+  }
+
   void build() {
     int64_t warps = p.schedule.getSplitK(), tokenTiles = this->tokenTiles();
+    const bool s8 = p.quantizedActivations();
     // Without zero points the scales factor out of a period's sums: the mma
     // multiplies raw codes (exact small integers) and each accumulator is
     // scaled once per period in f32, instead of a packed multiply per decoded
@@ -175,7 +207,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
     auto accType = VectorType::get({4}, b.getF32Type());
     auto aType = VectorType::get({8}, p.activation);
     auto pairsType = VectorType::get({4}, p.activation);
-    auto runType = VectorType::get({8}, p.activation);
+    auto runType = VectorType::get({8}, s8 ? Type(b.getI8Type()) : p.activation);
     // One 32-wide block of the mma_b_paired layout: two k16 steps, whose
     // codes are two 16-byte loads per 64 columns, and whose activations are
     // one 16-byte load per 8 rows of x: lane (g, t) reads row g of the slice
@@ -286,6 +318,8 @@ struct MmaSplitKBuilder : TileBuilderBase {
               loc, runType, p.x, add(m0, add(index(kTokens * c), group)),
               add(k0, mul(inGroup, index(8))), p.rows));
       }
+      if (s8)
+        return multiplyS8(words, runs, acc);
       ArrayRef<Value> scales = quant.take_front(subtiles),
                       biases = quant.slice(subtiles, subtiles),
                       zeros = quant.slice(2 * subtiles, subtiles);
@@ -339,7 +373,11 @@ struct MmaSplitKBuilder : TileBuilderBase {
     };
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
-    SmallVector<Value> init(slots, zero);
+    // s8 products sum exactly in s32 (a schedule rule bounds a warp's K).
+    Value initial = s8 ? Value(b.create<lb::ZeroAccumulatorOp>(
+                             loc, VectorType::get({4}, b.getIntegerType(32, true))))
+                       : zero;
+    SmallVector<Value> init(slots, initial);
     // The ring's prologue: the warp's first S - 1 blocks in flight.
     if (slotsPerWarp) {
       Value chunk0 = mul(slice, index(p.schedule.getTile()[2]));
@@ -365,6 +403,19 @@ struct MmaSplitKBuilder : TileBuilderBase {
     SmallVector<Value> channelQuant;
     if (scaleAtEnd)
       channelQuant = loadQuant(n0, group, index(0));
+    // s8 bytes are 2^shift (v - 0) (core::s8Decode): the scale takes 2^-shift.
+    if (s8) {
+      int shift = core::s8Decode(*lb::dataFormat(p.code))->shift;
+      if (shift) {
+        Value factor = b.create<arith::ConstantOp>(
+            loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, -shift))));
+        for (Value &scale : channelQuant)
+          if (scale)
+            scale = b.create<arith::MulFOp>(loc, scale, factor);
+      }
+      for (Value &sum : sums)
+        sum = b.create<lb::ConvertAccumulatorOp>(loc, accType, sum);
+    }
     for (int64_t slot = 0; slot < slots; ++slot)
       b.create<lb::StorePartialFragmentOp>(loc, sums[slot], partials, warp, index(slot));
     b.create<lb::BarrierOp>(loc);
@@ -373,6 +424,11 @@ struct MmaSplitKBuilder : TileBuilderBase {
       if (scaleAtEnd)
         total = b.create<lb::ScaleAccumulateOp>(loc, accType, zero, total,
                                                 channelQuant[2 * rows], channelQuant[2 * rows + 1]);
+      if (s8)
+        total = b.create<lb::ScaleTokensOp>(
+            loc, accType, total,
+            b.create<lb::LoadTokenScalesOp>(loc, VectorType::get({2}, b.getF32Type()), p.xScales,
+                                            add(m0, index(kTokens * c)), p.rows));
       auto store = b.create<lb::StoreAccumulatorOp>(loc, total, p.y, add(m0, index(kTokens * c)),
                                                     add(n0, index(kWeightRows * rows)), p.rows);
       store.setTransposed(true);

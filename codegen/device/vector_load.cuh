@@ -120,6 +120,13 @@ __device__ __forceinline__ U32x4 ld_global_v4(const void *p) {
   v.r[0] = w.x; v.r[1] = w.y; v.r[2] = w.z; v.r[3] = w.w;
   return v;
 }
+// Plain 8-byte load: a lane's 8 s8 activations (an m16n8k32 B fragment).
+__device__ __forceinline__ U32x2 ld_global_v2(const void *p) {
+  const uint2 w = *static_cast<const uint2 *>(p);
+  U32x2 v;
+  v.r[0] = w.x; v.r[1] = w.y;
+  return v;
+}
 __device__ __forceinline__ void st_global_v4(void *p, const U32x4 &v) {
   uint4 w;
   w.x = v.r[0]; w.y = v.r[1]; w.z = v.r[2]; w.w = v.r[3];

@@ -30,6 +30,13 @@ std::string valueType(Type type) {
       return "FragC_f32";
     if (element.isF32())
       return "F32x<" + std::to_string(vector.getNumElements()) + ">";
+    // The integer tensor cores' fragments (LbMmaS8Ops.td).
+    if (element.isSignedInteger(32) && vector.getNumElements() == 4)
+      return "FragC_s32";
+    if (element.isInteger(8) && vector.getNumElements() == 16)
+      return "FragA_s8";
+    if (element.isInteger(8) && vector.getNumElements() == 8)
+      return "FragB_s8";
     if (element.isInteger(32))
       return "U32x" + std::to_string(vector.getNumElements());
     if (vector.getNumElements() == 8 && (element.isF16() || element.isBF16()))
@@ -150,6 +157,8 @@ LogicalResult Emitter::emitIf(scf::IfOp branch) {
 
 LogicalResult Emitter::emitOp(Operation &op) {
   bool handled = false;
+  if (LogicalResult result = emitMmaS8Op(op, handled); handled)
+    return result;
   if (LogicalResult result = emitMmaOp(op, handled); handled)
     return result;
   if (LogicalResult result = emitWgmmaOp(op, handled); handled)
@@ -420,6 +429,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
       })
       .Case<lb::LoadActivationsOp>([&](lb::LoadActivationsOp load) {
         auto type = cast<MemRefType>(load.getX().getType());
+        if (cast<VectorType>(load.getValues().getType()).getElementType().isInteger(8))
+          return emitS8ActivationLoad(load);
         int64_t pairs = cast<VectorType>(load.getValues().getType()).getNumElements() / 2;
         std::string var = bind(load.getValues());
         std::string fragment = valueType(load.getValues().getType());

@@ -308,7 +308,7 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                << ".r[1];\n";
         return success();
       })
-      .Case<lb::StoreAccumulatorOp>([&](lb::StoreAccumulatorOp store) {
+      .Case<lb::StoreAccumulatorOp>([&](lb::StoreAccumulatorOp store) -> LogicalResult {
         auto y = cast<MemRefType>(store.getY().getType());
         std::string suffix = pairSuffix(y.getElementType());
         if (store.getTransposed()) {
@@ -320,14 +320,23 @@ LogicalResult Emitter::emitMmaOp(Operation &op, bool &handled) {
                  << " + 2 * (threadIdx.x & 3);\n";
           line() << "  const long long col = " << name(store.getN0())
                  << " + (threadIdx.x & 31) / 4;\n";
-          for (int i = 0; i < 4; ++i)
+          // An f32 y (quantized activations) takes the sums as they are.
+          bool wide = y.getElementType().isF32();
+          for (int i = 0; i < 4; ++i) {
+            std::string value = acc + ".r[" + std::to_string(i) + "]";
             line() << "  if (row + " << i % 2 << " < " << name(store.getRows()) << ") "
                    << name(store.getY()) << "[(row + " << i % 2 << ") * " << y.getDimSize(1)
-                   << "LL + col + " << 8 * (i / 2) << "] = (u16)f32x2_to_" << suffix << "("
-                   << acc << ".r[" << i << "], 0.f);\n";
+                   << "LL + col + " << 8 * (i / 2) << "] = "
+                   << (wide ? value : "(u16)f32x2_to_" + suffix + "(" + value + ", 0.f)")
+                   << ";\n";
+          }
           line() << "}\n";
           return success();
         }
+        if (!y.getElementType().isF16() && !y.getElementType().isBF16())
+          return store.emitOpError("lb-to-cuda: an untransposed accumulator is stored as f16 "
+                                   "or bf16 pairs, not ")
+                 << y.getElementType();
         // C fragment: lane (groupID g, thread-in-group t) holds rows g and
         // g + 8, columns 2 t and 2 t + 1: one packed pair per row.
         line() << "{\n";

@@ -63,6 +63,9 @@ private:
   void assignYield(mlir::Operation *yield, llvm::ArrayRef<std::string> targets);
   // The mma family's ops; `handled` is false for any other op.
   mlir::LogicalResult emitMmaOp(mlir::Operation &op, bool &handled);
+  // The integer tensor cores' ops (EmitMmaS8.cpp).
+  mlir::LogicalResult emitMmaS8Op(mlir::Operation &op, bool &handled);
+  mlir::LogicalResult emitS8ActivationLoad(lowbit::lb::LoadActivationsOp load);
   // The wgmma family's ops (EmitWgmma.cpp).
   mlir::LogicalResult emitWgmmaOp(mlir::Operation &op, bool &handled);
   // Scale and zero loads (EmitScales.cpp).

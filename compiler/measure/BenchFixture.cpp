@@ -32,6 +32,42 @@ int graphLaunches(int copies, double singleLaunchUs = 0) {
 // -2.000 .. 2.000 in steps of 0.001.
 constexpr int kActivationValues = 4001;
 
+// s8 activations are codes in [-127, 127] times an f32 scale: per tensor
+// 1/64, per token (1 + row mod 5) / 128, so rows differ and every scale is
+// exact. Either way x spans about the f16 fixture's [-2, 2].
+double tokenScale(core::ActivationScale scale, int64_t row) {
+  if (scale == core::ActivationScale::PerTensor)
+    return 1. / 64;
+  return static_cast<double>(1 + row % 5) / 128;
+}
+
+// The relative error a kernel may have: the f64 reference is exact up to y's
+// rounding for s8 activations (their products sum exactly in s32), and for
+// f16 and bf16 activations as the compute dtype allows (defaultTolerance).
+double toleranceFor(const core::Problem &p) {
+  if (!core::isQuantized(p.activation))
+    return defaultTolerance(p.activation);
+  switch (core::outputType(p)) {
+  case core::Output::F16: return defaultTolerance(core::Activation::F16);
+  case core::Output::BF16: return defaultTolerance(core::Activation::BF16);
+  case core::Output::F32: return 1e-5;
+  }
+  return 0;
+}
+
+// y's element `index` of `bytes`, in the output type.
+double outputValue(const std::vector<uint8_t> &bytes, size_t index, core::Output output) {
+  if (output == core::Output::F32) {
+    float value;
+    std::memcpy(&value, bytes.data() + 4 * index, 4);
+    return value;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, bytes.data() + 2 * index, 2);
+  return activationValue(bits, output == core::Output::BF16 ? core::Activation::BF16
+                                                            : core::Activation::F16);
+}
+
 int rotationCopies(size_t rotationBytes, size_t perCopy) {
   return static_cast<int>(std::max<size_t>(2, (rotationBytes + perCopy - 1) / perCopy));
 }
@@ -61,10 +97,9 @@ LoadedKernel::~LoadedKernel() {
 Expected<std::unique_ptr<BenchFixture>> BenchFixture::create(const cuda::DriverApi &api,
                                                              const kernels::ProblemDesc &p,
                                                              const FixtureOptions &options) {
-  // The fixture's x, y and cuBLAS baseline are f16 or bf16; quantized
-  // activations have no kernels to measure yet (core/ScheduleRules.cpp).
-  if (core::isQuantized(p.activation))
-    return makeError(std::string("the benchmark measures f16 and bf16 activations, not ") +
+  // e4m3 activations have no kernels to measure yet (core/ScheduleRules.cpp).
+  if (p.activation == core::Activation::E4M3)
+    return makeError(std::string("the benchmark measures f16, bf16 and s8 activations, not ") +
                      core::activationName(p.activation));
   // Host data: the problem's weights quantized by the formats library, the
   // same for every kernel; each weight layout gets its own packing and
@@ -77,14 +112,16 @@ Expected<std::unique_ptr<BenchFixture>> BenchFixture::create(const cuda::DriverA
   std::unique_ptr<BenchFixture> f(new BenchFixture(api, p, options));
   f->inputs_ = std::move(*inputs);
   if (f->options_.tolerance <= 0)
-    f->options_.tolerance = defaultTolerance(p.activation);
+    f->options_.tolerance = toleranceFor(p);
   // Activations are drawn from kActivationValues evenly spaced values in
   // [-2, 2]; their bits are computed once, because converting every element
   // of a 4096 x 28672 x would cost more CPU time than timing the kernel.
-  f->activationBits_.resize(kActivationValues);
-  for (int i = 0; i < kActivationValues; ++i)
-    f->activationBits_[static_cast<size_t>(i)] =
-        activationBits(static_cast<double>(i - kActivationValues / 2) / 1000., p.activation);
+  if (!core::isQuantized(p.activation)) {
+    f->activationBits_.resize(kActivationValues);
+    for (int i = 0; i < kActivationValues; ++i)
+      f->activationBits_[static_cast<size_t>(i)] =
+          activationBits(static_cast<double>(i - kActivationValues / 2) / 1000., p.activation);
+  }
   f->perCopy_ = static_cast<size_t>(p.n * p.k * p.codeBits() / 8) + f->inputs_.scales.size() +
                 f->inputs_.zeros.size();
   return f;
@@ -140,17 +177,43 @@ Status BenchFixture::ensureRows(int64_t m) {
     rows *= 2;
   x_ = DeviceMemory();
   y_ = DeviceMemory();
-  Expected<DeviceMemory> x = DeviceMemory::allocate(api_, static_cast<size_t>(rows * problem_.k * 2));
-  Expected<DeviceMemory> y = DeviceMemory::allocate(api_, static_cast<size_t>(rows * problem_.n * 2));
+  Expected<DeviceMemory> x = DeviceMemory::allocate(
+      api_, static_cast<size_t>(rows * problem_.k * core::activationBytes(problem_.activation)));
+  Expected<DeviceMemory> y = DeviceMemory::allocate(
+      api_, static_cast<size_t>(rows * problem_.n * core::outputBytes(core::outputType(problem_))));
   if (!x.ok() || !y.ok())
     return makeError(x.ok() ? y.error() : x.error());
   x_ = std::move(*x);
   y_ = std::move(*y);
+  if (problem_.activationScale != core::ActivationScale::None) {
+    std::vector<float> scales(static_cast<size_t>(rows));
+    for (int64_t row = 0; row < rows; ++row)
+      scales[static_cast<size_t>(row)] =
+          static_cast<float>(tokenScale(problem_.activationScale, row));
+    xScales_ = DeviceMemory();
+    Expected<DeviceMemory> memory = DeviceMemory::allocate(api_, scales.size() * 4);
+    if (!memory.ok())
+      return makeError(memory.error());
+    if (CUresult r = api_.cuMemcpyHtoD(memory->get(), scales.data(), scales.size() * 4);
+        r != CUDA_SUCCESS)
+      return driverError(api_, "upload x_scales", r);
+    xScales_ = std::move(*memory);
+  }
   rowCapacity_ = rows;
   return {};
 }
 
-double BenchFixture::checkRows(const std::vector<uint16_t> &x, const std::vector<uint16_t> &yRows,
+double BenchFixture::activationAt(const std::vector<uint8_t> &x, int64_t row,
+                                  int64_t index) const {
+  const size_t at = static_cast<size_t>(row * problem_.k + index);
+  if (problem_.activation == core::Activation::S8)
+    return static_cast<int8_t>(x[at]) * tokenScale(problem_.activationScale, row);
+  uint16_t bits;
+  std::memcpy(&bits, x.data() + 2 * at, 2);
+  return activationValue(bits, problem_.activation);
+}
+
+double BenchFixture::checkRows(const std::vector<uint8_t> &x, const std::vector<uint8_t> &yRows,
                                int64_t m) const {
   const int64_t k = problem_.k;
   // Rows 0 and M - 1 catch both ends of the M tiling; the reference columns
@@ -160,43 +223,53 @@ double BenchFixture::checkRows(const std::vector<uint16_t> &x, const std::vector
   std::vector<double> xRows(static_cast<size_t>(2 * k));
   for (int which = 0; which < 2; ++which)
     for (int64_t kk = 0; kk < k; ++kk)
-      xRows[static_cast<size_t>(which * k + kk)] =
-          activationValue(x[static_cast<size_t>(rows[which] * k + kk)], problem_.activation);
-  std::vector<double> y(yRows.size());
+      xRows[static_cast<size_t>(which * k + kk)] = activationAt(x, rows[which], kk);
+  std::vector<double> y(static_cast<size_t>(2 * problem_.n));
   for (size_t i = 0; i < y.size(); ++i)
-    y[i] = activationValue(yRows[i], problem_.activation);
+    y[i] = outputValue(yRows, i, core::outputType(problem_));
   return relativeError(inputs_, xRows, y, 2);
 }
 
 void BenchFixture::bindArgs(LaunchArgs &args, const Rotation &rotation, int copy,
                             int64_t m) const {
-  args.x = x_.get();
-  args.w = rotation.weights[static_cast<size_t>(copy)].get();
-  args.scales = rotation.scales[static_cast<size_t>(copy)].get();
-  args.y = y_.get();
-  args.rows = m;
+  core::KernelParameterValues &v = args.values;
+  v.x = x_.get();
+  v.xScales = xScales_.get();
+  v.w = rotation.weights[static_cast<size_t>(copy)].get();
+  v.scales = rotation.scales[static_cast<size_t>(copy)].get();
+  if (!rotation.zeros.empty())
+    v.zeros = rotation.zeros[static_cast<size_t>(copy)].get();
+  v.y = y_.get();
+  v.rows = m;
   int i = 0;
-  args.params[i++] = &args.x;
-  args.params[i++] = &args.w;
-  args.params[i++] = &args.scales;
-  if (!rotation.zeros.empty()) {
-    args.zeros = rotation.zeros[static_cast<size_t>(copy)].get();
-    args.params[i++] = &args.zeros;
-  }
-  args.params[i++] = &args.y;
-  args.params[i++] = &args.rows;
+  for (core::KernelArgument argument : core::kernelArguments(problem_))
+    args.params[i++] = v.address(argument);
 }
 
-Expected<std::vector<uint16_t>> BenchFixture::uploadRandomRows(int64_t m) {
-  std::vector<uint16_t> x(static_cast<size_t>(m * problem_.k));
-  // Four values per 64 random bits; 65536 mod 4001 leaves a bias of a few
-  // parts in ten thousand, irrelevant for test data.
-  for (size_t i = 0; i < x.size(); i += 4) {
-    uint64_t r = randomBits(seed_);
-    for (size_t j = 0; j < 4 && i + j < x.size(); ++j)
-      x[i + j] = activationBits_[static_cast<size_t>(((r >> (16 * j)) & 0xFFFF) % kActivationValues)];
+Expected<std::vector<uint8_t>> BenchFixture::uploadRandomRows(int64_t m) {
+  const size_t count = static_cast<size_t>(m * problem_.k);
+  std::vector<uint8_t> x(count * static_cast<size_t>(core::activationBytes(problem_.activation)));
+  if (problem_.activation == core::Activation::S8) {
+    // Eight codes in [-127, 127] per 64 random bits (256 mod 255: a bias of
+    // one part in 255 towards -127, irrelevant for test data).
+    for (size_t i = 0; i < count; i += 8) {
+      uint64_t r = randomBits(seed_);
+      for (size_t j = 0; j < 8 && i + j < count; ++j)
+        x[i + j] = static_cast<uint8_t>(static_cast<int>((r >> (8 * j)) & 0xFF) % 255 - 127);
+    }
+  } else {
+    // Four values per 64 random bits; 65536 mod 4001 leaves a bias of a few
+    // parts in ten thousand, irrelevant for test data.
+    for (size_t i = 0; i < count; i += 4) {
+      uint64_t r = randomBits(seed_);
+      for (size_t j = 0; j < 4 && i + j < count; ++j) {
+        uint16_t bits =
+            activationBits_[static_cast<size_t>(((r >> (16 * j)) & 0xFFFF) % kActivationValues)];
+        std::memcpy(x.data() + 2 * (i + j), &bits, 2);
+      }
+    }
   }
-  if (CUresult r = api_.cuMemcpyHtoD(x_.get(), x.data(), x.size() * 2); r != CUDA_SUCCESS)
+  if (CUresult r = api_.cuMemcpyHtoD(x_.get(), x.data(), x.size()); r != CUDA_SUCCESS)
     return driverError(api_, "upload x", r);
   return x;
 }
@@ -214,10 +287,10 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
   const Rotation &rot = **rotation;
   // Fresh activations for every call: a kernel that happens to be right on
   // one input (or reads a stale y) must not pass on it.
-  Expected<std::vector<uint16_t>> fresh = uploadRandomRows(m);
+  Expected<std::vector<uint8_t>> fresh = uploadRandomRows(m);
   if (!fresh.ok())
     return makeError(fresh.error());
-  const std::vector<uint16_t> &x = *fresh;
+  const std::vector<uint8_t> &x = *fresh;
   // Per call, not per module: KernelMeasurer's cached module may have been
   // loaded for another entry, and this entry's launch is what must fit.
   if (CUresult r = cuda::allowDynamicSharedBytes(api_, function, shape->dynamicSharedBytes);
@@ -243,7 +316,7 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
     LaunchArgs args;
     bindArgs(args, rot, copy, m);
     if (dense)
-      args.y = denseWeights_.get();
+      args.values.y = denseWeights_.get();
     CUresult r = api_.cuLaunchKernel(function, shape->grid[0], shape->grid[1], shape->grid[2],
                                      shape->block, 1, 1, shape->dynamicSharedBytes, stream,
                                      args.params, nullptr);
@@ -253,7 +326,9 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
                                  problem_.k, x_.get(), denseWeights_.get(), y_.get(), stream);
   };
   // Correctness first, on a poisoned y so unwritten outputs read as NaN.
-  if (CUresult r = api_.cuMemsetD8(y_.get(), 0xFF, static_cast<size_t>(m * problem_.n * 2));
+  const size_t rowBytes =
+      static_cast<size_t>(problem_.n * core::outputBytes(core::outputType(problem_)));
+  if (CUresult r = api_.cuMemsetD8(y_.get(), 0xFF, static_cast<size_t>(m) * rowBytes);
       r != CUDA_SUCCESS)
     return driverError(api_, "poison y", r);
   if (CUresult r = launch(0, nullptr); r != CUDA_SUCCESS)
@@ -263,10 +338,9 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
   if (CUresult r = api_.cuCtxSynchronize(); r != CUDA_SUCCESS)
     return driverError(api_, "run " + entry.name, r);
   // Only the two checked rows come back: all of y is up to 235 MB at M = 4096.
-  const size_t rowBytes = static_cast<size_t>(problem_.n) * 2;
-  std::vector<uint16_t> y(static_cast<size_t>(2 * problem_.n));
+  std::vector<uint8_t> y(2 * rowBytes);
   for (int64_t which = 0; which < 2; ++which)
-    if (CUresult r = api_.cuMemcpyDtoH(y.data() + which * problem_.n,
+    if (CUresult r = api_.cuMemcpyDtoH(y.data() + static_cast<size_t>(which) * rowBytes,
                                        y_.get() + static_cast<size_t>(which * (m - 1)) * rowBytes,
                                        rowBytes);
         r != CUDA_SUCCESS)
@@ -291,6 +365,12 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
 }
 
 Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
+  // cuBLASLt's int8 matmul is the baseline s8 activations need; Cublas.h
+  // wraps only the f16 and bf16 one.
+  if (core::isQuantized(problem_.activation))
+    return makeError(std::string("no cuBLASLt baseline for ") +
+                     core::activationName(problem_.activation) +
+                     " activations yet (the int8 matmul is not wrapped)");
   if (Status s = ensureRows(m); !s.ok())
     return makeError(s.error());
   if (dense_.empty()) {
@@ -322,7 +402,7 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
     }
   }
   // Random activations (never zeros, never stale garbage that may hold NaNs).
-  if (Expected<std::vector<uint16_t>> x = uploadRandomRows(m); !x.ok())
+  if (Expected<std::vector<uint8_t>> x = uploadRandomRows(m); !x.ok())
     return makeError(x.error());
   const int copies = static_cast<int>(dense_.size());
   auto gemm = [&](int i, CUstream s) {

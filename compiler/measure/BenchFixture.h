@@ -5,7 +5,8 @@
 //   format (ProblemInputs.h: codes of any width, scales, zero points), packed
 //   once per weight layout and rotated over more than 512 MB so every timed
 //   launch reads its weights from DRAM, not from the L2;
-// - x and y buffers, grown to the largest M asked for;
+// - x and y buffers, grown to the largest M asked for (s8 activations with
+//   their f32 scales, y in the problem's output type);
 // - per kernel and M: a check of rows 0 and M - 1 on fresh random
 //   activations against the formats library's f64 dequantize and an f64
 //   matmul, on a poisoned y, then graph timing (GraphTimer.h).
@@ -14,6 +15,7 @@
 #include "compiler/measure/Cublas.h"
 #include "compiler/measure/GraphTimer.h"
 #include "compiler/measure/ProblemInputs.h"
+#include "core/KernelArguments.h"
 #include "runtime/kernels/KernelSet.h"
 
 #include <cstdint>
@@ -112,17 +114,19 @@ private:
   // Host wall time of one launch and a synchronize: only to size a graph
   // (a launch past a millisecond needs no averaging over many).
   Expected<double> wallMicroseconds(const std::function<CUresult()> &launch);
-  // Fills x's first M rows with fresh random values; returns them.
-  Expected<std::vector<uint16_t>> uploadRandomRows(int64_t m);
-  // Relative error of rows 0 and M - 1 of y (`yRows`: those two rows, N
-  // values each) against the f64 reference.
-  double checkRows(const std::vector<uint16_t> &x, const std::vector<uint16_t> &yRows,
+  // Fills x's first M rows with fresh random values; returns their bytes
+  // (f16 / bf16 bit patterns, or s8 codes whose scales tokenScale gives).
+  Expected<std::vector<uint8_t>> uploadRandomRows(int64_t m);
+  // Relative error of rows 0 and M - 1 of y (`yRows`: the bytes of those two
+  // rows, N values of the output type each) against the f64 reference.
+  double checkRows(const std::vector<uint8_t> &x, const std::vector<uint8_t> &yRows,
                    int64_t m) const;
-  // A launch's parameters in the kernel ABI's order: x, w, scales, [zeros,] y, M.
+  // x's value at element `index` of row `row` (s8 codes times their scale).
+  double activationAt(const std::vector<uint8_t> &x, int64_t row, int64_t index) const;
+  // A launch's parameters in the kernel ABI's order (core::kernelArguments).
   struct LaunchArgs {
-    CUdeviceptr x = 0, w = 0, scales = 0, zeros = 0, y = 0;
-    long long rows = 0;
-    void *params[6] = {};
+    core::KernelParameterValues values;
+    void *params[core::kMaxKernelArguments] = {};
   };
   void bindArgs(LaunchArgs &args, const Rotation &rotation, int copy, int64_t m) const;
 
@@ -136,6 +140,7 @@ private:
   size_t perCopy_ = 0;
   int64_t rowCapacity_ = 0;
   DeviceMemory x_, y_;
+  DeviceMemory xScales_; // quantized activations' f32 scales (tokenScale), per row or one
   std::vector<DeviceMemory> dense_; // cuBLAS weights, made on first use
   // The dense path's dequant(W), one buffer as a plan's workspace is: every
   // launch rewrites it before cuBLASLt reads it. Made on first use.

@@ -21,26 +21,6 @@ using namespace lowbit::api;
 
 namespace {
 
-// The values a matmul kernel's parameters point at.
-struct KernelParameters {
-  CUdeviceptr x = 0, xScales = 0, w = 0, scales = 0, zeros = 0, y = 0;
-  long long rows = 0;
-
-  void *operator[](lowbit::core::KernelArgument argument) {
-    using lowbit::core::KernelArgument;
-    switch (argument) {
-    case KernelArgument::Activations: return &x;
-    case KernelArgument::ActivationScales: return &xScales;
-    case KernelArgument::Weights: return &w;
-    case KernelArgument::Scales: return &scales;
-    case KernelArgument::Zeros: return &zeros;
-    case KernelArgument::Output: return &y;
-    case KernelArgument::Rows: return &rows;
-    }
-    return nullptr;
-  }
-};
-
 lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stream) {
   const char *entryPoint = matmulEntryPoint(args);
   return guardEntryPoint(entryPoint, [&]() -> lowbit_status {
@@ -91,7 +71,7 @@ lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stre
       workspacePtr += static_cast<CUdeviceptr>(spec.permutedActivationBytes(m));
       workspaceBytes -= static_cast<size_t>(spec.permutedActivationBytes(m));
     }
-    KernelParameters values;
+    lowbit::core::KernelParameterValues values;
     values.x = xPtr;
     values.xScales = reinterpret_cast<CUdeviceptr>(args.xScales);
     values.w = reinterpret_cast<CUdeviceptr>(w->data);
@@ -104,7 +84,7 @@ lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stre
     values.rows = m;
     void *params[lowbit::core::kMaxKernelArguments];
     for (int i = 0; i < spec.argumentCount; ++i)
-      params[i] = values[spec.arguments[static_cast<size_t>(i)]];
+      params[i] = values.address(spec.arguments[static_cast<size_t>(i)]);
 
     CUresult r = api.cuLaunchKernel(plan->functions[kernelIndex], g.gridX, g.gridY(m), g.gridZ,
                                     g.blockThreads, 1, 1, g.dynamicSharedBytes,

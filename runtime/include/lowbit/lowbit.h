@@ -209,9 +209,10 @@ typedef struct lowbit_problem {
    * LOWBIT_DTYPE_E4M3 (OCP e4m3fn), x holds one-byte codes with f32 scales,
    * activation_scale says how many, and output is y's dtype: F16, BF16 or
    * F32. F16 and BF16 activations leave both 0 (y has their dtype; an
-   * output equal to it means the same). No
-   * kernel family multiplies quantized activations yet: such a problem is
-   * valid, and lowbit_plan_create finds no kernel for it. (Added after
+   * output equal to it means the same). S8 runs on the integer tensor
+   * cores (int8, int4 or uint4-8 weights, per-channel or per-tensor
+   * scales); E4M3 has no kernels yet, so lowbit_plan_create finds none for
+   * it. Such plans are called through lowbit_matmul_quantized. (Added after
    * super_step: an older struct_size means 0 and 0.) */
   lowbit_activation_scale activation_scale;
   lowbit_dtype output;

@@ -1,5 +1,7 @@
 #include "tests/gpu/support/KernelLaunch.h"
 
+#include "core/KernelArguments.h"
+
 #include <vector>
 
 namespace lowbit::testing {
@@ -38,13 +40,17 @@ void launchCompiledKernel(const cuda::DriverApi &api, const CompiledKernel &kern
                           const KernelOperands &operands) {
   Expected<kernels::LaunchShape> shape = kernels::launchShape(*kernel.entry, m);
   ASSERT_TRUE(shape.ok()) << shape.error();
-  KernelOperands o = operands;
-  long long rows = m;
-  std::vector<void *> args = {&o.x, &o.w, &o.scales};
-  if (kernel.entry->problem.scheme.hasZeros())
-    args.push_back(&o.zeros);
-  args.push_back(&o.y);
-  args.push_back(&rows);
+  core::KernelParameterValues values;
+  values.x = operands.x;
+  values.xScales = operands.xScales;
+  values.w = operands.w;
+  values.scales = operands.scales;
+  values.zeros = operands.zeros;
+  values.y = operands.y;
+  values.rows = m;
+  std::vector<void *> args;
+  for (core::KernelArgument argument : core::kernelArguments(kernel.entry->problem))
+    args.push_back(values.address(argument));
   LOWBIT_CU_ASSERT(&api, api.cuLaunchKernel(kernel.function, shape->grid[0], shape->grid[1],
                                             shape->grid[2], shape->block, 1, 1,
                                             shape->dynamicSharedBytes, nullptr, args.data(),

@@ -1,5 +1,5 @@
 // Loading and launching kernels of a kernel set compiled at build time, as
-// the kernel ABI says (x, w, scales, [zeros,] y, M), for the GPU tests that
+// the kernel ABI says (core::kernelArguments), for the GPU tests that
 // run the real compiled kernels. Failures are gtest assertions: callers
 // check HasFatalFailure() after each call.
 #pragma once
@@ -36,9 +36,10 @@ struct CompiledKernel {
 void loadCompiledKernel(const cuda::DriverApi &api, const kernels::KernelEntry &entry,
                         CompiledKernel &out);
 
-// The kernel ABI's operands; zeros is 0 for a problem without zero points.
+// The kernel ABI's operands (core::kernelArguments); zeros is 0 for a
+// problem without zero points, xScales 0 for f16 and bf16 activations.
 struct KernelOperands {
-  CUdeviceptr x = 0, w = 0, scales = 0, zeros = 0, y = 0;
+  CUdeviceptr x = 0, xScales = 0, w = 0, scales = 0, zeros = 0, y = 0;
 };
 // Launches `kernel` over `m` rows with its entry's grid, then synchronizes.
 void launchCompiledKernel(const cuda::DriverApi &api, const CompiledKernel &kernel, int64_t m,

@@ -397,3 +397,64 @@ func.func @s8_pack(%a: i32, %b: i32) -> vector<16xi8> {
   %v = lb.pack_pairs %a, %b : vector<16xi8>
   return %v : vector<16xi8>
 }
+
+// -----
+
+// Quantized activations carry their f32 scales, [M] or [1].
+func.func @s8_without_scales(%x: tensor<?x64xsi8>, %w: tensor<64x64xsi8>, %s: tensor<64xf16>) -> tensor<?x64xf16> {
+  // expected-error @+1 {{quantized activations ('si8') need x_scales: f32 [M] per token or [1] per tensor}}
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x64xsi8>, tensor<64x64xsi8>, tensor<64xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// -----
+
+func.func @s8_scales_of_two(%x: tensor<?x64xsi8>, %xs: tensor<2xf32>, %w: tensor<64x64xsi8>, %s: tensor<64xf16>) -> tensor<?x64xf16> {
+  // expected-error @+1 {{x_scales must be f32 [M] (one per token) or [1] (per tensor), got 'tensor<2xf32>'}}
+  %y = lb.qmatmul %x x_scales(%xs : tensor<2xf32>), %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x64xsi8>, tensor<64x64xsi8>, tensor<64xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// -----
+
+func.func @s8_to_si32(%x: tensor<?x64xsi8>, %xs: tensor<?xf32>, %w: tensor<64x64xsi8>, %s: tensor<64xf16>) -> tensor<?x64xsi32> {
+  // expected-error @+1 {{the result of quantized activations is f16, bf16 or f32, got 'si32'}}
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x64xsi8>, tensor<64x64xsi8>, tensor<64xf16>) -> tensor<?x64xsi32>
+  return %y : tensor<?x64xsi32>
+}
+
+// -----
+
+func.func @f16_with_scales(%x: tensor<?x64xf16>, %xs: tensor<?xf32>, %w: tensor<64x64xsi8>, %s: tensor<64xf16>) -> tensor<?x64xf16> {
+  // expected-error @+1 {{x_scales are only for quantized (si8, f8E4M3FN) activations, not 'f16'}}
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
+      : (tensor<?x64xf16>, tensor<64x64xsi8>, tensor<64xf16>) -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// -----
+
+func.func @a_fragment_slice(%u: vector<32xi8>) -> vector<16xi8> {
+  // expected-error @+1 {{slice must be 0..3 (a 64-column unit's 16-column slices), got 4}}
+  %a = lb.pack_a_fragment_s8 %u, %u[4] : vector<32xi8> -> vector<16xi8>
+  return %a : vector<16xi8>
+}
+
+// -----
+
+func.func @s8_load_of_f16(%x: memref<?x64xf16>, %i: index) -> vector<8xi8> {
+  // expected-error @+1 {{i8 values are loaded from 8-bit integer activations, not 'f16'}}
+  %v = lb.load_activations %x[%i, %i] rows %i : memref<?x64xf16> -> vector<8xi8>
+  return %v : vector<8xi8>
+}
+
+// -----
+
+func.func @s8_load_of_sixteen(%x: memref<?x64xsi8>, %i: index) -> vector<16xi8> {
+  // expected-error @+1 {{s8 activations are loaded 8 at a time (one m16n8k32 B fragment), not 16}}
+  %v = lb.load_activations %x[%i, %i] rows %i : memref<?x64xsi8> -> vector<16xi8>
+  return %v : vector<16xi8>
+}

@@ -84,7 +84,35 @@ TEST_F(CoreConversion, TheSchemeAndTheScheduleKeepEveryField) {
 
   Expected<core::Problem> f32 = coreProblem(64, 256, type("f32"), type("ui4"), quant);
   ASSERT_FALSE(f32.ok());
-  EXPECT_EQ(f32.error(), "activations must be f16 or bf16, got 'f32'");
+  EXPECT_EQ(f32.error(), "activations must be f16, bf16, si8 or f8E4M3FN, got 'f32'");
+
+  // s8 activations: the x_scales' shape is the scale's granularity, y's type
+  // the output; either missing, or x_scales on f16, is an error.
+  auto channel = mlir::cast<QuantAttr>(attr("#lb.quant<granularity = channel, scale = f16>"));
+  Expected<core::Problem> w8a8 = coreProblem(64, 256, type("si8"), type("si8"), channel, {},
+                                             type("bf16"), type("tensor<?xf32>"));
+  ASSERT_TRUE(w8a8.ok()) << w8a8.error();
+  EXPECT_EQ(w8a8->activation, core::Activation::S8);
+  EXPECT_EQ(w8a8->activationScale, core::ActivationScale::PerToken);
+  EXPECT_EQ(w8a8->output, core::Output::BF16);
+  Expected<core::Problem> perTensor = coreProblem(64, 256, type("si8"), type("si4"), channel, {},
+                                                  type("f32"), type("tensor<1xf32>"));
+  ASSERT_TRUE(perTensor.ok()) << perTensor.error();
+  EXPECT_EQ(perTensor->activationScale, core::ActivationScale::PerTensor);
+  EXPECT_EQ(perTensor->output, core::Output::F32);
+  Expected<core::Problem> noScales =
+      coreProblem(64, 256, type("si8"), type("si8"), channel, {}, type("f16"));
+  ASSERT_FALSE(noScales.ok());
+  EXPECT_EQ(noScales.error(),
+            "s8 activations need f32 x_scales, [M] per token or [1] per tensor");
+  Expected<core::Problem> badOutput = coreProblem(64, 256, type("si8"), type("si8"), channel, {},
+                                                  type("si32"), type("tensor<?xf32>"));
+  ASSERT_FALSE(badOutput.ok());
+  EXPECT_EQ(badOutput.error(), "y must be f16, bf16 or f32, got 'si32'");
+  Expected<core::Problem> f16Scales = coreProblem(64, 256, type("f16"), type("si8"), channel, {},
+                                                  type("f16"), type("tensor<?xf32>"));
+  ASSERT_FALSE(f16Scales.ok());
+  EXPECT_EQ(f16Scales.error(), "f16 activations take no x_scales");
 
   // Block scales and NVFP4's tensor scale.
   auto nvfp4 = mlir::cast<QuantAttr>(attr("#lb.quant<granularity = group, group_size = 16, "

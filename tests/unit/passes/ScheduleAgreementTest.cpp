@@ -252,7 +252,8 @@ TEST(ScheduleAgreement, WhatTheModelCannotExpressIsRejectedWithTheFamilysSubject
   mlir::PassManager pm(&context);
   pm.addPass(passes::createLbTile());
   EXPECT_TRUE(mlir::failed(pm.run(*module)));
-  EXPECT_EQ(message, "'lb.qmatmul' op gemv schedule: activations must be f16 or bf16, got 'f32'");
+  EXPECT_EQ(message, "'lb.qmatmul' op gemv schedule: activations must be f16, bf16, si8 or "
+                     "f8E4M3FN, got 'f32'");
 }
 
 } // namespace

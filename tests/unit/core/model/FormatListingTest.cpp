@@ -89,8 +89,9 @@ TEST(FormatListing, MinifloatsAndTablesHaveKernelsOnEveryArch) {
   EXPECT_TRUE(contains(e2m1, "sm_80 sm_86 sm_89 sm_90a")) << e2m1;
 }
 
-// The activation rows are the rules' answer too: f16 and bf16 have kernels
-// everywhere, the quantized ones none yet, with the rules' reason.
+// The activation rows are the rules' answer too: f16, bf16 and s8 (the
+// split-K mma on the integer tensor cores) have kernels on every arch,
+// e4m3 none yet, with the rules' reason.
 TEST(FormatListing, ActivationFormatsSayWhichHaveKernels) {
   std::string listing = formatListing();
   std::string f16 = lineWith(listing, "  f16       none");
@@ -99,8 +100,12 @@ TEST(FormatListing, ActivationFormatsSayWhichHaveKernels) {
   for (const char *name : {"  s8 ", "  e4m3 "}) {
     std::string row = lineWith(listing, name);
     EXPECT_TRUE(contains(row, "f32 per token or per tensor")) << row;
-    EXPECT_TRUE(contains(row, "none: gemv_tiled schedule: no family multiplies")) << row;
   }
+  std::string s8 = lineWith(listing, "  s8 ");
+  EXPECT_TRUE(contains(s8, "sm_80 sm_86 sm_89 sm_90a")) << s8;
+  EXPECT_FALSE(contains(s8, "none")) << s8;
+  EXPECT_TRUE(contains(lineWith(listing, "  e4m3 "), "none: "));
+  EXPECT_TRUE(contains(lineWith(listing, "  e4m3 "), "no family multiplies e4m3 activations yet"));
 }
 
 // 3, 5 and 6 bits decode from two planes, signed or not.

@@ -54,5 +54,28 @@ TEST(KernelArguments, NoProblemTakesMoreThanTheMaximum) {
   EXPECT_EQ(static_cast<int>(kernelArguments(every).size()), kMaxKernelArguments);
 }
 
+// Each argument's address is its own value's, so a launch built from the
+// list passes every value where the kernel expects it.
+TEST(KernelArguments, EachArgumentPointsAtItsValue) {
+  KernelParameterValues values;
+  values.x = 1;
+  values.xScales = 2;
+  values.w = 3;
+  values.scales = 4;
+  values.zeros = 5;
+  values.y = 6;
+  values.rows = 7;
+  Problem every = w8a8(ActivationScale::PerToken);
+  every.scheme.zero = formats::ZeroMode::SubtractScaled;
+  std::vector<long long> seen;
+  for (KernelArgument argument : kernelArguments(every)) {
+    void *address = values.address(argument);
+    seen.push_back(argument == KernelArgument::Rows
+                       ? *static_cast<long long *>(address)
+                       : static_cast<long long>(*static_cast<unsigned long long *>(address)));
+  }
+  EXPECT_EQ(seen, (std::vector<long long>{1, 2, 3, 4, 5, 6, 7}));
+}
+
 } // namespace
 } // namespace lowbit::core

@@ -42,29 +42,82 @@ TEST(ScheduleRules, AcceptEveryCodeTheFragmentFactsDescribe) {
   }
 }
 
-// No family multiplies quantized activations: every one says so, first,
-// whatever the code; and no decode claims them.
-TEST(ScheduleRules, QuantizedActivationsHaveNoFamilyYet) {
+Problem s8Problem(const formats::DataFormat &code, int64_t k = 4096) {
+  Problem p = problem(code, 4096, k);
+  p.activation = Activation::S8;
+  p.activationScale = ActivationScale::PerToken;
+  p.output = Output::F16;
+  p.scheme.granularity = formats::Granularity::PerChannel;
+  p.scheme.groupSize = 0;
+  return p;
+}
+
+// Only the split-K mma multiplies s8 activations (on the integer tensor
+// cores); every other family says so, and e4m3 has no family at all.
+TEST(ScheduleRules, QuantizedActivationsOnlyOnTheSplitKMma) {
   const Schedule wgmma{Family::Wgmma, 64, 512, 64, 1, 8, 8, 1};
-  for (Activation activation : {Activation::S8, Activation::E4M3}) {
-    for (const formats::DataFormat &code :
-         {formats::DataFormat::unsignedInt(4), formats::DataFormat::signedInt(8)}) {
-      Problem p = problem(code);
-      p.activation = activation;
-      p.activationScale = ActivationScale::PerToken;
-      p.output = Output::F16;
-      ASSERT_TRUE(validate(p).ok());
-      for (const Schedule &s : {kGemv, kMma, kGemvTiled, kMmaSplitK, kDequant, wgmma}) {
-        Status fits = checkSchedule(p, s);
-        ASSERT_FALSE(fits.ok()) << s.text();
-        EXPECT_EQ(fits.error(), scheduleSubject(s) + ": no family multiplies " +
-                                    activationName(activation) + " activations yet: every "
-                                    "family widens the weights to f16 or bf16 for the f16 "
-                                    "tensor cores or CUDA cores");
-      }
-      EXPECT_FALSE(checkDecodable(code, activation).ok());
+  const Schedule splitK{Family::Mma, 16, 64, 128, 1, 1, 1, 8};
+  for (const formats::DataFormat &code :
+       {formats::DataFormat::signedInt(4), formats::DataFormat::signedInt(8)}) {
+    Problem p = s8Problem(code);
+    ASSERT_TRUE(validate(p).ok());
+    EXPECT_TRUE(checkSchedule(p, splitK).ok()) << checkSchedule(p, splitK).error();
+    for (const Schedule &s : {kGemv, kMma, kGemvTiled, kDequant, wgmma}) {
+      Status fits = checkSchedule(p, s);
+      ASSERT_FALSE(fits.ok()) << s.text();
+      EXPECT_EQ(fits.error(), scheduleSubject(s) + ": only the split-K mma (family mma, split_k "
+                                                   "> 1) multiplies s8 activations, on the "
+                                                   "integer tensor cores");
     }
+    p.activation = Activation::E4M3;
+    EXPECT_EQ(checkSchedule(p, splitK).error(),
+              scheduleSubject(splitK) + ": no family multiplies e4m3 activations yet: s8 "
+                                        "activations have the split-K mma");
+    EXPECT_FALSE(checkDecodable(code, Activation::S8).ok());
   }
+}
+
+// The s8 split-K mma takes codes whose s8 bytes are centred on 0, scales
+// that leave the K loop, registers only, and a K share whose s32 sum is
+// exact; each refusal names its reason.
+TEST(ScheduleRules, S8ActivationsTakeCentredIntegerCodes) {
+  const Schedule splitK{Family::Mma, 16, 64, 128, 1, 1, 1, 8};
+  auto errorOf = [&](const Problem &p, const Schedule &s = Schedule{Family::Mma, 16, 64, 128, 1,
+                                                                     1, 1, 8}) {
+    Status fits = checkSchedule(p, s);
+    return fits.ok() ? std::string() : fits.error();
+  };
+  // GGUF Q4_0's codes (uint4 offset -8) are centred on 0; plain uint8 is not.
+  EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::unsignedInt(4, -8))), "");
+  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::unsignedInt(8)))
+                .find("decode to s8 bytes centred on 128, which needs Σx per token"),
+            std::string::npos);
+  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::signedInt(2))).find("no s8 decode of"),
+            std::string::npos);
+  Problem zeros = s8Problem(formats::DataFormat::signedInt(8));
+  zeros.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_NE(errorOf(zeros).find("zero points with s8 activations need Σx"), std::string::npos);
+  Problem grouped = s8Problem(formats::DataFormat::signedInt(4));
+  grouped.scheme.granularity = formats::Granularity::PerGroup;
+  grouped.scheme.groupSize = 128;
+  EXPECT_NE(errorOf(grouped).find("group scales are not implemented"), std::string::npos);
+  Schedule staged = splitK;
+  staged.stages = 2;
+  EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::signedInt(8)), staged),
+            scheduleSubject(staged) + ": s8 activations are read straight into registers: "
+                                      "stages must be 1, got 2");
+  Schedule sixteenWarps{Family::Mma, 8, 64, 256, 1, 1, 1, 16};
+  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::signedInt(8)), sixteenWarps)
+                .find("need more than the 128 registers a thread of 16 warps gets"),
+            std::string::npos);
+  EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::signedInt(4)), sixteenWarps), "");
+  // 2 slices of K = 262144: a warp sums 131072 products of up to 2^14.
+  Schedule twoWarps = splitK;
+  twoWarps.splitK = 2;
+  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::signedInt(8), 262144), twoWarps)
+                .find("must stay below 131072 for its s32 sum"),
+            std::string::npos);
+  EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::signedInt(8), 262144 - 256), twoWarps), "");
 }
 
 TEST(ScheduleRules, StagedCodesTakeTileTimesBitsBytes) {

@@ -1,0 +1,71 @@
+// RUN: lowbit-opt %s --lb-tile --split-input-file --verify-diagnostics | FileCheck %s
+
+// s8 activations on the integer tensor cores: the split-K mma's 32-wide
+// block is one m16n8k32 per 16 columns and 8 tokens. The kernel takes
+// x_scales after x; both k16 units decode to s8 bytes and together are the
+// A fragment; a lane's 8 bytes of x are the B fragment; sums are s32 until
+// the K loop ends, then f32 for the warps' partials, scaled once by the
+// channel scale and each token's scale, and stored as the f32 y asked for.
+// CHECK-LABEL: func.func @w8a8__mma_t16x64x128_w1x1_s1_k4(
+// CHECK-SAME: memref<?x1024xsi8>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<256x1024xsi8>, %{{.*}}: memref<256xf16>, %{{.*}}: memref<?x256xf32>, %{{.*}}: index)
+// CHECK: %[[ZERO:.*]] = lb.zero_accumulator : vector<4xsi32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]
+// CHECK: %[[X:.*]] = lb.load_activations {{.*}} -> vector<8xi8>
+// CHECK: %[[STEP0:.*]] = lb.decode {{.*}} as si8 : vector<8xi32> -> vector<32xi8>
+// CHECK: %[[STEP1:.*]] = lb.decode {{.*}} as si8 : vector<8xi32> -> vector<32xi8>
+// CHECK: %[[A:.*]] = lb.pack_a_fragment_s8 %[[STEP0]], %[[STEP1]][0] : vector<32xi8> -> vector<16xi8>
+// CHECK: lb.mma_s8 %[[A]], %[[X]], %{{.*}} : vector<16xi8>, vector<8xi8>, vector<4xsi32>
+// CHECK: lb.pack_a_fragment_s8 %[[STEP0]], %[[STEP1]][3]
+// CHECK-NOT: lb.scale_fragment
+// CHECK: lb.convert_accumulator {{.*}} : vector<4xsi32> -> vector<4xf32>
+// CHECK: lb.store_partial_fragment
+// CHECK: lb.scale_accumulate
+// CHECK: %[[TS:.*]] = lb.load_token_scales %{{.*}} rows %{{.*}} : memref<?xf32> -> vector<2xf32>
+// CHECK: %[[Y:.*]] = lb.scale_tokens %{{.*}}, %[[TS]]
+// CHECK: lb.store_accumulator %[[Y]], {{.*}} transposed : vector<4xf32>, memref<?x256xf32>
+func.func @w8a8(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xsi8>, %s: tensor<256xf16>) -> tensor<?x256xf32> {
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xsi8>, tensor<256x1024xsi8>, tensor<256xf16>) -> tensor<?x256xf32>
+  return %y : tensor<?x256xf32>
+}
+
+// -----
+
+// W4A8: int4 codes are bytes 16 q, so the scale takes 2^-4 (one multiply
+// per column, after the loops); a per-tensor x scale is x_scales[0].
+// CHECK-LABEL: func.func @w4a8__mma_t8x64x128_w1x1_s1_k8(
+// CHECK: lb.decode {{.*}} as si4 : vector<4xi32> -> vector<32xi8>
+// CHECK: lb.mma_s8
+// CHECK: %[[SIXTEENTH:.*]] = arith.constant 6.250000e-02 : f32
+// CHECK: arith.mulf %{{.*}}, %[[SIXTEENTH]] : f32
+// CHECK: lb.load_token_scales %{{.*}} : memref<1xf32> -> vector<2xf32>
+// CHECK: lb.store_accumulator {{.*}} transposed : vector<4xf32>, memref<?x256xbf16>
+func.func @w4a8(%x: tensor<?x1024xsi8>, %xs: tensor<1xf32>, %w: tensor<256x1024xsi4>, %s: tensor<256xbf16>) -> tensor<?x256xbf16> {
+  %y = lb.qmatmul %x x_scales(%xs : tensor<1xf32>), %w, %s quant <granularity = channel, scale = bf16>
+      schedule <family = mma, tile = [8, 64, 128], warps = [1, 1], stages = 1, split_k = 8>
+      : (tensor<?x1024xsi8>, tensor<256x1024xsi4>, tensor<256xbf16>) -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
+}
+
+// -----
+
+// Only the split-K mma multiplies s8 activations.
+func.func @gemv(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xsi8>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{gemv schedule: only the split-K mma (family mma, split_k > 1) multiplies s8 activations, on the integer tensor cores}}
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
+      : (tensor<?x1024xsi8>, tensor<256x1024xsi8>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// uint8 codes are bytes q - 128: their 128 Σx is not implemented.
+func.func @uint8(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xui8>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: uint8 codes decode to s8 bytes centred on 128, which needs Σx per token}}
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xsi8>, tensor<256x1024xui8>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
