@@ -179,8 +179,12 @@ Status BenchFixture::ensureRows(int64_t m) {
   y_ = DeviceMemory();
   Expected<DeviceMemory> x = DeviceMemory::allocate(
       api_, static_cast<size_t>(rows * problem_.k * core::activationBytes(problem_.activation)));
-  Expected<DeviceMemory> y = DeviceMemory::allocate(
-      api_, static_cast<size_t>(rows * problem_.n * core::outputBytes(core::outputType(problem_))));
+  // s8 problems' y also takes cuBLASLt's s32 baseline output.
+  const int yBytes = core::activationBytes(problem_.activation) == 1
+                         ? 4
+                         : core::outputBytes(core::outputType(problem_));
+  Expected<DeviceMemory> y =
+      DeviceMemory::allocate(api_, static_cast<size_t>(rows * problem_.n * yBytes));
   if (!x.ok() || !y.ok())
     return makeError(x.ok() ? y.error() : x.error());
   x_ = std::move(*x);
@@ -322,7 +326,7 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
                                      args.params, nullptr);
     if (r != CUDA_SUCCESS || !dense)
       return r;
-    return options_.cublas->gemm(problem_.activation == core::Activation::BF16, m, problem_.n,
+    return options_.cublas->gemm(Cublas::gemmType(problem_.activation), m, problem_.n,
                                  problem_.k, x_.get(), denseWeights_.get(), y_.get(), stream);
   };
   // Correctness first, on a poisoned y so unwritten outputs read as NaN.
@@ -365,17 +369,15 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
 }
 
 Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
-  // cuBLASLt's int8 matmul is the baseline s8 activations need; Cublas.h
-  // wraps only the f16 and bf16 one.
-  if (core::isQuantized(problem_.activation))
-    return makeError(std::string("no cuBLASLt baseline for ") +
-                     core::activationName(problem_.activation) +
-                     " activations yet (the int8 matmul is not wrapped)");
+  // s8 activations are measured against cuBLASLt's int8 gemm (s32 out, on
+  // s8 weights); e4m3 never gets here (create()).
   if (Status s = ensureRows(m); !s.ok())
     return makeError(s.error());
   if (dense_.empty()) {
     // Dense f16/bf16 weights for cuBLAS, random, rotated like the packed ones.
     // Values in [-0.125, 0.125] in 2001 steps, converted once (as for x).
+    // s8 weights are random bytes.
+    const bool integer = problem_.activation == core::Activation::S8;
     std::vector<uint16_t> values(2001);
     for (size_t i = 0; i < values.size(); ++i)
       values[i] = activationBits(static_cast<double>(static_cast<int64_t>(i) - 1000) / 8000.,
@@ -384,9 +386,11 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
     for (size_t i = 0; i < host.size(); i += 4) {
       uint64_t r = randomBits(seed_);
       for (size_t j = 0; j < 4 && i + j < host.size(); ++j)
-        host[i + j] = values[((r >> (16 * j)) & 0xFFFF) % values.size()];
+        host[i + j] = integer ? static_cast<uint16_t>(r >> (16 * j))
+                              : values[((r >> (16 * j)) & 0xFFFF) % values.size()];
     }
-    size_t bytes = host.size() * 2;
+    // As s8, the same random bits hold two weights each.
+    size_t bytes = host.size() * (integer ? 1 : 2);
     int copies = rotationCopies(options_.rotationBytes, bytes);
     for (int c = 0; c < copies; ++c) {
       Expected<DeviceMemory> d = DeviceMemory::allocate(api_, bytes);
@@ -406,7 +410,7 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
     return makeError(x.error());
   const int copies = static_cast<int>(dense_.size());
   auto gemm = [&](int i, CUstream s) {
-    return cublas.gemm(problem_.activation == core::Activation::BF16, m, problem_.n, problem_.k, x_.get(), dense_[i % copies].get(),
+    return cublas.gemm(Cublas::gemmType(problem_.activation), m, problem_.n, problem_.k, x_.get(), dense_[i % copies].get(),
                        y_.get(), s);
   };
   // A failed gemm is only CUDA_ERROR_UNKNOWN to the driver-side helpers;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "compiler/measure/GraphTimer.h"
+#include "core/Activation.h"
 #include "runtime/cuda/CublasLt.h"
 
 #include <memory>
@@ -30,9 +31,16 @@ public:
 
   // Y[M, N] = X[M, K] · W[N, K]ᵀ, row-major (CublasLt::gemm), with this
   // object's workspace.
-  CUresult gemm(bool bf16, int64_t m, int64_t n, int64_t k, CUdeviceptr x, CUdeviceptr w,
-                CUdeviceptr y, CUstream stream) const {
-    return lt_->gemm(bf16, m, n, k, x, w, y, workspace_.get(), workspace_.bytes(), stream);
+  CUresult gemm(cuda::GemmType type, int64_t m, int64_t n, int64_t k, CUdeviceptr x,
+                CUdeviceptr w, CUdeviceptr y, CUstream stream) const {
+    return lt_->gemm(type, m, n, k, x, w, y, workspace_.get(), workspace_.bytes(), stream);
+  }
+  // The baseline for a problem's activations: the dense f16 or bf16 gemm, or
+  // for s8 the int8 one (s32 out).
+  static cuda::GemmType gemmType(core::Activation activation) {
+    return activation == core::Activation::S8     ? cuda::GemmType::S8
+           : activation == core::Activation::BF16 ? cuda::GemmType::BF16
+                                                  : cuda::GemmType::F16;
   }
   std::string lastError() const { return lt_->lastError(); }
 

@@ -103,7 +103,9 @@ lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stre
       // cuBLASLt's own workspace after them (PlanSpec::denseWeightBytes).
       const lowbit::core::Problem &p = spec.problem;
       CUresult g = plan->cublasLt->gemm(
-          p.activation == lowbit::core::Activation::BF16, m, p.n, p.k, xPtr, workspacePtr, yPtr,
+          p.activation == lowbit::core::Activation::BF16 ? lowbit::cuda::GemmType::BF16
+                                                         : lowbit::cuda::GemmType::F16,
+          m, p.n, p.k, xPtr, workspacePtr, yPtr,
           workspacePtr + static_cast<CUdeviceptr>(spec.denseWeightBytes),
           workspaceBytes - static_cast<size_t>(spec.denseWeightBytes),
           static_cast<CUstream>(stream));

@@ -100,8 +100,10 @@ void destroyPlan(const Functions &fn, Plan &plan) {
 
 struct CublasLt::State {
   ~State();
-  Expected<const Plan *> planFor(bool bf16, int64_t m, int64_t n, int64_t k, uint32_t alignment);
-  Status fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, int64_t k, uint32_t alignment);
+  Expected<const Plan *> planFor(GemmType type, int64_t m, int64_t n, int64_t k,
+                                 uint32_t alignment);
+  Status fillPlan(Plan &plan, GemmType type, int64_t m, int64_t n, int64_t k,
+                  uint32_t alignment);
   Status chooseAlgorithm(Plan &plan, uint32_t alignment, cublasLtMatmulHeuristicResult_t &result,
                          int &found);
 
@@ -113,7 +115,7 @@ struct CublasLt::State {
   // gemm() is const and is called from many threads (lowbit_matmul's
   // contract); the plans and the last error are its only mutable state.
   std::mutex mutex;
-  std::map<std::tuple<bool, int64_t, int64_t, int64_t, uint32_t>, Plan> plans;
+  std::map<std::tuple<GemmType, int64_t, int64_t, int64_t, uint32_t>, Plan> plans;
   std::string lastError;
 };
 
@@ -220,10 +222,16 @@ Status CublasLt::State::chooseAlgorithm(Plan &plan, uint32_t alignment,
   return status;
 }
 
-Status CublasLt::State::fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, int64_t k,
+Status CublasLt::State::fillPlan(Plan &plan, GemmType gemmType, int64_t m, int64_t n, int64_t k,
                                  uint32_t alignment) {
-  const cudaDataType type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
-  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulDescCreate, &plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  const bool integer = gemmType == GemmType::S8;
+  const cudaDataType type = integer                      ? CUDA_R_8I
+                            : gemmType == GemmType::BF16 ? CUDA_R_16BF
+                                                         : CUDA_R_16F;
+  const cudaDataType outputType = integer ? CUDA_R_32I : type;
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulDescCreate, &plan.desc,
+                       integer ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F,
+                       integer ? CUDA_R_32I : CUDA_R_32F);
   // The attributes are int32_t, whatever size the enum has.
   const int32_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
   LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulDescSetAttribute, plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -233,14 +241,15 @@ Status CublasLt::State::fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, in
   const auto u64 = [](int64_t v) { return static_cast<uint64_t>(v); };
   LOWBIT_CUBLASLT_CALL(fn, cublasLtMatrixLayoutCreate, &plan.w, type, u64(k), u64(n), k);
   LOWBIT_CUBLASLT_CALL(fn, cublasLtMatrixLayoutCreate, &plan.x, type, u64(k), u64(m), k);
-  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatrixLayoutCreate, &plan.y, type, u64(n), u64(m), n);
+  LOWBIT_CUBLASLT_CALL(fn, cublasLtMatrixLayoutCreate, &plan.y, outputType, u64(n), u64(m), n);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   if (Status s = chooseAlgorithm(plan, alignment, result, found); !s.ok())
     return s;
   if (found < 1)
     return makeError("cublasLtMatmulAlgoGetHeuristic: no algorithm for " +
-                     std::string(bf16 ? "bf16" : "f16") + " M = " + std::to_string(m) +
+                     std::string(integer ? "s8" : gemmType == GemmType::BF16 ? "bf16" : "f16") +
+                     " M = " + std::to_string(m) +
                      ", N = " + std::to_string(n) + ", K = " + std::to_string(k));
   if (Status s = check("cublasLtMatmulAlgoGetHeuristic (its result)", result.state); !s.ok())
     return s;
@@ -252,9 +261,9 @@ Status CublasLt::State::fillPlan(Plan &plan, bool bf16, int64_t m, int64_t n, in
   return Status::success();
 }
 
-Expected<const Plan *> CublasLt::State::planFor(bool bf16, int64_t m, int64_t n, int64_t k,
+Expected<const Plan *> CublasLt::State::planFor(GemmType type, int64_t m, int64_t n, int64_t k,
                                                 uint32_t alignment) {
-  auto key = std::make_tuple(bf16, m, n, k, alignment);
+  auto key = std::make_tuple(type, m, n, k, alignment);
   if (auto found = plans.find(key); found != plans.end())
     return &found->second;
   if (m <= 0 || n <= 0 || k <= 0)
@@ -264,7 +273,7 @@ Expected<const Plan *> CublasLt::State::planFor(bool bf16, int64_t m, int64_t n,
   // a failed plan is dropped again (destroying its parts) so a later call
   // retries rather than using a half-made plan.
   Plan &plan = plans[key];
-  if (Status s = fillPlan(plan, bf16, m, n, k, alignment); !s.ok()) {
+  if (Status s = fillPlan(plan, type, m, n, k, alignment); !s.ok()) {
     destroyPlan(fn, plan);
     plans.erase(key);
     return makeError(s.error());
@@ -272,7 +281,7 @@ Expected<const Plan *> CublasLt::State::planFor(bool bf16, int64_t m, int64_t n,
   return &plan;
 }
 
-CUresult CublasLt::gemm(bool bf16, int64_t m, int64_t n, int64_t k, CUdeviceptr x,
+CUresult CublasLt::gemm(GemmType type, int64_t m, int64_t n, int64_t k, CUdeviceptr x,
                         CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace,
                         size_t workspaceBytes, CUstream stream) const {
   State &state = *state_;
@@ -286,7 +295,7 @@ CUresult CublasLt::gemm(bool bf16, int64_t m, int64_t n, int64_t k, CUdeviceptr 
   // the heuristic's default.
   uint64_t addresses = static_cast<uint64_t>(x | w | y | kDefaultAlignment);
   const uint32_t alignment = static_cast<uint32_t>(addresses & (~addresses + 1));
-  Expected<const Plan *> plan = state.planFor(bf16, m, n, k, alignment);
+  Expected<const Plan *> plan = state.planFor(type, m, n, k, alignment);
   if (!plan.ok()) {
     state.lastError = plan.error();
     return CUDA_ERROR_UNKNOWN;
@@ -294,10 +303,15 @@ CUresult CublasLt::gemm(bool bf16, int64_t m, int64_t n, int64_t k, CUdeviceptr 
   const Plan &p = **plan;
   // Host pointer mode (the default): cuBLASLt reads the scalars when it
   // enqueues, so locals are fine even under graph capture.
+  // The scalars have the scale type: f32, or s32 for the integer gemm.
   const float one = 1.f, zero = 0.f;
+  const int32_t integerOne = 1, integerZero = 0;
+  const bool integer = type == GemmType::S8;
   cublasStatus_t status = state.fn.cublasLtMatmul(
-      state.handle, p.desc, &one, reinterpret_cast<const void *>(w), p.w,
-      reinterpret_cast<const void *>(x), p.x, &zero, reinterpret_cast<const void *>(y), p.y,
+      state.handle, p.desc, integer ? static_cast<const void *>(&integerOne) : &one,
+      reinterpret_cast<const void *>(w), p.w, reinterpret_cast<const void *>(x), p.x,
+      integer ? static_cast<const void *>(&integerZero) : &zero,
+      reinterpret_cast<const void *>(y), p.y,
       reinterpret_cast<void *>(y), p.y, &p.algo, reinterpret_cast<void *>(workspace),
       kWorkspaceBytes, reinterpret_cast<cudaStream_t>(stream));
   if (status != CUBLAS_STATUS_SUCCESS) {

@@ -18,6 +18,11 @@
 
 namespace lowbit::cuda {
 
+// What a gemm multiplies: f16 or bf16 in and out with f32 sums, or s8 in
+// with s32 sums and an s32 Y (the integer tensor cores' baseline for s8
+// activations; int8 wants W and X in the "TN" layout gemm() uses anyway).
+enum class GemmType { F16, BF16, S8 };
+
 class CublasLt {
 public:
   // The sonames load() tries, newest first.
@@ -34,14 +39,13 @@ public:
   CublasLt(const CublasLt &) = delete;
   CublasLt &operator=(const CublasLt &) = delete;
 
-  // Y[M, N] = X[M, K] · W[N, K]ᵀ, all row-major, f16 or bf16 in and out, f32
-  // accumulation, on `stream`, with `workspace` (device, at least
+  // Y[M, N] = X[M, K] · W[N, K]ᵀ, all row-major, of `type`, on `stream`, with `workspace` (device, at least
   // kWorkspaceBytes). Each shape's descriptors and algorithm are chosen on
   // its first call and kept, so later calls (and graph capture) do only the
   // enqueue. Thread-safe. Returns CUDA_ERROR_UNKNOWN on any cuBLASLt failure
   // (CUDA_ERROR_INVALID_VALUE for a short workspace); lastError() says which
   // call failed and with what status.
-  CUresult gemm(bool bf16, int64_t m, int64_t n, int64_t k, CUdeviceptr x, CUdeviceptr w,
+  CUresult gemm(GemmType type, int64_t m, int64_t n, int64_t k, CUdeviceptr x, CUdeviceptr w,
                 CUdeviceptr y, CUdeviceptr workspace, size_t workspaceBytes,
                 CUstream stream) const;
   // Why the latest gemm() failed ("cublasLtMatmul: status 13 ..."), or ""

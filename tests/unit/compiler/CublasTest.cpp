@@ -109,7 +109,7 @@ protected:
     return reinterpret_cast<CUdeviceptr>(v.data());
   }
   static CUresult run(const Cublas &cublas, Problem &p) {
-    return cublas.gemm(p.bf16, p.m, p.n, p.k, device(p.x), device(p.w), device(p.y), nullptr);
+    return cublas.gemm(p.bf16 ? cuda::GemmType::BF16 : cuda::GemmType::F16, p.m, p.n, p.k, device(p.x), device(p.w), device(p.y), nullptr);
   }
   static double value(uint16_t b, bool bf16) {
     return measure::activationValue(b, bf16 ? core::Activation::BF16 : core::Activation::F16);
@@ -160,7 +160,7 @@ TEST_F(CublasFake, TellsTheHeuristicHowAlignedTheMatricesAre) {
   std::copy(p.x.begin(), p.x.end(), x256);
   std::copy(p.w.begin(), p.w.end(), w256);
   auto run = [&](uint16_t *xs, uint16_t *ws, uint16_t *ys) {
-    return (*cublas)->gemm(p.bf16, p.m, p.n, p.k, reinterpret_cast<CUdeviceptr>(xs),
+    return (*cublas)->gemm(p.bf16 ? cuda::GemmType::BF16 : cuda::GemmType::F16, p.m, p.n, p.k, reinterpret_cast<CUdeviceptr>(xs),
                            reinterpret_cast<CUdeviceptr>(ws), reinterpret_cast<CUdeviceptr>(ys),
                            nullptr);
   };
