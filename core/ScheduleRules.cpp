@@ -55,8 +55,9 @@ bool isGrouped(const Problem &p) {
 
 // s8 activations meet the weights on the integer tensor cores: the split-K
 // mma's m16n8k32 takes both operands as s8 bytes (core::s8Decode) and sums
-// in s32, and everything that scales happens once, after the sum. What that
-// first family does not do yet is refused here, with the reason.
+// in s32, codes centred off 0 adding c Σx from an mma against ones, and
+// everything that scales happens once, after the sum. What that first
+// family does not do yet is refused here, with the reason.
 Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
   if (p.activation != Activation::S8)
     return reject(s, std::string("no family multiplies ") + activationName(p.activation) +
@@ -67,11 +68,6 @@ Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
   Expected<S8Decode> decode = s8Decode(p.code);
   if (!decode)
     return reject(s, decode.error());
-  if (decode->centre != 0)
-    return reject(s, p.code.name() + " codes decode to s8 bytes centred on " +
-                         str(decode->centre) +
-                         ", which needs Σx per token: not implemented (codes centred on 0, "
-                         "such as int8, int4 or uint4 with offset -8, are)");
   if (p.scheme.hasZeros())
     return reject(s, "zero points with s8 activations need Σx per token: not implemented");
   if (isGrouped(p) || p.scheme.hasSuperBlocks() || p.scheme.tensorScale)
@@ -87,8 +83,9 @@ Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
     return reject(s, "8-bit codes with s8 activations, split_k >= 16 and tile K > 128 need "
                      "more than the 128 registers a thread of 16 warps gets");
   // Each product is at most 128 x 128 = 2^14, so a warp's s32 sum stays
-  // exact while its share of K is below 2^17.
-  constexpr int64_t kMaxExactShareK = int64_t{1} << 17;
+  // exact while its share of K is below 2^17; codes centred off 0 add
+  // 2^shift c Σx (up to 2^14 a K again), which halves that.
+  const int64_t kMaxExactShareK = int64_t{1} << (decode->centre ? 16 : 17);
   int64_t chunks = s.tileK > 0 ? (p.k + s.tileK - 1) / s.tileK : 0;
   int64_t share = mul((chunks + s.kSlices() - 1) / s.kSlices(), s.tileK);
   if (share >= kMaxExactShareK)

@@ -6,7 +6,7 @@ using namespace lowbit::lb;
 
 LogicalResult PackAFragmentS8Op::verify() {
   // A 64-column unit holds four 16-column slices.
-  if (getSlice() < 0 || getSlice() > 3)
+  if (getSlice() > 3)
     return emitOpError("slice must be 0..3 (a 64-column unit's 16-column slices), got ")
            << getSlice();
   return success();

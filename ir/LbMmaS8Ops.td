@@ -52,6 +52,28 @@ def Lb_MmaS8Op : Lb_Op<"mma_s8", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)";
 }
 
+def Lb_OnesAFragmentS8Op : Lb_Op<"ones_a_fragment_s8", [Pure]> {
+  let summary = "an m16 x k32 A fragment of ones: its mma sums each token's x";
+  let description = [{
+    Codes whose s8 bytes are centred on c ≠ 0 (core::s8Decode) need
+    c · Σx per token: an mma of this fragment with a token slice's B
+    fragment gives every row the slice's Σx over the block's 32 K.
+  }];
+  let results = (outs VectorOfLengthAndType<[16], [I8]>:$fragment);
+  let assemblyFormat = "attr-dict `:` type($fragment)";
+}
+
+def Lb_AddTokenSumsOp : Lb_Op<"add_token_sums", [Pure, AllTypesMatch<["acc", "sums", "result"]>]> {
+  let summary = "acc + factor · sums, in s32: the centre's c · 2^shift · Σx";
+  let description = [{
+    `sums` is an accumulator whose rows all hold their tokens' Σx
+    (lb.ones_a_fragment_s8), so it adds register by register.
+  }];
+  let arguments = (ins Lb_S8AccumulatorType:$acc, Lb_S8AccumulatorType:$sums, I64Attr:$factor);
+  let results = (outs Lb_S8AccumulatorType:$result);
+  let assemblyFormat = "$acc `,` $sums `x` $factor attr-dict `:` type($acc)";
+}
+
 def Lb_ConvertAccumulatorOp : Lb_Op<"convert_accumulator", [Pure]> {
   let summary = "an s32 accumulator fragment as f32 (exact below 2^24, rounded above)";
   let description = [{

@@ -47,6 +47,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 
@@ -92,6 +93,9 @@ int64_t ringBytes(const KernelProblem &p) {
 struct MmaSplitKBuilder : TileBuilderBase {
   // Whether the mma takes raw decodes (lb.decode raw): set by build().
   bool rawCodes = false;
+  // s8 activations with codes centred off 0: the A fragment of ones whose
+  // mma sums x (set by build()), or null.
+  Value ones = Value();
 
   // The lane's scale of each 8-column subtile at K offset k (column
   // 8 s + groupID), then their sub_value biases, then their zeros that the
@@ -133,9 +137,11 @@ struct MmaSplitKBuilder : TileBuilderBase {
 
   // s8 activations (core::checkQuantizedActivation): one m16n8k32 per 16
   // columns and 8 tokens of a 32-wide block, on both steps' decoded bytes
-  // (lb.pack_a_fragment_s8); the s32 sums are scaled after the loops.
+  // (lb.pack_a_fragment_s8); the s32 sums are scaled after the loops. With
+  // `ones` (codes centred off 0) acc ends with one Σx accumulator per token
+  // slice, which that fragment's mma adds the block's x to.
   SmallVector<Value> multiplyS8(ArrayRef<PairedCodeLoader::Codes> words, ArrayRef<Value> runs,
-                                SmallVector<Value> acc) {
+                                SmallVector<Value> acc, Value ones) {
     auto aType = VectorType::get({16}, b.getI8Type());
     auto accType = VectorType::get({4}, b.getIntegerType(32, /*isSigned=*/true));
     for (int64_t j = 0; j < loadsN(); ++j) {
@@ -150,6 +156,11 @@ struct MmaSplitKBuilder : TileBuilderBase {
           sum = b.create<lb::MmaS8Op>(loc, accType, a, runs[c], sum);
         }
       }
+    }
+    if (ones) {
+      int64_t slots = accumulators(p);
+      for (int64_t c = 0; c < tokenTiles(); ++c)
+        acc[slots + c] = b.create<lb::MmaS8Op>(loc, accType, ones, runs[c], acc[slots + c]);
     }
     return acc;
   }
@@ -319,7 +330,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
               add(k0, mul(inGroup, index(8))), p.rows));
       }
       if (s8)
-        return multiplyS8(words, runs, acc);
+        return multiplyS8(words, runs, acc, ones);
       ArrayRef<Value> scales = quant.take_front(subtiles),
                       biases = quant.slice(subtiles, subtiles),
                       zeros = quant.slice(2 * subtiles, subtiles);
@@ -378,6 +389,16 @@ struct MmaSplitKBuilder : TileBuilderBase {
                              loc, VectorType::get({4}, b.getIntegerType(32, true))))
                        : zero;
     SmallVector<Value> init(slots, initial);
+    // Codes centred on c != 0: byte d = 2^shift (v - c), so Σ v x =
+    // 2^-shift (Σ d x + 2^shift c Σx); each token slice's Σx is carried too.
+    std::optional<core::S8Decode> centred;
+    if (s8)
+      if (core::S8Decode decode = *core::s8Decode(*lb::dataFormat(p.code)); decode.centre)
+        centred = decode;
+    if (centred) {
+      ones = b.create<lb::OnesAFragmentS8Op>(loc, VectorType::get({16}, b.getI8Type()));
+      init.append(tokenTiles, initial);
+    }
     // The ring's prologue: the warp's first S - 1 blocks in flight.
     if (slotsPerWarp) {
       Value chunk0 = mul(slice, index(p.schedule.getTile()[2]));
@@ -412,6 +433,14 @@ struct MmaSplitKBuilder : TileBuilderBase {
         for (Value &scale : channelQuant)
           if (scale)
             scale = b.create<arith::MulFOp>(loc, scale, factor);
+      }
+      if (centred) {
+        int64_t factor = int64_t{centred->centre} << centred->shift;
+        for (int64_t slot = 0; slot < slots; ++slot)
+          sums[slot] = b.create<lb::AddTokenSumsOp>(loc, sums[slot].getType(), sums[slot],
+                                                    sums[slots + slot % tokenTiles],
+                                                    b.getI64IntegerAttr(factor));
+        sums.resize(slots);
       }
       for (Value &sum : sums)
         sum = b.create<lb::ConvertAccumulatorOp>(loc, accType, sum);

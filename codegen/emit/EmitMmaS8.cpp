@@ -49,6 +49,19 @@ LogicalResult Emitter::emitMmaS8Op(Operation &op, bool &handled) {
                << ");\n";
         return success();
       })
+      .Case<lb::OnesAFragmentS8Op>([&](lb::OnesAFragmentS8Op ones) {
+        line() << "const FragA_s8 " << bind(ones.getFragment())
+               << " = {{0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u}};\n";
+        return success();
+      })
+      .Case<lb::AddTokenSumsOp>([&](lb::AddTokenSumsOp add) {
+        std::string var = bind(add.getResult()), acc = name(add.getAcc());
+        line() << "FragC_s32 " << var << ";\n";
+        for (int i = 0; i < 4; ++i)
+          line() << var << ".r[" << i << "] = " << acc << ".r[" << i << "] + "
+                 << add.getFactor() << " * " << name(add.getSums()) << ".r[" << i << "];\n";
+        return success();
+      })
       .Case<lb::ConvertAccumulatorOp>([&](lb::ConvertAccumulatorOp convert) {
         std::string var = bind(convert.getResult()), acc = name(convert.getAcc());
         line() << "FragC_f32 " << var << ";\n";

@@ -61,11 +61,28 @@ func.func @gemv(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024x
 
 // -----
 
-// uint8 codes are bytes q - 128: their 128 Σx is not implemented.
+// uint8 codes are bytes q - 128: an mma of ones sums each token slice's x
+// per block, and 128 Σx joins the integer sum before it becomes f32.
+// CHECK-LABEL: func.func @uint8__mma_t16x64x128_w1x1_s1_k4(
+// CHECK: %[[ONES:.*]] = lb.ones_a_fragment_s8 : vector<16xi8>
+// CHECK: scf.for
+// CHECK: lb.mma_s8 %[[ONES]], %{{.*}}, %{{.*}} : vector<16xi8>, vector<8xi8>, vector<4xsi32>
+// CHECK: lb.add_token_sums %{{.*}}, %{{.*}} x 128 : vector<4xsi32>
+// CHECK: lb.convert_accumulator
 func.func @uint8(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xui8>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{mma schedule with split_k > 1: uint8 codes decode to s8 bytes centred on 128, which needs Σx per token}}
   %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
       schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
       : (tensor<?x1024xsi8>, tensor<256x1024xui8>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// Zero points would need (c - z) Σx per column: not yet.
+func.func @zeros(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xui4>, %s: tensor<256xf16>, %z: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: zero points with s8 activations need Σx per token: not implemented}}
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s zeros(%z : tensor<256xf16>) quant <granularity = channel, scale = f16, zero = sub_code>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xsi8>, tensor<256x1024xui4>, tensor<256xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }

@@ -87,11 +87,12 @@ TEST(ScheduleRules, S8ActivationsTakeCentredIntegerCodes) {
     Status fits = checkSchedule(p, s);
     return fits.ok() ? std::string() : fits.error();
   };
-  // GGUF Q4_0's codes (uint4 offset -8) are centred on 0; plain uint8 is not.
-  EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::unsignedInt(4, -8))), "");
-  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::unsignedInt(8)))
-                .find("decode to s8 bytes centred on 128, which needs Σx per token"),
-            std::string::npos);
+  // GGUF Q4_0's codes (uint4 offset -8) are centred on 0; plain uint8 and
+  // uint4 are centred on 128 and 8, which Σx per token takes care of.
+  for (const formats::DataFormat &code :
+       {formats::DataFormat::unsignedInt(4, -8), formats::DataFormat::unsignedInt(8),
+        formats::DataFormat::unsignedInt(4)})
+    EXPECT_EQ(errorOf(s8Problem(code)), "") << code.name();
   EXPECT_NE(errorOf(s8Problem(formats::DataFormat::signedInt(2))).find("no s8 decode of"),
             std::string::npos);
   Problem zeros = s8Problem(formats::DataFormat::signedInt(8));
@@ -118,6 +119,11 @@ TEST(ScheduleRules, S8ActivationsTakeCentredIntegerCodes) {
                 .find("must stay below 131072 for its s32 sum"),
             std::string::npos);
   EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::signedInt(8), 262144 - 256), twoWarps), "");
+  // Off-centre codes add 2^shift c Σx, up to 2^14 a K again: half the share.
+  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::unsignedInt(8), 131072), twoWarps)
+                .find("must stay below 65536 for its s32 sum"),
+            std::string::npos);
+  EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::unsignedInt(8), 131072 - 256), twoWarps), "");
 }
 
 TEST(ScheduleRules, StagedCodesTakeTileTimesBitsBytes) {
