@@ -72,7 +72,9 @@ Value kSliceOf(OpBuilder &b, Location loc, const SplitKShape &shape, Value warp)
 SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShape &shape,
                                     Value slice, ValueRange init, QuantLoader loadQuant,
                                     StepBuilder step, PeriodFinisher finishPeriod,
-                                    ChunkStarter startChunk) {
+                                    ChunkStarter startChunk, ValueRange periodInit) {
+  if (periodInit.empty())
+    periodInit = init;
   SmallVector<Value> fixedQuant;
   if (!shape.scalesAlongK)
     fixedQuant = loadQuant(index(b, loc, 0));
@@ -90,7 +92,7 @@ SmallVector<Value> buildSplitKLoops(OpBuilder &b, Location loc, const SplitKShap
       [&](Value period0, ValueRange carried) {
         SmallVector<Value> quant = shape.scalesAlongK ? loadQuant(period0) : fixedQuant;
         SmallVector<Value> sums =
-            unrolledLoop(b, loc, period0, shape.period, kStepK, finishPeriod ? init : carried,
+            unrolledLoop(b, loc, period0, shape.period, kStepK, finishPeriod ? periodInit : carried,
                          [&](Value k0, ValueRange acc) {
                            return step(k0, chunks.getInductionVar(), quant, acc);
                          });

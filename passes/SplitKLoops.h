@@ -72,7 +72,8 @@ using ChunkStarter = llvm::function_ref<void(mlir::Value chunk0)>;
 // The whole nest with the accumulators `init` carried through: `loadQuant`
 // runs once per period (or once before the loops when scales do not change
 // along K), `step` once per 32-wide block. With `finishPeriod`, each period's
-// steps start again from `init` and finishPeriod folds their sums into the
+// steps start again from `periodInit` (`init` when empty: s8 sums a period
+// in s32 and carries f32) and finishPeriod folds their sums into the
 // carried accumulators. `startChunk`, when given, runs once per chunk.
 // `slice` is the warp's (kSliceOf). Returns the final accumulators.
 llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Location loc,
@@ -80,7 +81,8 @@ llvm::SmallVector<mlir::Value> buildSplitKLoops(mlir::OpBuilder &b, mlir::Locati
                                                 mlir::ValueRange init, QuantLoader loadQuant,
                                                 StepBuilder step,
                                                 PeriodFinisher finishPeriod = nullptr,
-                                                ChunkStarter startChunk = nullptr);
+                                                ChunkStarter startChunk = nullptr,
+                                                mlir::ValueRange periodInit = {});
 
 // The quant buildSplitKLoops carries for a lane's `count` columns at K
 // offset `laneK`: every column's scale, then their sub_value biases, then

@@ -46,6 +46,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -165,6 +166,58 @@ struct MmaSplitKBuilder : TileBuilderBase {
     return acc;
   }
 
+  // A warp's s32 sums (its accumulators, then with Σx one per token slice)
+  // as f32: codes centred on c add 2^shift c Σx in s32, exactly; zero
+  // points add 2^shift (c - z) Σx in f32 instead, z from `quant`
+  // (loadQuant's order: scales, biases, zeros) per row g and g + 8.
+  SmallVector<Value> closeS8Sums(ValueRange sums, ArrayRef<Value> quant,
+                                 const core::S8Decode &decode) {
+    const int64_t slots = accumulators(p), tokens = tokenTiles();
+    auto f32Type = VectorType::get({4}, b.getF32Type());
+    const bool zeros = p.quant.getZero() != lb::ZeroMode::none;
+    auto constant = [&](double v) {
+      return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(static_cast<float>(v)));
+    };
+    SmallVector<Value> tokenSums;
+    if (zeros)
+      for (int64_t c = 0; c < tokens; ++c)
+        tokenSums.push_back(b.create<lb::ConvertAccumulatorOp>(loc, f32Type, sums[slots + c]));
+    auto zeroFactor = [&](Value zero) {
+      Value offCentre = b.create<arith::SubFOp>(loc, constant(decode.centre), zero);
+      return b.create<arith::MulFOp>(loc, offCentre, constant(std::ldexp(1.0, decode.shift)));
+    };
+    SmallVector<Value> values;
+    for (int64_t slot = 0; slot < slots; ++slot) {
+      const int64_t rows = slot / tokens, c = slot % tokens;
+      Value sum = sums[slot];
+      if (!zeros && decode.centre)
+        sum = b.create<lb::AddTokenSumsOp>(loc, sum.getType(), sum, sums[slots + c],
+                                           b.getI64IntegerAttr(int64_t{decode.centre}
+                                                               << decode.shift));
+      Value value = b.create<lb::ConvertAccumulatorOp>(loc, f32Type, sum);
+      if (zeros) {
+        ArrayRef<Value> zero = quant.slice(2 * subtiles(), subtiles());
+        value = b.create<lb::ScaleAccumulateOp>(loc, f32Type, value, tokenSums[c],
+                                                zeroFactor(zero[2 * rows]),
+                                                zeroFactor(zero[2 * rows + 1]));
+      }
+      values.push_back(value);
+    }
+    return values;
+  }
+
+  // The weight scales of s8 bytes: 2^-shift folds into them (core::s8Decode).
+  SmallVector<Value> s8Scales(ArrayRef<Value> quant, const core::S8Decode &decode) {
+    SmallVector<Value> scales(quant.take_front(subtiles()));
+    if (!decode.shift)
+      return scales;
+    Value factor = b.create<arith::ConstantOp>(
+        loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, -decode.shift))));
+    for (Value &scale : scales)
+      scale = b.create<arith::MulFOp>(loc, scale, factor);
+    return scales;
+  }
+
   void build() {
     int64_t warps = p.schedule.getSplitK(), tokenTiles = this->tokenTiles();
     const bool s8 = p.quantizedActivations();
@@ -197,6 +250,14 @@ struct MmaSplitKBuilder : TileBuilderBase {
     // Sums scaled in f32 can take the codes raw (one mask a register, not a
     // mask and an f16x2 op): the fold of 2^(24 - p) is exact.
     rawCodes = (scalePeriodSums || scaleAtEnd) && decodesRaw(p);
+    // s8 sums are integers: scales and zero points always leave them, per
+    // channel at the end, per group as each period's s32 sums close.
+    std::optional<core::S8Decode> s8Decode;
+    if (s8) {
+      s8Decode = *core::s8Decode(*lb::dataFormat(p.code));
+      scaleAtEnd = !splitKShape(p).scalesAlongK;
+      scalePeriodSums = !scaleAtEnd;
+    }
     int64_t subtiles = this->subtiles(), slots = accumulators(p);
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
@@ -390,15 +451,29 @@ struct MmaSplitKBuilder : TileBuilderBase {
                        : zero;
     SmallVector<Value> init(slots, initial);
     // Codes centred on c != 0: byte d = 2^shift (v - c), so Σ v x =
-    // 2^-shift (Σ d x + 2^shift c Σx); each token slice's Σx is carried too.
-    std::optional<core::S8Decode> centred;
-    if (s8)
-      if (core::S8Decode decode = *core::s8Decode(*lb::dataFormat(p.code)); decode.centre)
-        centred = decode;
-    if (centred) {
+    // 2^-shift (Σ d x + 2^shift c Σx), and zero points take (c - z) Σx:
+    // each token slice's Σx is summed too.
+    if (s8 && (s8Decode->centre || p.quant.getZero() != lb::ZeroMode::none)) {
       ones = b.create<lb::OnesAFragmentS8Op>(loc, VectorType::get({16}, b.getI8Type()));
       init.append(tokenTiles, initial);
     }
+    // Group scales: s32 sums per period, f32 carried across them.
+    SmallVector<Value> periodInit;
+    if (s8 && scalePeriodSums) {
+      periodInit = init;
+      init.assign(slots, zero);
+    }
+    auto finishPeriodS8 = [&](ArrayRef<Value> quant, ValueRange acc, ValueRange periodSums) {
+      SmallVector<Value> values = closeS8Sums(periodSums, quant, *s8Decode);
+      SmallVector<Value> scales = s8Scales(quant, *s8Decode);
+      SmallVector<Value> next;
+      for (int64_t slot = 0; slot < slots; ++slot) {
+        int64_t rows = slot / tokenTiles;
+        next.push_back(b.create<lb::ScaleAccumulateOp>(loc, accType, acc[slot], values[slot],
+                                                       scales[2 * rows], scales[2 * rows + 1]));
+      }
+      return next;
+    };
     // The ring's prologue: the warp's first S - 1 blocks in flight.
     if (slotsPerWarp) {
       Value chunk0 = mul(slice, index(p.schedule.getTile()[2]));
@@ -416,34 +491,20 @@ struct MmaSplitKBuilder : TileBuilderBase {
     ScaleRuns runs(b, loc, p, shape.chunk, columns, /*registersAllow=*/warps < 16);
     HalfBlockLane halfBlock(b, loc, shape, inGroup);
     auto periodQuant = [&](Value k) { return loadQuant(n0, group, k, &runs, &halfBlock); };
-    SmallVector<Value> sums = buildSplitKLoops(
-        b, loc, shape, slice, init, periodQuant,
-        step, scalePeriodSums ? PeriodFinisher(finishPeriod) : PeriodFinisher(),
-        runs.starter());
+    PeriodFinisher finisher = !scalePeriodSums ? PeriodFinisher()
+                              : s8                ? PeriodFinisher(finishPeriodS8)
+                                                  : PeriodFinisher(finishPeriod);
+    SmallVector<Value> sums = buildSplitKLoops(b, loc, shape, slice, init, periodQuant, step,
+                                               finisher, runs.starter(), periodInit);
 
     SmallVector<Value> channelQuant;
     if (scaleAtEnd)
       channelQuant = loadQuant(n0, group, index(0));
-    // s8 bytes are 2^shift (v - 0) (core::s8Decode): the scale takes 2^-shift.
-    if (s8) {
-      int shift = core::s8Decode(*lb::dataFormat(p.code))->shift;
-      if (shift) {
-        Value factor = b.create<arith::ConstantOp>(
-            loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, -shift))));
-        for (Value &scale : channelQuant)
-          if (scale)
-            scale = b.create<arith::MulFOp>(loc, scale, factor);
-      }
-      if (centred) {
-        int64_t factor = int64_t{centred->centre} << centred->shift;
-        for (int64_t slot = 0; slot < slots; ++slot)
-          sums[slot] = b.create<lb::AddTokenSumsOp>(loc, sums[slot].getType(), sums[slot],
-                                                    sums[slots + slot % tokenTiles],
-                                                    b.getI64IntegerAttr(factor));
-        sums.resize(slots);
-      }
-      for (Value &sum : sums)
-        sum = b.create<lb::ConvertAccumulatorOp>(loc, accType, sum);
+    // Per-channel s8: the sums close here, and the scale takes 2^-shift.
+    if (s8 && scaleAtEnd) {
+      sums = closeS8Sums(sums, channelQuant, *s8Decode);
+      SmallVector<Value> scales = s8Scales(channelQuant, *s8Decode);
+      std::copy(scales.begin(), scales.end(), channelQuant.begin());
     }
     for (int64_t slot = 0; slot < slots; ++slot)
       b.create<lb::StorePartialFragmentOp>(loc, sums[slot], partials, warp, index(slot));

@@ -55,19 +55,6 @@ double toleranceFor(const core::Problem &p) {
   return 0;
 }
 
-// y's element `index` of `bytes`, in the output type.
-double outputValue(const std::vector<uint8_t> &bytes, size_t index, core::Output output) {
-  if (output == core::Output::F32) {
-    float value;
-    std::memcpy(&value, bytes.data() + 4 * index, 4);
-    return value;
-  }
-  uint16_t bits;
-  std::memcpy(&bits, bytes.data() + 2 * index, 2);
-  return activationValue(bits, output == core::Output::BF16 ? core::Activation::BF16
-                                                            : core::Activation::F16);
-}
-
 int rotationCopies(size_t rotationBytes, size_t perCopy) {
   return static_cast<int>(std::max<size_t>(2, (rotationBytes + perCopy - 1) / perCopy));
 }

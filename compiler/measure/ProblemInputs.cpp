@@ -388,4 +388,16 @@ double activationValue(uint16_t bits, core::Activation activation) {
   return static_cast<double>(h);
 }
 
+double outputValue(const std::vector<uint8_t> &y, size_t index, core::Output output) {
+  if (output == core::Output::F32) {
+    float value;
+    std::memcpy(&value, y.data() + 4 * index, 4);
+    return value;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, y.data() + 2 * index, 2);
+  return activationValue(bits, output == core::Output::BF16 ? core::Activation::BF16
+                                                            : core::Activation::F16);
+}
+
 } // namespace lowbit::measure

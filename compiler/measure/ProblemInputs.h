@@ -94,5 +94,7 @@ uint64_t randomBits(uint64_t &state);
 // f16 / bf16 bit patterns and their values (round to nearest even).
 uint16_t activationBits(double value, core::Activation activation);
 double activationValue(uint16_t bits, core::Activation activation);
+// Element `index` of y's bytes in `output` (f16, bf16 or f32), as f64.
+double outputValue(const std::vector<uint8_t> &y, size_t index, core::Output output);
 
 } // namespace lowbit::measure

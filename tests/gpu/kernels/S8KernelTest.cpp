@@ -1,5 +1,7 @@
 // The s8-activation kernels (s8-gpu-tests.toml: split-K mma on the integer
-// tensor cores) against the host, bit for bit. With K <= 1024 every s32 sum
+// tensor cores) against the host: bit for bit where the kernel's roundings
+// can be replayed (per-channel and per-tensor scales, no zero points), and
+// against the f64 reference otherwise. With K <= 1024 every s32 sum
 // of s8 products, every warp's partial and every total is an integer below
 // 2^24, so f32 holds them exactly; the kernel then rounds twice, the weight
 // scale (times the decode's 2^-shift) and the token's scale, and once more
@@ -55,31 +57,154 @@ std::vector<uint8_t> expectedOutput(float total, float weightScale, float tokenS
   return bytes;
 }
 
+// Group scales round once per group into f32 and zero points enter as
+// (c - z)·Σx in f32: no host replay of those roundings, an f64 check instead.
+bool exactOnTheHost(const core::Problem &p) {
+  return !p.scheme.hasZeros() && p.scheme.granularity != formats::Granularity::PerGroup;
+}
+
+// One kernel's launch at M rows of fresh s8 x, with its y's bytes.
+struct S8Run {
+  std::vector<int8_t> x;
+  std::vector<float> tokenScales;
+  std::vector<uint8_t> y;
+  float tokenScale(int64_t row) const {
+    return tokenScales[tokenScales.size() == 1 ? 0 : static_cast<size_t>(row)];
+  }
+};
+
+class S8Launcher {
+public:
+  S8Launcher(const cuda::DriverApi &api, const kernels::KernelEntry &entry,
+             const measure::ProblemInputs &inputs)
+      : api_(api), entry_(entry), inputs_(inputs) {}
+  // Uploads the weights, scales and zeros and loads the kernel: false after
+  // a gtest failure.
+  bool prepare() {
+    Expected<layout::WeightLayout> layout = layout::parseWeightLayout(entry_.weightLayout);
+    EXPECT_TRUE(layout.ok()) << layout.error();
+    if (!layout.ok())
+      return false;
+    Expected<std::vector<uint8_t>> packed = inputs_.packed(*layout);
+    EXPECT_TRUE(packed.ok()) << packed.error();
+    if (!packed.ok())
+      return false;
+    w_ = upload(packed->data(), packed->size());
+    scales_ = upload(inputs_.scales.data(), inputs_.scales.size());
+    if (!inputs_.zeros.empty())
+      zeros_ = upload(inputs_.zeros.data(), inputs_.zeros.size());
+    loadCompiledKernel(api_, entry_, compiled_);
+    return !::testing::Test::HasFailure();
+  }
+  S8Run run(int64_t m, SplitMix &rng) {
+    const core::Problem &p = entry_.problem;
+    S8Run r;
+    r.x.resize(static_cast<size_t>(m * p.k));
+    for (int8_t &q : r.x)
+      q = static_cast<int8_t>(static_cast<int>(rng.next() % 255) - 127);
+    r.tokenScales.resize(p.activationScale == core::ActivationScale::PerTensor ? 1
+                                                                               : static_cast<size_t>(m));
+    for (float &s : r.tokenScales)
+      s = static_cast<float>(0.5 + rng.uniform()) / 64.f;
+    const size_t yBytes = static_cast<size_t>(core::outputBytes(core::outputType(p)));
+    auto x = upload(r.x.data(), r.x.size());
+    auto xScales = upload(r.tokenScales.data(), r.tokenScales.size() * 4);
+    DeviceBuffer y(api_, static_cast<size_t>(m * p.n) * yBytes);
+    EXPECT_TRUE(y.ok());
+    EXPECT_EQ(y.poison(0xFF), CUDA_SUCCESS);
+    KernelOperands operands;
+    operands.x = x->get();
+    operands.xScales = xScales->get();
+    operands.w = w_->get();
+    operands.scales = scales_->get();
+    operands.zeros = zeros_ ? zeros_->get() : 0;
+    operands.y = y.get();
+    launchCompiledKernel(api_, compiled_, m, operands);
+    r.y.resize(static_cast<size_t>(m * p.n) * yBytes);
+    EXPECT_EQ(y.download(r.y.data(), r.y.size()), CUDA_SUCCESS);
+    return r;
+  }
+
+private:
+  std::unique_ptr<DeviceBuffer> upload(const void *data, size_t bytes) {
+    auto buffer = std::make_unique<DeviceBuffer>(api_, bytes);
+    EXPECT_TRUE(buffer->ok());
+    EXPECT_EQ(buffer->upload(data, bytes), CUDA_SUCCESS);
+    return buffer;
+  }
+  const cuda::DriverApi &api_;
+  const kernels::KernelEntry &entry_;
+  const measure::ProblemInputs &inputs_;
+  std::unique_ptr<DeviceBuffer> w_, scales_, zeros_;
+  CompiledKernel compiled_;
+};
+
+Expected<measure::ProblemInputs> inputsFor(const core::Problem &p, SplitMix &rng) {
+  measure::ProblemInputOptions options;
+  options.seed = rng.next();
+  options.referenceStride = 1;
+  return measure::makeProblemInputs(p, options);
+}
+
+TEST_F(S8Kernels, MatchTheF64ReferenceWithGroupsAndZeroPoints) {
+  SplitMix rng{20261207};
+  int checked = 0;
+  for (const kernels::KernelEntry &entry : entries) {
+    const core::Problem &p = entry.problem;
+    if (exactOnTheHost(p))
+      continue;
+    SCOPED_TRACE(entry.name);
+    Expected<measure::ProblemInputs> inputs = inputsFor(p, rng);
+    ASSERT_TRUE(inputs.ok()) << inputs.error();
+    S8Launcher launcher(*api, entry, *inputs);
+    if (!launcher.prepare())
+      return;
+    const core::Output output = core::outputType(p);
+    const double tolerance = output == core::Output::F32    ? 1e-5
+                             : output == core::Output::BF16 ? 1e-2
+                                                            : 2e-3;
+    for (int64_t m : kRowCounts) {
+      SCOPED_TRACE("M = " + std::to_string(m));
+      S8Run r = launcher.run(m, rng);
+      if (HasFatalFailure())
+        return;
+      double error = 0, norm = 0;
+      std::vector<double> x(static_cast<size_t>(p.k));
+      for (int64_t row = 0; row < m; ++row) {
+        for (int64_t k = 0; k < p.k; ++k)
+          x[static_cast<size_t>(k)] =
+              r.x[static_cast<size_t>(row * p.k + k)] * static_cast<double>(r.tokenScale(row));
+        for (int64_t n = 0; n < p.n; ++n) {
+          const double want = inputs->reference(x.data(), n);
+          const double got = measure::outputValue(r.y, static_cast<size_t>(row * p.n + n), output);
+          error += (got - want) * (got - want);
+          norm += want * want;
+        }
+      }
+      const double relative = std::sqrt(error / norm);
+      EXPECT_LT(relative, tolerance) << "relative error over " << m * p.n << " outputs";
+      ++checked;
+    }
+  }
+  std::printf("checked %d (kernel, M) pairs with group scales or zero points against f64\n",
+              checked);
+}
+
 TEST_F(S8Kernels, GiveTheHostsBitsAtEveryM) {
   SplitMix rng{20261206};
   int checked = 0;
   for (const kernels::KernelEntry &entry : entries) {
-    SCOPED_TRACE(entry.name);
     const kernels::ProblemDesc &p = entry.problem;
+    if (!exactOnTheHost(p))
+      continue;
+    SCOPED_TRACE(entry.name);
     ASSERT_LE(p.k, 1024) << "the exact comparison needs K <= 1024";
-    measure::ProblemInputOptions options;
-    options.seed = rng.next();
-    options.referenceStride = 1;
-    Expected<measure::ProblemInputs> inputs = measure::makeProblemInputs(p, options);
+    Expected<measure::ProblemInputs> inputs = inputsFor(p, rng);
     ASSERT_TRUE(inputs.ok()) << inputs.error();
     Expected<core::S8Decode> decode = core::s8Decode(p.code);
     ASSERT_TRUE(decode.ok()) << decode.error();
-    Expected<layout::WeightLayout> layout = layout::parseWeightLayout(entry.weightLayout);
-    ASSERT_TRUE(layout.ok()) << layout.error();
-    Expected<std::vector<uint8_t>> packed = inputs->packed(*layout);
-    ASSERT_TRUE(packed.ok()) << packed.error();
-    DeviceBuffer w(*api, packed->size()), scales(*api, inputs->scales.size());
-    ASSERT_TRUE(w.ok() && scales.ok());
-    LOWBIT_CU_ASSERT(api, w.upload(packed->data(), packed->size()));
-    LOWBIT_CU_ASSERT(api, scales.upload(inputs->scales.data(), inputs->scales.size()));
-    CompiledKernel compiled;
-    loadCompiledKernel(*api, entry, compiled);
-    if (HasFatalFailure())
+    S8Launcher launcher(*api, entry, *inputs);
+    if (!launcher.prepare())
       return;
     // The codes' values, the bytes' 2^-shift apart.
     std::vector<int> codes(inputs->codes.size());
@@ -90,30 +215,9 @@ TEST_F(S8Kernels, GiveTheHostsBitsAtEveryM) {
 
     for (int64_t m : kRowCounts) {
       SCOPED_TRACE("M = " + std::to_string(m));
-      std::vector<int8_t> x(static_cast<size_t>(m * p.k));
-      for (int8_t &q : x)
-        q = static_cast<int8_t>(static_cast<int>(rng.next() % 255) - 127);
-      const bool perTensor = p.activationScale == core::ActivationScale::PerTensor;
-      std::vector<float> tokenScales(perTensor ? 1 : static_cast<size_t>(m));
-      for (float &s : tokenScales)
-        s = static_cast<float>(0.5 + rng.uniform()) / 64.f;
-      DeviceBuffer xDevice(*api, x.size()), xScales(*api, tokenScales.size() * 4),
-          y(*api, static_cast<size_t>(m * p.n) * yBytes);
-      ASSERT_TRUE(xDevice.ok() && xScales.ok() && y.ok());
-      LOWBIT_CU_ASSERT(api, xDevice.upload(x.data(), x.size()));
-      LOWBIT_CU_ASSERT(api, xScales.upload(tokenScales.data(), tokenScales.size() * 4));
-      LOWBIT_CU_ASSERT(api, y.poison(0xFF));
-      KernelOperands operands;
-      operands.x = xDevice.get();
-      operands.xScales = xScales.get();
-      operands.w = w.get();
-      operands.scales = scales.get();
-      operands.y = y.get();
-      launchCompiledKernel(*api, compiled, m, operands);
+      S8Run r = launcher.run(m, rng);
       if (HasFatalFailure())
         return;
-      std::vector<uint8_t> got(static_cast<size_t>(m * p.n) * yBytes);
-      LOWBIT_CU_ASSERT(api, y.download(got.data(), got.size()));
       int mismatches = 0;
       for (int64_t row = 0; row < m; ++row)
         for (int64_t n = 0; n < p.n; ++n) {
@@ -123,12 +227,11 @@ TEST_F(S8Kernels, GiveTheHostsBitsAtEveryM) {
           int64_t sum = 0;
           for (int64_t k = 0; k < p.k; ++k)
             sum += int64_t{codes[static_cast<size_t>(n * p.k + k)]} *
-                   x[static_cast<size_t>(row * p.k + k)];
+                   r.x[static_cast<size_t>(row * p.k + k)];
           const float total = static_cast<float>(sum << decode->shift);
-          std::vector<uint8_t> want =
-              expectedOutput(total, columnScale(*inputs, n, decode->shift),
-                             tokenScales[perTensor ? 0 : static_cast<size_t>(row)], output);
-          const uint8_t *at = got.data() + static_cast<size_t>(row * p.n + n) * yBytes;
+          std::vector<uint8_t> want = expectedOutput(
+              total, columnScale(*inputs, n, decode->shift), r.tokenScale(row), output);
+          const uint8_t *at = r.y.data() + static_cast<size_t>(row * p.n + n) * yBytes;
           if (std::memcmp(at, want.data(), yBytes) != 0 && ++mismatches <= 4)
             ADD_FAILURE() << "y[" << row << ", " << n << "] differs from the host's bits";
         }

@@ -78,10 +78,32 @@ func.func @uint8(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024
 
 // -----
 
-// Zero points would need (c - z) Σx per column: not yet.
-func.func @zeros(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xui4>, %s: tensor<256xf16>, %z: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{mma schedule with split_k > 1: zero points with s8 activations need Σx per token: not implemented}}
-  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s zeros(%z : tensor<256xf16>) quant <granularity = channel, scale = f16, zero = sub_code>
+// GPTQ-style W4A8: uint4 g128 with quantized zero codes. Each group's s32
+// sums close as the period ends: Σx times 2^4 (8 - z) per row in f32, then
+// the group scale times 2^-4 into the f32 accumulators the loops carry.
+// CHECK-LABEL: func.func @gptq__mma_t16x64x128_w1x1_s1_k4(
+// CHECK: lb.ones_a_fragment_s8
+// CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>
+// CHECK: lb.mma_s8
+// CHECK: lb.convert_accumulator
+// CHECK: arith.subf
+// CHECK: lb.scale_accumulate
+// CHECK: lb.scale_accumulate
+// CHECK-NOT: lb.add_token_sums
+// CHECK: lb.store_partial_fragment
+func.func @gptq(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>, %z: tensor<256x8xui4>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s zeros(%z : tensor<256x8xui4>) quant <granularity = group, group_size = 128, scale = f16, zero = quantized>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xsi8>, tensor<256x1024xui4>, tensor<256x8xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// q·s - z mins would need z Σx outside the scale: not yet.
+func.func @mins(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xui4>, %s: tensor<256xf16>, %z: tensor<256xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{mma schedule with split_k > 1: sub_value zero points (q·s - z) with s8 activations are not implemented}}
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s zeros(%z : tensor<256xf16>) quant <granularity = channel, scale = f16, zero = sub_value>
       schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
       : (tensor<?x1024xsi8>, tensor<256x1024xui4>, tensor<256xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>

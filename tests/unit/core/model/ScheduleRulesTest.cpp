@@ -95,13 +95,26 @@ TEST(ScheduleRules, S8ActivationsTakeCentredIntegerCodes) {
     EXPECT_EQ(errorOf(s8Problem(code)), "") << code.name();
   EXPECT_NE(errorOf(s8Problem(formats::DataFormat::signedInt(2))).find("no s8 decode of"),
             std::string::npos);
-  Problem zeros = s8Problem(formats::DataFormat::signedInt(8));
-  zeros.scheme.zero = formats::ZeroMode::SubtractCode;
-  EXPECT_NE(errorOf(zeros).find("zero points with s8 activations need Σx"), std::string::npos);
-  Problem grouped = s8Problem(formats::DataFormat::signedInt(4));
-  grouped.scheme.granularity = formats::Granularity::PerGroup;
-  grouped.scheme.groupSize = 128;
-  EXPECT_NE(errorOf(grouped).find("group scales are not implemented"), std::string::npos);
+  // GPTQ/AWQ-style uint4 g128 with (q - z)·s zeros: groups close their s32
+  // sums, zeros come off as (c - z)·Σx. Groups of 16 and q·s - z do not.
+  Problem gptq = s8Problem(formats::DataFormat::unsignedInt(4));
+  gptq.scheme.granularity = formats::Granularity::PerGroup;
+  gptq.scheme.groupSize = 128;
+  gptq.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_EQ(errorOf(gptq), "");
+  EXPECT_NE(errorOf(gptq, Schedule{Family::Mma, 32, 128, 64, 1, 1, 1, 2})
+                .find("tile M x tile N / 128 must be at most 16, got 32"),
+            std::string::npos);
+  EXPECT_NE(errorOf(gptq, Schedule{Family::Mma, 8, 64, 256, 1, 1, 1, 16})
+                .find("group scales with s8 activations, split_k >= 16 and tile K > 128"),
+            std::string::npos);
+  Problem subValue = gptq;
+  subValue.scheme.zero = formats::ZeroMode::SubtractScaled;
+  EXPECT_NE(errorOf(subValue).find("sub_value zero points (q·s - z) with s8 activations are not"),
+            std::string::npos);
+  Problem sixteen = gptq;
+  sixteen.scheme.groupSize = 16;
+  EXPECT_NE(errorOf(sixteen).find("a group must be whole 32-wide blocks"), std::string::npos);
   Schedule staged = splitK;
   staged.stages = 2;
   EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::signedInt(8)), staged),
