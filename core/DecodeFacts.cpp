@@ -118,10 +118,12 @@ Expected<std::vector<uint16_t>> lookupTableBits(const formats::DataFormat &code,
 
 Expected<S8Decode> s8Decode(const formats::DataFormat &code) {
   const formats::IntFormat *integer = code.asInt();
-  if (!integer || integer->ternary || integer->fractionBits != 0)
+  // Ternary is 2-bit unsigned with offset -1: its bytes are 64 (v - 1).
+  if (!integer || integer->fractionBits != 0)
     return makeError("no s8 decode of " + code.name() + ": only integer codes decode to s8");
-  if (integer->bits != 8 && integer->bits != 4)
-    return makeError("no s8 decode of " + code.name() + ": 8- and 4-bit codes decode to s8, not " +
+  if (integer->bits != 8 && integer->bits != 4 && integer->bits != 2)
+    return makeError("no s8 decode of " + code.name() +
+                     ": 8-, 4- and 2-bit codes decode to s8, not " +
                      std::to_string(integer->bits) + "-bit ones");
   S8Decode d;
   d.shift = 8 - integer->bits;

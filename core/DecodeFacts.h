@@ -77,7 +77,8 @@ Status checkDecodable(const formats::DataFormat &code, Activation activation);
 // point z, as (centre − z)) costs one Σx per token. Zero points never enter
 // the bytes: 16·(q − z) leaves one. 8-bit codes are the byte itself (a
 // signed one) or one xor (unsigned); 4-bit codes are two lop3 and a shift per
-// 8 codes. Other codes get the reason.
+// 8 codes, 2-bit ones (ternary among them) four lop3 and three shifts per 16.
+// Other codes get the reason.
 struct S8Decode {
   int shift = 0;
   int centre = 0;

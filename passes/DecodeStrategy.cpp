@@ -212,6 +212,9 @@ struct BytePermuteEmitter {
 // left by 4 under the same mask the even ones; unsigned codes fold the top-bit
 // flip into the same lop3, (a & b) ^ c. Register 0 holds the even fields, so
 // field f is element 4·(f & 1) + f / 2: a bit rotation of the field index.
+// 2-bit codes: byte b holds fields 4b .. 4b + 3, so the word shifted left by
+// 6 - 2j under 0xC0C0C0C0 leaves field 4b + j at the top of byte b: register
+// j byte b, element 4j + b, swapping the field index's two 2-bit halves.
 struct IntegerToS8Emitter {
   IntegerCode code;
 
@@ -220,13 +223,20 @@ struct IntegerToS8Emitter {
     const uint32_t flip = code.isSigned ? 0u : 0x80808080u;
     if (code.bits == 8)
       return {code.isSigned ? word : b.create<arith::XOrIOp>(loc, word, c.i32(flip)).getResult()};
-    constexpr uint32_t kNibbleTops = 0xF0F0F0F0u;
+    const uint32_t fieldTops = code.bits == 4 ? 0xF0F0F0F0u : 0xC0C0C0C0u;
     auto top = [&](Value source) -> Value {
-      return b.create<lb::Lop3Op>(loc, b.getI32Type(), source, c.i32(kNibbleTops), c.i32(flip),
+      return b.create<lb::Lop3Op>(loc, b.getI32Type(), source, c.i32(fieldTops), c.i32(flip),
                                   b.getI32IntegerAttr(kLutAndXor));
     };
-    Value even = b.create<arith::ShLIOp>(loc, word, c.i32(4));
-    return {top(even), top(word)};
+    auto shifted = [&](int by) -> Value {
+      return by ? b.create<arith::ShLIOp>(loc, word, c.i32(by)).getResult() : word;
+    };
+    if (code.bits == 4)
+      return {top(shifted(4)), top(word)};
+    SmallVector<Value> registers;
+    for (int j = 0; j < 4; ++j)
+      registers.push_back(top(shifted(6 - 2 * j)));
+    return registers;
   }
 };
 
@@ -301,7 +311,7 @@ SmallVector<Value> subtractZeros(OpBuilder &b, Location loc, Type value, ArrayRe
 
 namespace {
 
-// The s8 bytes of 8- and 4-bit integer codes; which codes qualify is core's
+// The s8 bytes of 8-, 4- and 2-bit integer codes; which codes qualify is core's
 // answer (core::s8Decode), asked of the code type's format.
 FailureOr<DecodeStrategy> selectS8Strategy(Type codeType, const IntegerCode &code, bool raw,
                                            function_ref<InFlightDiagnostic()> emitError) {
@@ -315,7 +325,9 @@ FailureOr<DecodeStrategy> selectS8Strategy(Type codeType, const IntegerCode &cod
   const int fields = 32 / code.bits;
   std::vector<int> elementOf(fields);
   for (int f = 0; f < fields; ++f)
-    elementOf[f] = code.bits == 8 ? f : 4 * (f & 1) + f / 2;
+    elementOf[f] = code.bits == 8   ? f
+                   : code.bits == 4 ? 4 * (f & 1) + f / 2
+                                    : 4 * (f % 4) + f / 4;
   Expected<layout::LinearLayout> interleave = fieldInterleave(elementOf);
   if (!interleave)
     return emitError() << "internal: " << interleave.error();

@@ -210,7 +210,7 @@ typedef struct lowbit_problem {
    * activation_scale says how many, and output is y's dtype: F16, BF16 or
    * F32. F16 and BF16 activations leave both 0 (y has their dtype; an
    * output equal to it means the same). S8 runs on the integer tensor
-   * cores (8- and 4-bit integer weights, per-channel, per-tensor or
+   * cores (8-, 4- and 2-bit integer and ternary weights, per-channel, per-tensor or
    * group scales, (q - z)·s zero points); E4M3 has no kernels yet, so lowbit_plan_create finds none for
    * it. Such plans are called through lowbit_matmul_quantized. (Added after
    * super_step: an older struct_size means 0 and 0.) */

@@ -57,3 +57,21 @@ func.func @from_si4(%w: vector<4xi32>) -> vector<32xi8> {
   %v = lb.decode %w as si4 : vector<4xi32> -> vector<32xi8>
   return %v : vector<32xi8>
 }
+
+// -----
+
+// ternary (uint2 with offset -1): per word three shifts (by 6, 4 and 2) and
+// four lop3 (a & b) ^ c with the 2-bit-top mask 0xC0C0C0C0 (-1061109568) and
+// the flip: bytes 64·(v − 1), register j holding field j of every byte.
+// CHECK-LABEL: func.func @from_ternary
+// CHECK: %[[W:.*]] = lb.extract_word %{{.*}}[0]
+// CHECK: %[[S6:.*]] = arith.shli %[[W]], %c6_i32{{[_0-9]*}}
+// CHECK: lb.lop3 %[[S6]], %c-1061109568_i32{{[_0-9]*}}, %c-2139062144_i32{{[_0-9]*}} lut 106
+// CHECK: arith.shli %[[W]], %c4_i32
+// CHECK: arith.shli %[[W]], %c2_i32
+// CHECK: lb.lop3 %[[W]], %c-1061109568_i32{{[_0-9]*}}, %c-2139062144_i32{{[_0-9]*}} lut 106
+// CHECK: lb.pack_pairs {{.*}} : vector<32xi8>
+func.func @from_ternary(%w: vector<2xi32>) -> vector<32xi8> {
+  %v = lb.decode %w as !lb.int<bits = 2, offset = -1, ternary = true> : vector<2xi32> -> vector<32xi8>
+  return %v : vector<32xi8>
+}

@@ -8,21 +8,24 @@ namespace lowbit::core {
 namespace {
 
 // The s8 byte is the code's value moved to a byte's top and centred: int4
-// and Q4_0's offset −8 need no Σx term, plain unsigned codes one of 2^(b−1).
+// and Q4_0's offset −8 need no Σx term, plain unsigned codes one of 2^(b−1),
+// ternary (uint2 with offset −1) one of 1.
 TEST(DecodeFacts, S8DecodeShiftsToTheByteTopAndCentres) {
   struct Row {
     const char *format;
     int shift, centre;
   } rows[] = {{"int8", 0, 0},         {"uint8", 0, 128},
               {"int4", 4, 0},         {"uint4", 4, 8},
-              {"int<4,unsigned,-8>", 4, 0}, {"int<8,unsigned,-128>", 0, 0}};
+              {"int<4,unsigned,-8>", 4, 0}, {"int<8,unsigned,-128>", 0, 0},
+              {"int2", 6, 0},         {"uint2", 6, 2},
+              {"ternary", 6, 1}};
   for (const Row &row : rows) {
     Expected<S8Decode> d = s8Decode(*formats::parseFormat(row.format));
     ASSERT_TRUE(d.ok()) << row.format << ": " << d.error();
     EXPECT_EQ(d->shift, row.shift) << row.format;
     EXPECT_EQ(d->centre, row.centre) << row.format;
   }
-  for (const char *format : {"uint2", "ternary", "e4m3fn", "nf4", "uint6"})
+  for (const char *format : {"uint1", "e4m3fn", "nf4", "uint6", "int3"})
     EXPECT_FALSE(s8Decode(*formats::parseFormat(format)).ok()) << format;
 }
 

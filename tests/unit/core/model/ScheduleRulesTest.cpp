@@ -93,8 +93,10 @@ TEST(ScheduleRules, S8ActivationsTakeCentredIntegerCodes) {
        {formats::DataFormat::unsignedInt(4, -8), formats::DataFormat::unsignedInt(8),
         formats::DataFormat::unsignedInt(4)})
     EXPECT_EQ(errorOf(s8Problem(code)), "") << code.name();
-  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::signedInt(2))).find("no s8 decode of"),
+  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::signedInt(3))).find("no s8 decode of"),
             std::string::npos);
+  // BitNet b1.58: ternary weights, bytes 64 (v - 1), with Σx.
+  EXPECT_EQ(errorOf(s8Problem(*formats::parseFormat("ternary"))), "");
   // GPTQ/AWQ-style uint4 g128 with (q - z)·s zeros: groups close their s32
   // sums, zeros come off as (c - z)·Σx. Groups of 16 and q·s - z do not.
   Problem gptq = s8Problem(formats::DataFormat::unsignedInt(4));
