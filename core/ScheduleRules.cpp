@@ -1,23 +1,12 @@
 #include "core/ScheduleRules.h"
 
 #include "core/DecodeFacts.h"
+#include "core/ScheduleRulesSupport.h"
 
 #include <limits>
 
 namespace lowbit::core {
-namespace {
-
-// The mma's n8 side: a split-K mma computes W·xᵀ, so x's rows come in 8s.
-constexpr int64_t kMmaFragmentN = 8;
-// The staged mma swizzles its activation tile in rows of eight 16-byte
-// chunks, so tile K covers 8 x 16 bytes of activations.
-constexpr int64_t kSwizzledRowK = 8 * 16 / kStagedActivationBytes;
-// gemv_tiled: a warp's lanes form 8 groups of 4 (PTX groupID), each with a
-// partial sum per row and subtile.
-constexpr int64_t kLaneGroups = 8;
-// A split-K mma warp's accumulator fragment: 32 lanes x 4 f32.
-constexpr int64_t kFragmentFloats = 32 * 4;
-constexpr int64_t kMaxSplitK = 32;
+namespace rules {
 
 std::string str(int64_t v) {
   return std::to_string(v);
@@ -40,11 +29,6 @@ int64_t add(int64_t a, int64_t b) {
   return sum;
 }
 
-// Bytes of an n x k tile of codes, saturating.
-int64_t codeTileBytes(int64_t n, int64_t k, int codeBits) {
-  return mul(mul(n, k), codeBits) / 8;
-}
-
 Status reject(const Schedule &s, const std::string &why) {
   return makeError(scheduleSubject(s) + ": " + why);
 }
@@ -53,69 +37,25 @@ bool isGrouped(const Problem &p) {
   return p.scheme.granularity == formats::Granularity::PerGroup;
 }
 
-// s8 activations meet the weights on the integer tensor cores: the split-K
-// mma's m16n8k32 takes both operands as s8 bytes (core::s8Decode) and sums
-// in s32, codes centred off 0 (and zero points) adding (c - z) Σx from an
-// mma against ones, and scales apply once per group or once at the end,
-// never inside the integer sum. What that first family does not do yet is
-// refused here, with the reason.
-Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
-  if (p.activation != Activation::S8)
-    return reject(s, std::string("no family multiplies ") + activationName(p.activation) +
-                         " activations yet: s8 activations have the split-K mma");
-  if (s.family != Family::Mma || s.splitK <= 1)
-    return reject(s, "only the split-K mma (family mma, split_k > 1) multiplies s8 activations, "
-                     "on the integer tensor cores");
-  Expected<S8Decode> decode = s8Decode(p.code);
-  if (!decode)
-    return reject(s, decode.error());
-  // (q - z) s zero points come off as s (c - z) Σx; q s - z ones would need
-  // z Σx outside the scale, which nothing builds yet.
-  if (p.scheme.zero == formats::ZeroMode::SubtractScaled)
-    return reject(s, "sub_value zero points (q·s - z) with s8 activations are not implemented; "
-                     "(q - z)·s ones (sub_code, quantized) are");
-  if (p.scheme.hasSuperBlocks() || p.scheme.tensorScale)
-    return reject(s, "two-level and tensor scales with s8 activations are not implemented");
-  // A group's s32 sum closes at the end of each 32-wide block at the
-  // earliest: both k16 units of a block are one m16n8k32.
-  if (isGrouped(p) && p.scheme.groupSize % kBlockK)
-    return reject(s, "groups of " + str(p.scheme.groupSize) + " with s8 activations: a group "
-                     "must be whole 32-wide blocks (one m16n8k32 spans both k16 steps)");
-  if (s.stages != 1)
-    return reject(s, "s8 activations are read straight into registers: stages must be 1, got " +
-                         str(s.stages));
-  // Group scales carry f32 accumulators next to each period's s32 sums: 32
-  // of each spilled (504 bytes: uint4 g128 with zero codes, 32 x 128 x 64,
-  // split_k 2, sm_90a; 68 without zeros, int4 g64); 16 fit in 226-242
-  // registers.
-  constexpr int64_t kMaxGroupedS8Accumulators = 16;
-  const int64_t accumulators = (s.tileN / kMmaFragmentM) * (s.tileM / kMmaFragmentN);
-  if (isGrouped(p) && accumulators > kMaxGroupedS8Accumulators)
-    return reject(s, "group scales with s8 activations keep f32 and s32 accumulators: tile M x "
-                     "tile N / 128 must be at most " + str(kMaxGroupedS8Accumulators) + ", got " +
-                         str(accumulators));
-  // With 16 warps' 128 registers a thread, a 256-wide chunk with group
-  // scales and zero codes spilled (8 bytes: uint4 g128 4096 x 14336, 8 x 64
-  // x 256, split_k 16, sm_90a; 14336 x 4096 held 128 exactly).
-  if (isGrouped(p) && s.splitK >= 16 && s.tileK > 128)
-    return reject(s, "group scales with s8 activations, split_k >= 16 and tile K > 128 need "
-                     "more than the 128 registers a thread of 16 warps gets");
-  // 16 warps leave a thread 128 registers; a 256-wide chunk of 8-bit codes
-  // (32 words a column tile and k16 step in flight) spilled there (8 bytes:
-  // int8 28672 x 8192, 8 x 64 x 256, split_k 16, sm_90a).
-  if (p.codeBits() == 8 && s.splitK >= 16 && s.tileK > 128)
-    return reject(s, "8-bit codes with s8 activations, split_k >= 16 and tile K > 128 need "
-                     "more than the 128 registers a thread of 16 warps gets");
-  // Each product is at most 128 x 128 = 2^14, so a warp's s32 sum stays
-  // exact while its share of K is below 2^17; codes centred off 0 add
-  // 2^shift c Σx (up to 2^14 a K again), which halves that.
-  const int64_t kMaxExactShareK = int64_t{1} << (decode->centre ? 16 : 17);
-  int64_t chunks = s.tileK > 0 ? (p.k + s.tileK - 1) / s.tileK : 0;
-  int64_t share = mul((chunks + s.kSlices() - 1) / s.kSlices(), s.tileK);
-  if (share >= kMaxExactShareK)
-    return reject(s, "a warp's share of K (" + str(share) + ") must stay below " +
-                         str(kMaxExactShareK) + " for its s32 sum of s8 products to be exact");
-  return Status::success();
+} // namespace rules
+
+namespace {
+
+using namespace rules;
+
+// The staged mma swizzles its activation tile in rows of eight 16-byte
+// chunks, so tile K covers 8 x 16 bytes of activations.
+constexpr int64_t kSwizzledRowK = 8 * 16 / kStagedActivationBytes;
+// gemv_tiled: a warp's lanes form 8 groups of 4 (PTX groupID), each with a
+// partial sum per row and subtile.
+constexpr int64_t kLaneGroups = 8;
+// A split-K mma warp's accumulator fragment: 32 lanes x 4 f32.
+constexpr int64_t kFragmentFloats = 32 * 4;
+constexpr int64_t kMaxSplitK = 32;
+
+// Bytes of an n x k tile of codes, saturating.
+int64_t codeTileBytes(int64_t n, int64_t k, int codeBits) {
+  return mul(mul(n, k), codeBits) / 8;
 }
 
 // The code type comes first in every family: a lane decodes it in registers.
