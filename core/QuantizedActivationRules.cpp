@@ -42,7 +42,7 @@ Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
   // split_k 2, sm_90a; 68 without zeros, int4 g64); 16 fit in 226-242
   // registers.
   constexpr int64_t kMaxGroupedS8Accumulators = 16;
-  const int64_t accumulators = (s.tileN / kMmaFragmentM) * (s.tileM / kMmaFragmentN);
+  const int64_t accumulators = mmaSplitKAccumulators(s);
   if (isGrouped(p) && accumulators > kMaxGroupedS8Accumulators)
     return reject(s, "group scales with s8 activations keep f32 and s32 accumulators: tile M x "
                      "tile N / 128 must be at most " + str(kMaxGroupedS8Accumulators) + ", got " +

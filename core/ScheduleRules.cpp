@@ -513,9 +513,12 @@ int64_t gemvTiledPartialBytes(const Schedule &s) {
   return mul(mul(mul(s.splitK, s.tileM), kSubtilesPerUnit * kLaneGroups), 4);
 }
 
+int64_t mmaSplitKAccumulators(const Schedule &s) {
+  return mul(s.tileN / kMmaFragmentM, s.tileM / kMmaFragmentN);
+}
+
 int64_t mmaSplitKPartialBytes(const Schedule &s) {
-  int64_t fragments = mul(s.tileN / kMmaFragmentM, s.tileM / kMmaFragmentN);
-  return mul(mul(s.splitK, fragments), kFragmentFloats * 4);
+  return mul(mul(s.splitK, mmaSplitKAccumulators(s)), kFragmentFloats * 4);
 }
 
 int64_t mmaSplitKRingSlots(const Schedule &s) {

@@ -97,6 +97,8 @@ int64_t gemvTiledPartialBytes(const Schedule &schedule);
 // - the split-K mma: the warps' W·xᵀ accumulator fragments, [split_k,
 //   tile N / 16 x tile M / 8, 32 lanes x 4] f32 (static)...
 int64_t mmaSplitKPartialBytes(const Schedule &schedule);
+// (A split-K mma warp's accumulator fragments: tile N / 16 x tile M / 8.)
+int64_t mmaSplitKAccumulators(const Schedule &schedule);
 // ...and with stages > 1 each warp's cp.async ring of stages x tile K / 32
 // slots, a slot holding one 32-wide block: tile N x 32 codes and tile M x 32
 // activations (dynamic; 0 with one stage).

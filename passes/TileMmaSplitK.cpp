@@ -34,9 +34,10 @@
 // s8 activations take the same blocks to the integer tensor cores: the two
 // k16 units of a 32-wide block decode to s8 bytes and together are the A
 // fragment of one m16n8k32 (lb.pack_a_fragment_s8), a lane's 8 bytes of x
-// are its B fragment, and the warp sums in s32. The sums become f32 once,
-// before the partials, and are scaled once at the end: the weight scale x
-// 2^-shift of the decode, then each token's scale.
+// are its B fragment, and the warp sums in s32. The sums become f32 as
+// each group ends (group scales) or once before the partials, and the
+// weight scale x 2^-shift of the decode applies there or at the end; each
+// token's scale applies last.
 #include "core/DecodeFacts.h"
 #include "core/ScheduleRules.h"
 #include "ir/CoreConversion.h"
@@ -65,7 +66,7 @@ constexpr int64_t kPartialFloats = 32 * 4; // a warp's accumulator fragment
 
 // Accumulators of a block: 16-column slices of W times 8-row slices of x.
 int64_t accumulators(const KernelProblem &p) {
-  return (p.schedule.getTile()[1] / kWeightRows) * (p.schedule.getTile()[0] / kTokens);
+  return core::mmaSplitKAccumulators(lb::coreSchedule(p.schedule));
 }
 
 // The byte counts are the schedule rules' (core/ScheduleRules.h), so the
@@ -142,7 +143,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
   // `ones` (codes centred off 0) acc ends with one Σx accumulator per token
   // slice, which that fragment's mma adds the block's x to.
   SmallVector<Value> multiplyS8(ArrayRef<PairedCodeLoader::Codes> words, ArrayRef<Value> runs,
-                                SmallVector<Value> acc, Value ones) {
+                                SmallVector<Value> acc) {
     auto aType = VectorType::get({16}, b.getI8Type());
     auto accType = VectorType::get({4}, b.getIntegerType(32, /*isSigned=*/true));
     for (int64_t j = 0; j < loadsN(); ++j) {
@@ -204,6 +205,19 @@ struct MmaSplitKBuilder : TileBuilderBase {
       values.push_back(value);
     }
     return values;
+  }
+
+  // acc + scales ⊙ sums for every accumulator, slot r's rows g and g + 8
+  // taking the scales of subtiles 2 r' and 2 r' + 1 (r' its 16-row slice).
+  SmallVector<Value> scaleSlots(ValueRange acc, ValueRange sums, ArrayRef<Value> scales) {
+    auto f32Type = VectorType::get({4}, b.getF32Type());
+    SmallVector<Value> next;
+    for (int64_t slot = 0; slot < accumulators(p); ++slot) {
+      int64_t rows = slot / tokenTiles();
+      next.push_back(b.create<lb::ScaleAccumulateOp>(loc, f32Type, acc[slot], sums[slot],
+                                                     scales[2 * rows], scales[2 * rows + 1]));
+    }
+    return next;
   }
 
   // The weight scales of s8 bytes: 2^-shift folds into them (core::s8Decode).
@@ -391,7 +405,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
               add(k0, mul(inGroup, index(8))), p.rows));
       }
       if (s8)
-        return multiplyS8(words, runs, acc, ones);
+        return multiplyS8(words, runs, acc);
       ArrayRef<Value> scales = quant.take_front(subtiles),
                       biases = quant.slice(subtiles, subtiles),
                       zeros = quant.slice(2 * subtiles, subtiles);
@@ -435,13 +449,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
     // A period's products of raw codes, scaled once in f32 (slot r's rows g
     // and g + 8 are subtiles 2 r and 2 r + 1).
     auto finishPeriod = [&](ArrayRef<Value> quant, ValueRange acc, ValueRange periodSums) {
-      SmallVector<Value> next;
-      for (int64_t slot = 0; slot < slots; ++slot) {
-        int64_t rows = slot / tokenTiles;
-        next.push_back(b.create<lb::ScaleAccumulateOp>(loc, accType, acc[slot], periodSums[slot],
-                                                       quant[2 * rows], quant[2 * rows + 1]));
-      }
-      return next;
+      return scaleSlots(acc, periodSums, quant);
     };
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
@@ -464,15 +472,10 @@ struct MmaSplitKBuilder : TileBuilderBase {
       init.assign(slots, zero);
     }
     auto finishPeriodS8 = [&](ArrayRef<Value> quant, ValueRange acc, ValueRange periodSums) {
+      // In this order, so the ops are built sums first (arguments would be
+      // evaluated in an unspecified order).
       SmallVector<Value> values = closeS8Sums(periodSums, quant, *s8Decode);
-      SmallVector<Value> scales = s8Scales(quant, *s8Decode);
-      SmallVector<Value> next;
-      for (int64_t slot = 0; slot < slots; ++slot) {
-        int64_t rows = slot / tokenTiles;
-        next.push_back(b.create<lb::ScaleAccumulateOp>(loc, accType, acc[slot], values[slot],
-                                                       scales[2 * rows], scales[2 * rows + 1]));
-      }
-      return next;
+      return scaleSlots(acc, values, s8Scales(quant, *s8Decode));
     };
     // The ring's prologue: the warp's first S - 1 blocks in flight.
     if (slotsPerWarp) {

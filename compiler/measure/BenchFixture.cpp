@@ -98,6 +98,7 @@ Expected<std::unique_ptr<BenchFixture>> BenchFixture::create(const cuda::DriverA
     return makeError(inputs.error());
   std::unique_ptr<BenchFixture> f(new BenchFixture(api, p, options));
   f->inputs_ = std::move(*inputs);
+  f->arguments_ = core::kernelArguments(p);
   if (f->options_.tolerance <= 0)
     f->options_.tolerance = toleranceFor(p);
   // Activations are drawn from kActivationValues evenly spaced values in
@@ -233,7 +234,7 @@ void BenchFixture::bindArgs(LaunchArgs &args, const Rotation &rotation, int copy
   v.y = y_.get();
   v.rows = m;
   int i = 0;
-  for (core::KernelArgument argument : core::kernelArguments(problem_))
+  for (core::KernelArgument argument : arguments_)
     args.params[i++] = v.address(argument);
 }
 

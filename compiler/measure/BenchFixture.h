@@ -135,6 +135,7 @@ private:
   FixtureOptions options_;
   uint64_t seed_;
   ProblemInputs inputs_; // codes, scales, zeros and the reference weights
+  std::vector<core::KernelArgument> arguments_; // core::kernelArguments(problem_)
   std::vector<uint16_t> activationBits_; // the values x is drawn from, as f16/bf16 bits
   std::map<std::string, Rotation> rotations_;
   size_t perCopy_ = 0;
