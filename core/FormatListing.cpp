@@ -37,7 +37,7 @@ bool markArchs(const Problem &problem, std::vector<bool> &archHasKernels, std::s
         reason = rules.error();
       continue;
     }
-    int64_t shared = staticSharedBytes(schedule, bits) + dynamicSharedBytes(schedule, bits);
+    int64_t shared = staticSharedBytes(schedule, bits) + dynamicSharedBytes(schedule, problem);
     for (size_t a = 0; a < targetArchs().size(); ++a)
       if (shared <= targetArchs()[a].maxSharedBytesPerBlock &&
           checkScheduleArch(schedule, targetArchs()[a]))

@@ -90,6 +90,16 @@ constexpr int pairedSlotOfK(int k) {
   return 16 * j + 8 * r + 2 * t + h;
 }
 constexpr int pairedKOf(int t, int j, int r, int h) { return 8 * t + 4 * j + 2 * r + h; }
+// s8 takes a whole 32-wide block in one k32 step (m16n8k32, wgmma k32):
+// lane t's A register j holds bytes b = 2 r + h at slots 16 j + 4 t + b,
+// the same K values pairedKOf gives the 16-bit fragment's registers. The
+// s8 wgmma stages x in that order; this is the slot of K.
+constexpr int pairedS8SlotOfK(int k) {
+  int b = k & 3, j = (k >> 2) & 1, t = (k >> 3) & 3;
+  return 16 * j + 4 * t + b;
+}
+static_assert(pairedS8SlotOfK(pairedKOf(3, 1, 1, 1)) == 16 + 12 + 3,
+              "slot 16 j + 4 t + 2 r + h holds K = pairedKOf(t, j, r, h)");
 // So with groups of 16 (NVFP4), every value lane t holds in a block, both
 // k16 steps', is in the block's (t / kPairedLanesPerUnitK)-th group: a
 // lane's scale is the same for both steps, and the four lanes of a quad,

@@ -1,6 +1,6 @@
 // The rules for quantized activations: which problems and schedules the
-// integer tensor cores' split-K mma computes (ScheduleRules.cpp's code check
-// asks them first).
+// integer tensor cores compute, with the split-K mma (small M) and wgmma
+// (large M) (ScheduleRules.cpp's code check asks them first).
 #include "core/DecodeFacts.h"
 #include "core/ScheduleRulesSupport.h"
 
@@ -10,15 +10,50 @@ namespace lowbit::core::rules {
 // mma's m16n8k32 takes both operands as s8 bytes (core::s8Decode) and sums
 // in s32, codes centred off 0 (and zero points) adding (c - z) Σx from an
 // mma against ones, and scales apply once per group or once at the end,
-// never inside the integer sum. What that first family does not do yet is
-// refused here, with the reason.
+// never inside the integer sum. The wgmma family's s8 form takes the same
+// decoded bytes as its register A operand and x staged in shared memory,
+// and scales its s32 sums once, in the epilogue. What these families do not
+// do yet is refused here, with the reason.
+namespace {
+
+// wgmma keeps four m64 x tile M s32 accumulators and no second f32 set, and
+// has no Σx wgmma: per-channel or per-tensor scales of codes centred on 0.
+Status checkWgmmaS8(const Problem &p, const Schedule &s, const S8Decode &decode) {
+  if (isGrouped(p))
+    return reject(s, "group scales with s8 activations on wgmma are not implemented (they "
+                     "would need f32 accumulators next to the s32 ones): the split-K mma "
+                     "takes them");
+  if (p.scheme.hasZeros())
+    return reject(s, "zero points with s8 activations on wgmma are not implemented (no Σx "
+                     "wgmma): the split-K mma takes them");
+  if (decode.centre)
+    return reject(s, "codes centred off 0 (unsigned, ternary) with s8 activations on wgmma "
+                     "are not implemented (they need Σx): the split-K mma takes them");
+  // Integer wgmma has N = 8, 16, 24, 32 and then multiples of 16 (ptxas:
+  // "Illegal matrix shape '.m64n56k32' for instruction 'wgmma.mma_async
+  // with integer types'").
+  if (s.tileM > 32 && s.tileM % 16)
+    return reject(s, "integer wgmma takes N = 8, 16, 24, 32 or a multiple of 16: tile M " +
+                         str(s.tileM) + " is none of them");
+  // 8-bit codes are their own A registers, a K tile's 32 a lane, carried
+  // one tile ahead; with two consumer warpgroups tile M 48 spilled (32
+  // bytes: int8 512 x 1024, 48 x 512 x 64, sm_90a), 32 fit in 168.
+  if (p.codeBits() == 8 && s.warpsN > kWarpgroupWarps && s.tileM > 32)
+    return reject(s, "8-bit codes with s8 activations on two consumer warpgroups need tile M "
+                     "<= 32, got " + str(s.tileM));
+  return Status::success();
+}
+
+} // namespace
+
 Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
   if (p.activation != Activation::S8)
     return reject(s, std::string("no family multiplies ") + activationName(p.activation) +
-                         " activations yet: s8 activations have the split-K mma");
-  if (s.family != Family::Mma || s.splitK <= 1)
-    return reject(s, "only the split-K mma (family mma, split_k > 1) multiplies s8 activations, "
-                     "on the integer tensor cores");
+                         " activations yet: s8 activations have the split-K mma and wgmma");
+  const bool splitKMma = s.family == Family::Mma && s.splitK > 1;
+  if (!splitKMma && s.family != Family::Wgmma)
+    return reject(s, "only the split-K mma (family mma, split_k > 1) and wgmma multiply s8 "
+                     "activations, on the integer tensor cores");
   Expected<S8Decode> decode = s8Decode(p.code);
   if (!decode)
     return reject(s, decode.error());
@@ -34,29 +69,33 @@ Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
   if (isGrouped(p) && p.scheme.groupSize % kBlockK)
     return reject(s, "groups of " + str(p.scheme.groupSize) + " with s8 activations: a group "
                      "must be whole 32-wide blocks (one m16n8k32 spans both k16 steps)");
-  if (s.stages != 1)
-    return reject(s, "s8 activations are read straight into registers: stages must be 1, got " +
-                         str(s.stages));
+  if (s.family == Family::Wgmma) {
+    if (Status wgmma = checkWgmmaS8(p, s, *decode); !wgmma)
+      return wgmma;
+  } else if (s.stages != 1) {
+    return reject(s, "the split-K mma reads s8 activations straight into registers: stages "
+                     "must be 1, got " + str(s.stages));
+  }
   // Group scales carry f32 accumulators next to each period's s32 sums: 32
   // of each spilled (504 bytes: uint4 g128 with zero codes, 32 x 128 x 64,
   // split_k 2, sm_90a; 68 without zeros, int4 g64); 16 fit in 226-242
   // registers.
   constexpr int64_t kMaxGroupedS8Accumulators = 16;
   const int64_t accumulators = mmaSplitKAccumulators(s);
-  if (isGrouped(p) && accumulators > kMaxGroupedS8Accumulators)
+  if (splitKMma && isGrouped(p) && accumulators > kMaxGroupedS8Accumulators)
     return reject(s, "group scales with s8 activations keep f32 and s32 accumulators: tile M x "
                      "tile N / 128 must be at most " + str(kMaxGroupedS8Accumulators) + ", got " +
                          str(accumulators));
   // With 16 warps' 128 registers a thread, a 256-wide chunk with group
   // scales and zero codes spilled (8 bytes: uint4 g128 4096 x 14336, 8 x 64
   // x 256, split_k 16, sm_90a; 14336 x 4096 held 128 exactly).
-  if (isGrouped(p) && s.splitK >= 16 && s.tileK > 128)
+  if (splitKMma && isGrouped(p) && s.splitK >= 16 && s.tileK > 128)
     return reject(s, "group scales with s8 activations, split_k >= 16 and tile K > 128 need "
                      "more than the 128 registers a thread of 16 warps gets");
   // 16 warps leave a thread 128 registers; a 256-wide chunk of 8-bit codes
   // (32 words a column tile and k16 step in flight) spilled there (8 bytes:
   // int8 28672 x 8192, 8 x 64 x 256, split_k 16, sm_90a).
-  if (p.codeBits() == 8 && s.splitK >= 16 && s.tileK > 128)
+  if (splitKMma && p.codeBits() == 8 && s.splitK >= 16 && s.tileK > 128)
     return reject(s, "8-bit codes with s8 activations, split_k >= 16 and tile K > 128 need "
                      "more than the 128 registers a thread of 16 warps gets");
   // Each product is at most 128 x 128 = 2^14, so a warp's s32 sum stays

@@ -384,15 +384,15 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
                          str(s.tileM));
   if (s.tileK != kWgmmaTileK)
     return reject(s, "tile K must be " + str(kWgmmaTileK) +
-                         " (one 128-byte swizzled row of activations), got " + str(s.tileK));
+                         " (one swizzled row of activations), got " + str(s.tileK));
   if (s.splitK != 1)
     return reject(s, "split_k > 1 is not implemented for wgmma");
   // The ring hides the producer's copy latency: about 1.5 us against a
   // K tile's 0.3 us of wgmma at tile M 64, so up to 16 stages.
   if (s.stages < 2 || s.stages > 16)
     return reject(s, "stages (the activation ring) must be 2..16, got " + str(s.stages));
-  if (wgmmaRingBytes(s) > kMaxSharedBytesPerBlock)
-    return reject(s, "the activation ring needs " + str(wgmmaRingBytes(s)) +
+  if (wgmmaRingBytes(s, p.activation) > kMaxSharedBytesPerBlock)
+    return reject(s, "the activation ring needs " + str(wgmmaRingBytes(s, p.activation)) +
                          " bytes of shared memory; at most " + str(kMaxSharedBytesPerBlock) +
                          " are supported");
   if (Status tiles = checkWholeBlockTiles(p, s); !tiles)
@@ -493,8 +493,8 @@ int64_t mmaStagedSharedBytes(const Schedule &s, int codeBits) {
   return mul(s.stages, add(activations, codeTileBytes(s.tileN, s.tileK, codeBits)));
 }
 
-int64_t wgmmaRingBytes(const Schedule &s) {
-  return add(mul(mul(s.stages, s.tileM), kWgmmaTileK * kStagedActivationBytes),
+int64_t wgmmaRingBytes(const Schedule &s, Activation activation) {
+  return add(mul(mul(s.stages, s.tileM), kWgmmaTileK * activationBytes(activation)),
              kWgmmaRingAlignment);
 }
 
@@ -545,10 +545,10 @@ int64_t staticSharedBytes(const Schedule &s, int codeBits) {
   return 0;
 }
 
-int64_t dynamicSharedBytes(const Schedule &s, int codeBits) {
+int64_t dynamicSharedBytes(const Schedule &s, const Problem &p) {
   if (s.family == Family::Wgmma)
-    return wgmmaRingBytes(s);
-  return s.family == Family::Mma && s.splitK > 1 ? mmaSplitKRingBytes(s, codeBits) : 0;
+    return wgmmaRingBytes(s, p.activation);
+  return s.family == Family::Mma && s.splitK > 1 ? mmaSplitKRingBytes(s, p.codeBits()) : 0;
 }
 
 } // namespace lowbit::core

@@ -54,7 +54,8 @@ constexpr int64_t kMaxRingSlots = 16;
 // f16 and bf16 activations (core::activationBytes) staged in shared memory.
 constexpr int64_t kStagedActivationBytes = 2;
 
-// wgmma: one 128-byte swizzled row of 16-bit activations per K tile, 4
+// wgmma: one swizzled row of activations per K tile (128 bytes of f16 or
+// bf16, 64 of s8), 4
 // warps a warpgroup, each of whose warps owns one 64-column layout tile.
 constexpr int64_t kWgmmaTileK = 64;
 constexpr int64_t kWarpgroupWarps = 4;
@@ -105,11 +106,11 @@ int64_t mmaSplitKAccumulators(const Schedule &schedule);
 int64_t mmaSplitKRingSlots(const Schedule &schedule);
 int64_t mmaSplitKRingBytes(const Schedule &schedule, int codeBits);
 
-// - wgmma: the ring of `stages` tile M x 64 activation tiles, and the bytes
-//   that aligning it to the 128-byte swizzle's 1024-byte pattern may take
-//   (dynamic).
+// - wgmma: the ring of `stages` tile M x 64 activation tiles (rows of 128
+//   bytes for f16 and bf16, 64 for s8), and the bytes that aligning it to
+//   the swizzle's pattern (at most 1024 bytes) may take (dynamic).
 constexpr int64_t kWgmmaRingAlignment = 1024;
-int64_t wgmmaRingBytes(const Schedule &schedule);
+int64_t wgmmaRingBytes(const Schedule &schedule, Activation activation);
 
 // Whether the schedule's family has kernels for the arch (wgmma: only
 // sm_90a; cluster_k > 1: sm_90 and up); the reason when not.
@@ -118,6 +119,6 @@ Status checkScheduleArch(const Schedule &schedule, const TargetArch &arch);
 // A block's static shared memory (what ptxas reports; 0 for gemv) and the
 // dynamic shared memory its launch passes, by family.
 int64_t staticSharedBytes(const Schedule &schedule, int codeBits);
-int64_t dynamicSharedBytes(const Schedule &schedule, int codeBits);
+int64_t dynamicSharedBytes(const Schedule &schedule, const Problem &problem);
 
 } // namespace lowbit::core

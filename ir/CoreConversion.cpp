@@ -183,21 +183,27 @@ static Status setQuantizedActivation(core::Problem &p, Type xScales, Type output
   return Status::success();
 }
 
+Expected<core::Activation> coreActivation(Type activation) {
+  if (activation.isF16())
+    return core::Activation::F16;
+  if (activation.isBF16())
+    return core::Activation::BF16;
+  if (activation.isInteger(8))
+    return core::Activation::S8;
+  if (isa<Float8E4M3FNType>(activation))
+    return core::Activation::E4M3;
+  return makeError("activations must be f16, bf16, si8 or f8E4M3FN, got " + quoted(activation));
+}
+
 Expected<core::Problem> coreProblem(int64_t n, int64_t k, Type activation, Type code,
                                     QuantAttr quant, Type zeros, Type output, Type xScales) {
   core::Problem p;
   p.n = n;
   p.k = k;
-  if (activation.isF16())
-    p.activation = core::Activation::F16;
-  else if (activation.isBF16())
-    p.activation = core::Activation::BF16;
-  else if (activation.isInteger(8))
-    p.activation = core::Activation::S8;
-  else if (isa<Float8E4M3FNType>(activation))
-    p.activation = core::Activation::E4M3;
-  else
-    return makeError("activations must be f16, bf16, si8 or f8E4M3FN, got " + quoted(activation));
+  Expected<core::Activation> kind = coreActivation(activation);
+  if (!kind)
+    return makeError(kind.error());
+  p.activation = *kind;
   if (core::isQuantized(p.activation)) {
     if (Status set = setQuantizedActivation(p, xScales, output); !set)
       return makeError(set.error());

@@ -29,6 +29,9 @@ Expected<formats::DataFormat> dataFormat(mlir::Type type);
 // ternary, !lb.float for minifloats and !lb.lut with the table in the type.
 Expected<mlir::Type> codeType(mlir::MLIRContext &context, const formats::DataFormat &format);
 
+// x's element type in the core model (f16, bf16, si8, f8E4M3FN).
+Expected<core::Activation> coreActivation(mlir::Type activation);
+
 // An `lb.qmatmul`'s problem: W[n, k] of `code`, activations of
 // `activation`, and the scheme of `quant` (with `zeros`, the zero points'
 // element type, naming the format of quantized zero codes). Quantized

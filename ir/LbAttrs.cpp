@@ -117,10 +117,9 @@ LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, 
   if (bytes != 32 && bytes != 64 && bytes != 128)
     return emitError() << "a swizzle spans rows of 32, 64 or 128 bytes, got " << bytes;
   int64_t chunks = bytes / 16;
-  int64_t bits = chunks == 8 ? 3 : chunks == 4 ? 2 : 1;
-  if (static_cast<int64_t>(xorMasks.size()) != bits)
-    return emitError() << "a " << bytes << "-byte swizzle maps " << bits
-                       << " row bits to chunk bits, got " << xorMasks.size() << " masks";
+  if (static_cast<int64_t>(xorMasks.size()) != kRowBits)
+    return emitError() << "a swizzle maps the 3 bits of the row mod 8 to chunk bits, got "
+                       << xorMasks.size() << " masks";
   for (int64_t mask : xorMasks)
     if (mask < 0 || mask >= chunks)
       return emitError() << "a mask must name chunk bits of the span (0 .. " << chunks - 1
@@ -128,18 +127,19 @@ LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, 
   return success();
 }
 
+// Row r of `bytes` starts at address r x bytes, so row bit i is address bit
+// i + log2(bytes), which the hardware XORs into address bit i + log2(bytes)
+// - 3, chunk bit i + log2(bytes) - 7 (none below chunk bit 0).
 SwizzleAttr SwizzleAttr::getHardware(MLIRContext *context, int64_t bytes) {
-  SmallVector<int64_t> identity;
-  for (int64_t bit = 1; bit < bytes / 16; bit <<= 1)
-    identity.push_back(bit);
-  return get(context, bytes, identity);
+  int64_t rowShift = bytes == 128 ? 0 : bytes == 64 ? 1 : 2;
+  SmallVector<int64_t> toggles;
+  for (int64_t bit = 0; bit < kRowBits; ++bit)
+    toggles.push_back(bit >= rowShift ? int64_t{1} << (bit - rowShift) : 0);
+  return get(context, bytes, toggles);
 }
 
 bool SwizzleAttr::isHardware() const {
-  for (auto [i, mask] : llvm::enumerate(getToggles()))
-    if (mask != int64_t{1} << i)
-      return false;
-  return true;
+  return getToggles() == getHardware(getContext(), getBytes()).getToggles();
 }
 
 void LbDialect::registerAttributes() {

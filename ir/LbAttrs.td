@@ -76,14 +76,15 @@ def Lb_SwizzleAttr : Lb_Attr<"Swizzle", "swizzle"> {
     `#lb.swizzle<bytes = 128, xor = [1, 2, 4]>`: rows hold whole spans of
     `bytes` bytes, and the 16-byte chunk c of row r lives at chunk
     c ^ f(r), where f(r) XORs together `xor[i]` for every set bit i of
-    r mod 2^n (n = log2(bytes / 16): the chunk index bits the span has).
-    So f is linear over F2, and each row's chunks are a permutation of the
-    unswizzled ones.
-    - `xor = [1, 2, 4]` (f(r) = r mod 8) with `bytes = 128` is the layout
-      the TMA unit writes with CU_TENSOR_MAP_SWIZZLE_128B and wgmma reads
-      with a descriptor of swizzle mode 128B (PTX ISA, "Shared Memory Matrix
-      Layout"). Both units swizzle address bits, so a stage in it must start
-      on 8 rows x `bytes` (1024 bytes).
+    r mod 8 (each mask names chunk bits of the span). So f is linear over
+    F2, and each row's chunks are a permutation of the unswizzled ones.
+    - The hardware's layouts, which the TMA unit writes with
+      CU_TENSOR_MAP_SWIZZLE_{128B,64B,32B} and wgmma reads with a descriptor
+      of swizzle mode 128B, 64B or 32B (PTX ISA, "Shared Memory Matrix
+      Layout"), XOR address bits 4.. with address bits 7..: `xor = [1, 2,
+      4]` (f(r) = r mod 8) for 128-byte rows, `xor = [0, 1, 2]` (f(r) =
+      (r / 2) mod 4) for 64, `xor = [0, 0, 1]` for 32. Both units swizzle
+      address bits, so a stage in one must start on 8 rows x `bytes`.
     - `xor = [5, 2, 4]` (f(r) = (r mod 8) ^ 4 (r mod 2)) is the staged mma's
       activation layout: a phase of lb.load_a_fragment (rows 2 i and 2 i + 1,
       chunks c .. c + 3, c a multiple of 4) finds the odd row's chunks in
@@ -96,12 +97,14 @@ def Lb_SwizzleAttr : Lb_Attr<"Swizzle", "swizzle"> {
   let assemblyFormat = "`<` `bytes` `=` $bytes `,` `xor` `=` `[` $toggles `]` `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// The hardware's swizzle of rows of `bytes` (f(r) = r mod (bytes / 16)).
+    /// The hardware's swizzle of rows of `bytes` (address bits 4.. XOR 7..).
     static SwizzleAttr getHardware(::mlir::MLIRContext *context, int64_t bytes);
     /// Whether this is the layout TMA and wgmma swizzle addresses in.
     bool isHardware() const;
-    /// Rows one swizzle pattern spans (8 for 128 bytes).
-    int64_t getPatternRows() const { return getBytes() / 16; }
+    /// Rows one swizzle pattern spans: f reads r mod 8.
+    static constexpr int64_t kRowBits = 3;
+    static constexpr int64_t kPatternRows = int64_t{1} << kRowBits;
+    int64_t getPatternRows() const { return kPatternRows; }
     /// The alignment a stage needs when the hardware reads it.
     int64_t getAlignment() const { return getPatternRows() * getBytes(); }
   }];

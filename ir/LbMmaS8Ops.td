@@ -17,8 +17,8 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Lb_S8AccumulatorType : VectorOfLengthAndType<[4], [SI32]>;
 
 def Lb_ZeroAccumulatorOp : Lb_Op<"zero_accumulator", [Pure]> {
-  let summary = "an s32 accumulator fragment of zeros";
-  let results = (outs Lb_S8AccumulatorType:$acc);
+  let summary = "s32 accumulators of zeros: an mma fragment, or a thread's share of a wgmma's";
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [SI32]>:$acc);
   let assemblyFormat = "attr-dict `:` type($acc)";
 }
 

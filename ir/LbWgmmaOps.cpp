@@ -38,10 +38,15 @@ LogicalResult CopyPairedActivationsOp::verify() {
   auto buffer = getBuffer().getDefiningOp<SharedBufferOp>();
   if (!buffer || !buffer.getLayoutAttr())
     return emitOpError("needs a buffer made by lb.shared_buffer with a #lb.swizzle layout");
-  // A warp copies one row's 32 pairs per instruction: 64 values.
+  // A lane copies one 4-byte word: a warp one row of 64 16-bit values or two
+  // rows of 64 bytes.
   if (buffer.getCols() != 64)
-    return emitOpError("copies rows of 64 values (32 pairs, one per lane), got ")
-           << buffer.getCols();
+    return emitOpError("copies rows of 64 values, got ") << buffer.getCols();
+  // s8 x (si8) lands in an i8 buffer, as the wgmma's A bytes are i8.
+  auto element = cast<MemRefType>(getBuffer().getType()).getElementType();
+  auto xElement = cast<MemRefType>(getX().getType()).getElementType();
+  if (element.getIntOrFloatBitWidth() != xElement.getIntOrFloatBitWidth())
+    return emitOpError("copies x of ") << xElement << " into a buffer of " << element;
   if (getThreads() % 32)
     return emitOpError("copies with whole warps, got ") << getThreads() << " threads";
   return success();
@@ -57,22 +62,31 @@ LogicalResult SetMaxRegistersOp::verify() {
 
 LogicalResult WgmmaOp::verify() {
   auto buffer = getBuffer().getDefiningOp<SharedBufferOp>();
+  auto bufferType = cast<MemRefType>(getBuffer().getType());
+  int64_t rowBytes = buffer ? buffer.getCols() * elementBytes(bufferType) : 0;
   if (!buffer || !buffer.getLayoutAttr() || !buffer.getLayoutAttr().isHardware() ||
-      buffer.getLayoutAttr().getBytes() != 128 || buffer.getCols() != 64)
-    return emitOpError("B must be read from an lb.shared_buffer of 64-value rows in the hardware's "
-                       "128-byte swizzle (#lb.swizzle<bytes = 128, xor = [1, 2, 4]>)");
-  int64_t n = 2 * cast<VectorType>(getAcc().getType()).getNumElements();
+      buffer.getLayoutAttr().getBytes() != rowBytes || buffer.getCols() != 64)
+    return emitOpError("B must be read from an lb.shared_buffer of 64-value rows in the "
+                       "hardware's swizzle of their bytes (#lb.swizzle<bytes = 128, xor = [1, "
+                       "2, 4]> for 16-bit values, <bytes = 64, xor = [0, 1, 2]> for s8)");
+  auto aType = cast<VectorType>(getA().getType());
+  auto accType = cast<VectorType>(getAcc().getType());
+  const bool s8 = aType.getElementType().isInteger(8);
+  if (s8 != (aType.getNumElements() == 16) || s8 != accType.getElementType().isInteger(32))
+    return emitOpError("A is 8 f16 or bf16 values into f32 sums, or 16 s8 bytes into s32 sums; "
+                       "got ")
+           << aType << " into " << accType;
+  int64_t n = 2 * accType.getNumElements();
   if (static_cast<int64_t>(buffer.getRows()) != n)
     return emitOpError("an accumulator of ")
-           << n / 2 << " floats is m64 x n" << n << ", but a stage holds " << buffer.getRows()
+           << n / 2 << " values is m64 x n" << n << ", but a stage holds " << buffer.getRows()
            << " rows of B";
-  int64_t steps = static_cast<int64_t>(buffer.getCols()) / 16;
+  int64_t steps = static_cast<int64_t>(buffer.getCols()) / (s8 ? 32 : 16);
   if (static_cast<int64_t>(getKStep()) >= steps)
     return emitOpError("k_step must be in 0 .. ") << steps - 1 << " for rows of "
                                                    << buffer.getCols() << " values";
-  auto bType = cast<MemRefType>(getBuffer().getType()).getElementType();
-  auto aType = cast<VectorType>(getA().getType()).getElementType();
-  if (aType != bType)
-    return emitOpError("A is ") << aType << " but the staged B is " << bType;
+  auto bType = bufferType.getElementType();
+  if (aType.getElementType() != bType)
+    return emitOpError("A is ") << aType.getElementType() << " but the staged B is " << bType;
   return success();
 }

@@ -7,8 +7,9 @@
 // wgmma.mma_async with the decoded weights as the register A operand and
 // the staged activations as the B operand, read through a descriptor.
 // Values: `vector<8xf16>` is a warp's 16 x 16 share of the m64 A operand
-// (the mma A fragment's registers), `vector<Nxf32>` a thread's share of an
-// m64 x 2N f32 accumulator.
+// (the mma A fragment's registers), `vector<16xi8>` its 16 x 32 share for
+// s8, `vector<Nxf32>` (`vector<Nxsi32>` for s8) a thread's share of an m64 x
+// 2N accumulator.
 
 include "ir/LbDialect.td"
 include "ir/LbAttrs.td"
@@ -49,14 +50,16 @@ def Lb_CopyPairedActivationsOp : Lb_Op<"copy_paired_activations_async",
   let summary = "the producer copies x[m0 .., k0 .. k0 + cols) into a stage in the paired K order";
   let description = [{
     The stage holds, in each 32-wide block of K, the activations in the
-    order the weights' mma_b_paired fragment takes K: position 16 j + 8 r +
-    2 t + h of the block (wgmma step j, the A register r, lane t of a quad,
-    half h) holds x at K = 8 t + 4 j + 2 r + h, the value the decoded weight
-    in that slot multiplies. That is a 4 x 4 transpose of the block's
-    4-byte pairs, finer than TMA's 16-byte boxes, so the `threads` threads
-    (threadIdx.x mod `threads`) copy one pair each with cp.async, a warp a
-    row (coalesced in x; 32 words of one 128-byte row in the stage, no bank
-    conflicts), into the buffer's `#lb.swizzle`. Rows at or past `rows` (M)
+    order the weights' mma_b_paired fragment takes K: for f16 and bf16,
+    position 16 j + 8 r + 2 t + h of the block (wgmma step j, the A register
+    r, lane t of a quad, half h) holds x at K = 8 t + 4 j + 2 r + h
+    (core::pairedSlotOfK); for s8, whose one k32 step is the whole block,
+    position 16 j + 4 t + b holds K = 8 t + 4 j + b (core::pairedS8SlotOfK).
+    Either way the decoded weight in that slot multiplies it. That is a
+    transpose of the block's 4-byte words, finer than TMA's 16-byte boxes,
+    so the `threads` threads (threadIdx.x mod `threads`) copy one word each
+    with cp.async, a warp a 128-byte row (f16) or two 64-byte rows (s8)
+    (coalesced in x, no bank conflicts), into the buffer's `#lb.swizzle`. Rows at or past `rows` (M)
     are zero-filled. Each thread then arrives on barrier `index` when its
     copies have landed (cp.async.mbarrier.arrive.noinc), so the barrier's
     arrivals must be `threads`.
@@ -106,25 +109,50 @@ def Lb_WgmmaWaitOp : Lb_Op<"wgmma_wait"> {
 }
 
 def Lb_WgmmaOp : Lb_Op<"wgmma", [MemoryEffects<[MemRead]>, AllTypesMatch<["acc", "result"]>]> {
-  let summary = "warpgroup m64 x N x k16 wgmma.mma_async: registers A, shared-memory B, f32 C";
+  let summary = "warpgroup wgmma.mma_async: registers A, shared-memory B; f16/bf16 k16 into f32, s8 k32 into s32";
   let description = [{
-    acc + A·B for the calling warpgroup, where A (64 x 16) is the four warps'
+    acc + A·B for the calling warpgroup, where A (64 x k) is the four warps'
     `a` fragments, warp w giving rows 16 w .. 16 w + 15 in the mma A
-    fragment's registers, and B (16 x N) is step `k_step` (K 16 k_step ..
-    16 k_step + 15) of stage `stage`: N rows of the buffer, each a K-major
-    row of 64 values in the buffer's swizzle. N is twice the accumulator's
-    length. Asynchronous: the result is valid after lb.wgmma_commit and an
-    lb.wgmma_wait that covers it, and `a` must not change before that.
+    fragment's registers, and B (k x N) is step `k_step` (K k k_step ..
+    k k_step + k - 1) of stage `stage`: N rows of the buffer, each a K-major
+    row of 64 values in the buffer's swizzle. For f16 and bf16 (`a` of 8
+    values) k is 16 and the sums are f32; for s8 (`a` of 16 bytes, the
+    m16n8k32 A fragment's registers) k is 32 and the sums are s32, exact.
+    N is twice the accumulator's length. Asynchronous: the result is valid
+    after lb.wgmma_commit and an lb.wgmma_wait that covers it, and `a` must
+    not change before that.
   }];
-  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$acc,
-                       VectorOfLengthAndType<[8], [F16, BF16]>:$a, AnyMemRef:$buffer,
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32, SI32]>:$acc,
+                       VectorOfLengthAndType<[8, 16], [F16, BF16, I8]>:$a, AnyMemRef:$buffer,
                        Index:$stage, I64Attr:$k_step);
-  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$result);
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32, SI32]>:$result);
   let assemblyFormat = [{
     $acc `,` $a `,` $buffer `[` $stage `]` `k_step` $k_step attr-dict `:` type($acc) `,`
     type($a) `,` type($buffer)
   }];
   let hasVerifier = 1;
+}
+
+def Lb_ScaleWgmmaSumsOp : Lb_Op<"scale_wgmma_sums", [Pure, AllShapesMatch<["sums", "result"]>]> {
+  let summary = "a warp's s32 wgmma sums as f32, times its rows' weight scales and its tokens' scales";
+  let description = [{
+    The s8 wgmma's epilogue: the scales left the integer sums (weights per
+    channel or per tensor, x per token or per tensor), so they apply here,
+    once. Register 4 i + h of `sums` is row g (the lane's groupID) of the
+    warp's 16, token m0 + 8 i + 2 t + h (t = lane mod 4), and 4 i + 2 + h
+    row g + 8 of the same token (lb.store_wgmma_accumulator's layout):
+    they take `row_scale` and `row8_scale`. A token's scale is
+    `x_scales[token]`, or `x_scales[0]` for a one-element (per-tensor)
+    memref; tokens at or past `rows` (M) get 0.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [SI32]>:$sums, F32:$row_scale,
+                       F32:$row8_scale, MemRefRankOf<[F32], [1]>:$x_scales, Index:$m0,
+                       Index:$rows);
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$result);
+  let assemblyFormat = [{
+    $sums `,` $row_scale `,` $row8_scale `,` $x_scales `[` $m0 `]` `rows` $rows attr-dict `:`
+    type($sums) `,` type($x_scales) `->` type($result)
+  }];
 }
 
 def Lb_StoreWgmmaAccumulatorOp : Lb_Op<"store_wgmma_accumulator", [MemoryEffects<[MemWrite]>]> {
@@ -134,7 +162,7 @@ def Lb_StoreWgmmaAccumulatorOp : Lb_Op<"store_wgmma_accumulator", [MemoryEffects
     y (row g of its m16 share is column n0 + g), and the accumulator's N
     columns are rows m0 .. m0 + N of y; rows at or past `rows` (M) are not
     written. In registers, slice i (4 i .. 4 i + 3) is an m16n8 mma
-    accumulator for rows m0 + 8 i .. m0 + 8 i + 7.
+    accumulator for rows m0 + 8 i .. m0 + 8 i + 7. y is f16, bf16 or f32.
   }];
   let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$acc,
                        AnyMemRef:$y, Index:$m0, Index:$n0, Index:$rows);

@@ -35,6 +35,16 @@
 // With groups of 16 a lane's 8 values of a block are all in one of the
 // block's two groups (core::pairedLanesKeepTheirGroupOf16), so the lane loads
 // that group's quant (HalfBlockLane) and the set stays one value a subtile.
+//
+// s8 activations (core::checkQuantizedActivation) take the integer form:
+// one wgmma k32 step is a whole 32-wide block, whose two k16 units decode to
+// s8 bytes and together are a slice's A fragment (lb.pack_a_fragment_s8, as
+// in the split-K mma); x is staged as s8 in its paired order
+// (core::pairedS8SlotOfK), 64-byte rows in the hardware's 64-byte swizzle;
+// the sums are s32 and exact. Weight scales (per channel or per tensor, with
+// the decode's 2^-shift) and x's token scales apply once, after the loop
+// (lb.scale_wgmma_sums), so no quant is loaded in it.
+#include "core/DecodeFacts.h"
 #include "core/ScheduleRules.h"
 #include "ir/CoreConversion.h"
 #include "passes/SplitKLoops.h"
@@ -42,6 +52,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -53,6 +65,7 @@ constexpr int64_t kSlices = kColumnsPerWarp / 16;           // accumulators per 
 constexpr int64_t kTileK = core::kWgmmaTileK;
 constexpr int64_t kSteps = kTileK / core::kUnitK;           // k16 steps per K tile
 constexpr int64_t kStepsPerBlock = core::kBlockK / core::kUnitK;
+constexpr int64_t kBlocks = kTileK / core::kBlockK;          // s8 k32 steps per K tile
 constexpr int64_t kSubtilesPerLoad = core::kSubtilesPerUnit;
 constexpr int64_t kProducerThreads = core::Schedule::kProducerThreads;
 static_assert(kSubtilesPerLoad == 2 * kSlices, "a 16-row slice is two 8-column subtiles");
@@ -73,6 +86,7 @@ struct WgmmaBuilder : TileBuilderBase {
     body();
   }
 
+  bool s8() const { return p.quantizedActivations(); }
   int64_t tileM() const { return p.schedule.getTile()[0]; }
   int64_t tileN() const { return p.schedule.getTile()[1]; }
   int64_t stages() const { return p.schedule.getStages(); }
@@ -138,7 +152,8 @@ struct WgmmaBuilder : TileBuilderBase {
         loads.stepUnit.push_back(c.unit);
       }
     }
-    for (int64_t set = 0; set < quantSets(); ++set) {
+    // s8 sums take their scales after the loop.
+    for (int64_t set = 0; set < (s8() ? 0 : quantSets()); ++set) {
       Value k = half.quantK(b, loc, add(k0, index(core::kBlockK * set)));
       for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
         ColumnQuant q = loadColumnQuant(b, loc, p, add(n0, add(index(8 * s), group)), k);
@@ -175,22 +190,61 @@ struct WgmmaBuilder : TileBuilderBase {
     return fragments;
   }
 
+  // s8: block `block`'s A fragments, one per 16-row slice: its two k16
+  // units decoded to bytes, paired into m16 x k32 fragments.
+  SmallVector<Value> blockFragmentsS8(const TileLoads &loads, int64_t block) {
+    auto aType = VectorType::get({16}, b.getI8Type());
+    SmallVector<Value> units;
+    for (int64_t step = block * kStepsPerBlock; step < (block + 1) * kStepsPerBlock; ++step)
+      units.push_back(
+          decodeUnit(b, loc, p, {loads.codeLoads[loads.stepLoad[step]], loads.stepUnit[step]}));
+    SmallVector<Value> fragments;
+    for (int64_t r = 0; r < kSlices; ++r)
+      fragments.push_back(b.create<lb::PackAFragmentS8Op>(loc, aType, units[0], units[1],
+                                                          b.getI64IntegerAttr(r)));
+    return fragments;
+  }
+
+  // s8: the warp's sums as f32 in y, each scaled once: its subtiles' weight
+  // scales (times the decode's 2^-shift) and its tokens' scales.
+  void storeS8(ArrayRef<Value> sums, Value warpN0, Value group, Value m0) {
+    core::S8Decode decode = *core::s8Decode(*lb::dataFormat(p.code));
+    Value factor = b.create<arith::ConstantOp>(
+        loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, -decode.shift))));
+    SmallVector<Value> scales;
+    for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
+      ColumnQuant q = loadColumnQuant(b, loc, p, add(warpN0, add(index(8 * s), group)), index(0));
+      scales.push_back(decode.shift ? b.create<arith::MulFOp>(loc, q.scale, factor) : q.scale);
+    }
+    auto f32Type = VectorType::get({tileM() / 2}, b.getF32Type());
+    for (int64_t r = 0; r < kSlices; ++r) {
+      Value values = b.create<lb::ScaleWgmmaSumsOp>(loc, f32Type, sums[r], scales[2 * r],
+                                                    scales[2 * r + 1], p.xScales, m0, p.rows);
+      b.create<lb::StoreWgmmaAccumulatorOp>(loc, values, p.y, m0, add(warpN0, index(16 * r)),
+                                            p.rows);
+    }
+  }
+
   void build() {
     int64_t consumerGroups = consumerWarps() / core::kWarpgroupWarps;
     int64_t kTiles = p.k / kTileK;
     Value lane = coord(lb::ThreadCoord::lane);
     Value warp = coord(lb::ThreadCoord::warp);
 
-    // The ring, in the hardware's 128-byte swizzle, and its barriers: made
-    // before the roles split (lb.mbarriers initializes with a block barrier).
-    auto ringType = MemRefType::get({stages(), tileM(), kTileK}, p.activation,
+    // The ring, in the hardware's swizzle of its rows (128 bytes of 16-bit
+    // values, 64 of s8 bytes), and its barriers: made before the roles split
+    // (lb.mbarriers initializes with a block barrier).
+    core::Activation activation = *lb::coreActivation(p.activation);
+    Type staged = s8() ? Type(b.getI8Type()) : p.activation;
+    auto ringType = MemRefType::get({stages(), tileM(), kTileK}, staged,
                                     MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
-    auto swizzle =
-        lb::SwizzleAttr::getHardware(b.getContext(), kTileK * core::kStagedActivationBytes);
+    auto swizzle = lb::SwizzleAttr::getHardware(b.getContext(),
+                                                kTileK * core::activationBytes(activation));
     Value ring = b.create<lb::SharedBufferOp>(loc, ringType, stages(), tileM(), kTileK,
                                               /*dynamic=*/true, swizzle);
     p.kernel->setAttr(kDynamicSharedBytesAttr,
-                      b.getI64IntegerAttr(core::wgmmaRingBytes(lb::coreSchedule(p.schedule))));
+                      b.getI64IntegerAttr(
+                          core::wgmmaRingBytes(lb::coreSchedule(p.schedule), activation)));
     auto barriersType = MemRefType::get({stages()}, b.getI64Type(), MemRefLayoutAttrInterface(),
                                         b.getI64IntegerAttr(3));
     Value full = b.create<lb::MbarriersOp>(loc, barriersType, stages(), kProducerThreads);
@@ -252,9 +306,11 @@ struct WgmmaBuilder : TileBuilderBase {
     const bool groupsOf16 = p.quant.getGranularity() == lb::ScaleGranularity::group &&
                             p.quant.getGroupSize() == core::kUnitK;
     HalfBlockLane half(b, loc, groupsOf16, groupsOf16 ? rem(lane, 4) : Value());
-    auto accType = VectorType::get({tileM() / 2}, b.getF32Type());
-    Value zero = b.create<arith::ConstantOp>(
-        loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
+    auto accType = VectorType::get(
+        {tileM() / 2}, s8() ? Type(b.getIntegerType(32, /*isSigned=*/true)) : b.getF32Type());
+    Value zero = s8() ? Value(b.create<lb::ZeroAccumulatorOp>(loc, accType))
+                      : Value(b.create<arith::ConstantOp>(
+                            loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f))));
 
     TileLoads first = loadTile(warpN0, group, half, index(0));
     SmallVector<Value> init(kSlices, zero);
@@ -276,8 +332,10 @@ struct WgmmaBuilder : TileBuilderBase {
       Value stage = rem(t, stages());
       b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(t, stages()), 2));
       b.create<lb::FenceAsyncSharedOp>(loc);
-      for (int64_t step = 0; step < kSteps; ++step) {
-        SmallVector<Value> fragments = stepFragments(current, step);
+      // One k32 step a 32-wide block for s8, one k16 step a unit otherwise.
+      for (int64_t step = 0; step < (s8() ? kBlocks : kSteps); ++step) {
+        SmallVector<Value> fragments =
+            s8() ? blockFragmentsS8(current, step) : stepFragments(current, step);
         b.create<lb::WgmmaFenceOp>(loc);
         for (int64_t r = 0; r < kSlices; ++r)
           acc[r] = b.create<lb::WgmmaOp>(loc, accType, acc[r], fragments[r], ring, stage,
@@ -291,6 +349,11 @@ struct WgmmaBuilder : TileBuilderBase {
       SmallVector<Value> nextValues = next.flatten();
       yielded.append(nextValues.begin(), nextValues.end());
       b.create<scf::YieldOp>(loc, yielded);
+    }
+    if (s8()) {
+      SmallVector<Value> sums(loop.getResults().take_front(kSlices));
+      storeS8(sums, warpN0, group, m0);
+      return;
     }
     for (int64_t r = 0; r < kSlices; ++r)
       b.create<lb::StoreWgmmaAccumulatorOp>(loc, loop.getResult(r), p.y, m0,

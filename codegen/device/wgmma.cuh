@@ -96,24 +96,33 @@ template <int kPending> __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
 
-// The descriptor of a K-major operand in a 128-byte-swizzled buffer (PTX
-// ISA, "Matrix Descriptor Format"): bits 0-13 the start address / 16, 16-29
-// the leading byte offset / 16 (unused for swizzled K-major layouts: 1),
-// 32-45 the stride byte offset / 16 (1024: from one 8-row group to the next),
-// 49-51 the base offset (0: stages start on 1024-byte boundaries), 62-63 the
-// swizzle mode (1: 128 bytes). Step k16 j of a row starts 32 j bytes in: the
-// hardware applies the swizzle to the address it forms, as the writers did.
-__device__ __forceinline__ u64 wgmma_descriptor_swizzle128(u32 address) {
+// The descriptor of a K-major operand in a buffer of kRowBytes-byte rows in
+// the hardware's swizzle of that span (PTX ISA, "Matrix Descriptor
+// Format"): bits 0-13 the start address / 16, 16-29 the leading byte offset
+// / 16 (unused for swizzled K-major layouts: 1), 32-45 the stride byte
+// offset / 16 (8 rows: from one 8-row group to the next), 49-51 the base
+// offset (0: stages start on whole 8-row patterns), 62-63 the swizzle mode
+// (1: 128 bytes, 2: 64, 3: 32). A k step's 32 bytes of a row start 32 j
+// bytes in: the hardware applies the swizzle to the address it forms, as
+// the writers did.
+template <int kRowBytes> __device__ __forceinline__ u64 wgmma_descriptor_swizzled(u32 address) {
+  static_assert(kRowBytes == 128 || kRowBytes == 64 || kRowBytes == 32,
+                "wgmma swizzles rows of 32, 64 or 128 bytes");
+  constexpr u64 kMode = kRowBytes == 128 ? 1 : kRowBytes == 64 ? 2 : 3;
   u64 descriptor = static_cast<u64>((address & 0x3FFFF) >> 4);
   descriptor |= static_cast<u64>(1) << 16;
-  descriptor |= static_cast<u64>(1024 >> 4) << 32;
-  descriptor |= static_cast<u64>(1) << 62;
+  descriptor |= static_cast<u64>(8 * kRowBytes >> 4) << 32;
+  descriptor |= kMode << 62;
   return descriptor;
 }
 
-// A thread's share of an m64 x 2N f32 wgmma accumulator.
+// A thread's share of an m64 x 2N f32 wgmma accumulator, and of an s32 one
+// (s8 operands).
 template <int N> struct F32x {
   float r[N];
+};
+template <int N> struct S32x {
+  s32 r[N];
 };
 
 } // namespace device

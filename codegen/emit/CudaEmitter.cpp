@@ -33,6 +33,8 @@ std::string valueType(Type type) {
     // The integer tensor cores' fragments (LbMmaS8Ops.td).
     if (element.isSignedInteger(32) && vector.getNumElements() == 4)
       return "FragC_s32";
+    if (element.isSignedInteger(32))
+      return "S32x<" + std::to_string(vector.getNumElements()) + ">";
     if (element.isInteger(8) && vector.getNumElements() == 16)
       return "FragA_s8";
     if (element.isInteger(8) && vector.getNumElements() == 8)

@@ -29,7 +29,11 @@ LogicalResult Emitter::emitMmaS8Op(Operation &op, bool &handled) {
   handled = true;
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case<lb::ZeroAccumulatorOp>([&](lb::ZeroAccumulatorOp zero) {
-        line() << "FragC_s32 " << bind(zero.getAcc()) << " = {{0, 0, 0, 0}};\n";
+        auto type = cast<VectorType>(zero.getAcc().getType());
+        if (type.getNumElements() == 4)
+          line() << "FragC_s32 " << bind(zero.getAcc()) << " = {{0, 0, 0, 0}};\n";
+        else
+          line() << valueType(type) << " " << bind(zero.getAcc()) << " = {};\n";
         return success();
       })
       .Case<lb::PackAFragmentS8Op>([&](lb::PackAFragmentS8Op pack) {

@@ -33,7 +33,8 @@ std::string swizzledChunk(lb::SwizzleAttr layout, const std::string &row,
 namespace {
 
 std::string sharedBase(const std::string &buffer, MemRefType type, const std::string &stage) {
-  int64_t stageBytes = type.getDimSize(1) * type.getDimSize(2) * 2;
+  int64_t stageBytes =
+      type.getDimSize(1) * type.getDimSize(2) * type.getElementTypeBitWidth() / 8;
   return "(shared_addr(" + buffer + ") + (u32)(" + stage + ") * " + std::to_string(stageBytes) +
          "u)";
 }
@@ -43,6 +44,76 @@ std::string barrierAddress(const std::string &barriers, const std::string &index
 }
 
 } // namespace
+
+// A lane copies one 4-byte word of a row into its slot in the paired K
+// order, and checks that the expression it emits is core's slot for every
+// word, so the two cannot drift apart.
+// - 16-bit x: lane q copies pair q of the row's 64 values: pair b = q mod 16
+//   of 32-wide block q / 16, the values at K = 2 b, 2 b + 1 = 8 t + 4 j +
+//   2 r + h with r = b & 1, j = (b >> 1) & 1, t = b >> 2, which the paired
+//   order puts at position 16 j + 8 r + 2 t + h (core::pairedSlotOfK): byte
+//   64 block + 32 j + 16 r + 4 t of the row. A warp copies a row.
+// - s8 x: a 64-byte row is 16 words, so lane q copies word kw = q mod 16 of
+//   row q / 16 of its warp's pair of rows. Word kw = 8 block + 2 t + j holds
+//   K = 32 block + 8 t + 4 j .. + 3, which the s8 paired order puts at slot
+//   16 j + 4 t of its block (core::pairedS8SlotOfK).
+LogicalResult Emitter::emitCopyPairedActivations(lb::CopyPairedActivationsOp copy) {
+  auto buffer = cast<MemRefType>(copy.getBuffer().getType());
+  auto x = cast<MemRefType>(copy.getX().getType());
+  auto layout = copy.getBuffer().getDefiningOp<lb::SharedBufferOp>().getLayoutAttr();
+  const bool s8 = buffer.getElementType().isInteger(8);
+  int64_t rows = buffer.getDimSize(1), warps = copy.getThreads() / 32;
+  const int64_t rowsPerWarp = s8 ? 2 : 1;
+  for (int q = 0; q < 32; ++q) {
+    if (s8) {
+      int kw = q & 15;
+      int byte = 32 * (kw >> 3) + 16 * (kw & 1) + 4 * ((kw >> 1) & 3);
+      if (byte != 32 * (kw >> 3) + core::pairedS8SlotOfK(4 * (kw & 7)))
+        return copy.emitOpError("lb-to-cuda: the staged s8 word order disagrees with "
+                                "core::pairedS8SlotOfK at word ")
+               << kw;
+    } else {
+      int b = q & 15;
+      int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b >> 2);
+      if (byte != 2 * (32 * (q >> 4) + core::pairedSlotOfK(2 * b)))
+        return copy.emitOpError("lb-to-cuda: the staged pair order disagrees with "
+                                "core::pairedSlotOfK at lane ")
+               << q;
+    }
+  }
+  line() << "{\n";
+  ++depth;
+  line() << "const u32 base = "
+         << sharedBase(name(copy.getBuffer()), buffer, name(copy.getStage())) << ";\n";
+  if (s8) {
+    line() << "const int q = threadIdx.x & 31, kw = q & 15;\n";
+    line() << "const int byte = 32 * (kw >> 3) + 16 * (kw & 1) + 4 * ((kw >> 1) & 3);\n";
+  } else {
+    line() << "const int q = threadIdx.x & 31, b = q & 15;\n";
+    line() << "const int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b "
+              ">> 2);\n";
+  }
+  // Not unrolled: the producer keeps few registers (lb.set_max_registers),
+  // and a copy per row is all the loop does.
+  line() << "#pragma unroll 1\n";
+  line() << "for (int row = " << (s8 ? "2 * " : "") << "((int)(threadIdx.x % "
+         << copy.getThreads() << ") / 32)" << (s8 ? " + (q >> 4)" : "") << "; row < " << rows
+         << "; row += " << rowsPerWarp * warps << ") {\n";
+  line() << "  const long long m = " << name(copy.getM0()) << " + row;\n";
+  line() << "  const bool inside = m < " << name(copy.getRows()) << ";\n";
+  line() << "  const " << (s8 ? "unsigned char" : "u16") << " *source = " << name(copy.getX())
+         << " + (inside ? m : 0LL) * " << x.getDimSize(1) << "LL + " << name(copy.getK0())
+         << (s8 ? " + 4 * kw;\n" : " + 2 * q;\n");
+  line() << "  cp_async4_zfill(base + (u32)(row * " << layout.getBytes() << " + "
+         << swizzledChunk(layout, "row", "byte >> 4") << " * 16 + (byte & 15)), source, "
+         << "inside);\n";
+  line() << "}\n";
+  line() << "cp_async_mbarrier_arrive_noinc("
+         << barrierAddress(name(copy.getBarriers()), name(copy.getIndex())) << ");\n";
+  --depth;
+  line() << "}\n";
+  return success();
+}
 
 LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
   handled = true;
@@ -68,52 +139,8 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
                << barrierAddress(name(arrive.getBarriers()), name(arrive.getIndex())) << ");\n";
         return success();
       })
-      .Case<lb::CopyPairedActivationsOp>([&](lb::CopyPairedActivationsOp copy) -> LogicalResult {
-        auto buffer = cast<MemRefType>(copy.getBuffer().getType());
-        auto x = cast<MemRefType>(copy.getX().getType());
-        auto layout = copy.getBuffer().getDefiningOp<lb::SharedBufferOp>().getLayoutAttr();
-        int64_t rows = buffer.getDimSize(1), warps = copy.getThreads() / 32;
-        line() << "{\n";
-        ++depth;
-        line() << "const u32 base = "
-               << sharedBase(name(copy.getBuffer()), buffer, name(copy.getStage())) << ";\n";
-        // Lane q copies pair q of the row's 64 values: pair b = q mod 16 of
-        // 32-wide block q / 16, the values at K = 2 b, 2 b + 1 = 8 t + 4 j +
-        // 2 r + h with r = b & 1, j = (b >> 1) & 1, t = b >> 2, which the
-        // paired order puts at position 16 j + 8 r + 2 t + h: byte
-        // 64 block + 32 j + 16 r + 4 t of the row.
-        // The expression below is core::pairedSlotOfK in bytes; checked here
-        // for every lane, so the two cannot drift apart.
-        for (int q = 0; q < 32; ++q) {
-          int b = q & 15;
-          int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b >> 2);
-          if (byte != 2 * (32 * (q >> 4) + core::pairedSlotOfK(2 * b)))
-            return copy.emitOpError("lb-to-cuda: the staged pair order disagrees with "
-                                    "core::pairedSlotOfK at lane ")
-                   << q;
-        }
-        line() << "const int q = threadIdx.x & 31, b = q & 15;\n";
-        line() << "const int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b "
-                  ">> 2);\n";
-        // Not unrolled: the producer keeps few registers (lb.set_max_registers),
-        // and a copy per row is all the loop does.
-        line() << "#pragma unroll 1\n";
-        line() << "for (int row = (int)(threadIdx.x % " << copy.getThreads() << ") / 32; row < "
-               << rows << "; row += " << warps << ") {\n";
-        line() << "  const long long m = " << name(copy.getM0()) << " + row;\n";
-        line() << "  const bool inside = m < " << name(copy.getRows()) << ";\n";
-        line() << "  const u16 *source = " << name(copy.getX()) << " + (inside ? m : 0LL) * "
-               << x.getDimSize(1) << "LL + " << name(copy.getK0()) << " + 2 * q;\n";
-        line() << "  cp_async4_zfill(base + (u32)(row * " << layout.getBytes() << " + "
-               << swizzledChunk(layout, "row", "byte >> 4") << " * 16 + (byte & 15)), source, "
-               << "inside);\n";
-        line() << "}\n";
-        line() << "cp_async_mbarrier_arrive_noinc("
-               << barrierAddress(name(copy.getBarriers()), name(copy.getIndex())) << ");\n";
-        --depth;
-        line() << "}\n";
-        return success();
-      })
+      .Case<lb::CopyPairedActivationsOp>(
+          [&](lb::CopyPairedActivationsOp copy) { return emitCopyPairedActivations(copy); })
       .Case<lb::FenceAsyncSharedOp>([&](auto) {
         line() << "fence_proxy_async_shared();\n";
         return success();
@@ -142,31 +169,34 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         auto acc = cast<VectorType>(wgmma.getAcc().getType());
         auto buffer = cast<MemRefType>(wgmma.getBuffer().getType());
         auto layout = wgmma.getBuffer().getDefiningOp<lb::SharedBufferOp>().getLayoutAttr();
-        if (!layout.isHardware() || layout.getBytes() != 128)
-          return wgmma.emitOpError("lb-to-cuda: only the hardware's 128-byte swizzle has a "
-                                   "descriptor here");
+        if (!layout.isHardware())
+          return wgmma.emitOpError("lb-to-cuda: only the hardware's swizzles have a "
+                                   "descriptor");
         int64_t floats = acc.getNumElements(), n = 2 * floats;
-        std::string type = cast<VectorType>(wgmma.getA().getType()).getElementType().isBF16()
-                               ? "bf16"
-                               : "f16";
+        Type aElement = cast<VectorType>(wgmma.getA().getType()).getElementType();
+        const bool s8 = aElement.isInteger(8);
+        std::string type = s8 ? "s8" : aElement.isBF16() ? "bf16" : "f16";
         std::string var = bind(wgmma.getResult());
         line() << valueType(acc) << " " << var << " = " << name(wgmma.getAcc()) << ";\n";
         line() << "{\n";
-        line() << "  const u64 descriptor = wgmma_descriptor_swizzle128("
-               << sharedBase(name(wgmma.getBuffer()), buffer, name(wgmma.getStage())) << " + "
-               << 32 * wgmma.getKStep() << "u);\n";
-        // D += A·B: scale-d 1 (accumulate), A and B unscaled (1, 1), B not
-        // transposed (K-major, the stage's rows).
+        // A k step is 32 bytes of each row: k16 of 16-bit values, k32 of s8.
+        line() << "  const u64 descriptor = wgmma_descriptor_swizzled<" << layout.getBytes()
+               << ">(" << sharedBase(name(wgmma.getBuffer()), buffer, name(wgmma.getStage()))
+               << " + " << 32 * wgmma.getKStep() << "u);\n";
+        // D += A·B: scale-d 1 (accumulate); for 16-bit types A and B
+        // unscaled (1, 1) and B not transposed (K-major, the stage's rows),
+        // which 8-bit types only have (no immediates).
         line() << "  asm volatile(\"{\\n.reg .pred accumulate;\\nsetp.ne.b32 accumulate, 1, "
                   "0;\\nwgmma.mma_async.sync.aligned.m64n"
-               << n << "k16.f32." << type << "." << type << " {";
+               << n << (s8 ? "k32.s32." : "k16.f32.") << type << "." << type << " {";
         for (int64_t i = 0; i < floats; ++i)
           os << (i ? ", " : "") << "%" << i;
         os << "}, {%" << floats << ", %" << floats + 1 << ", %" << floats + 2 << ", %"
-           << floats + 3 << "}, %" << floats + 4 << ", accumulate, 1, 1, 0;\\n}\\n\"\n";
+           << floats + 3 << "}, %" << floats + 4 << (s8 ? ", accumulate" : ", accumulate, 1, 1, 0")
+           << ";\\n}\\n\"\n";
         line() << "      : ";
         for (int64_t i = 0; i < floats; ++i)
-          os << (i ? ", " : "") << "\"+f\"(" << var << ".r[" << i << "])";
+          os << (i ? ", " : "") << (s8 ? "\"+r\"(" : "\"+f\"(") << var << ".r[" << i << "])";
         os << "\n";
         std::string a = name(wgmma.getA());
         line() << "      : \"r\"(" << a << ".r[0]), \"r\"(" << a << ".r[1]), \"r\"(" << a
@@ -174,9 +204,37 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         line() << "}\n";
         return success();
       })
+      .Case<lb::ScaleWgmmaSumsOp>([&](lb::ScaleWgmmaSumsOp scale) {
+        auto sums = cast<VectorType>(scale.getSums().getType());
+        auto xScales = cast<MemRefType>(scale.getXScales().getType());
+        const bool perTensor = !xScales.isDynamicDim(0) && xScales.getDimSize(0) == 1;
+        std::string var = bind(scale.getResult()), in = name(scale.getSums());
+        line() << valueType(scale.getResult().getType()) << " " << var << ";\n";
+        line() << "{\n";
+        line() << "  const long long token = " << name(scale.getM0())
+               << " + 2 * (threadIdx.x & 3);\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (int i = 0; i < " << sums.getNumElements() / 4 << "; ++i)\n";
+        line() << "    #pragma unroll\n";
+        line() << "    for (int h = 0; h < 2; ++h) {\n";
+        line() << "      const long long m = token + 8 * i + h;\n";
+        line() << "      const float x = m < " << name(scale.getRows()) << " ? "
+               << name(scale.getXScales()) << (perTensor ? "[0]" : "[m]") << " : 0.f;\n";
+        // The split-K mma's arithmetic, fma(weight scale, sum, 0) · token
+        // scale, so both families give the same bits (a zero sum times a
+        // negative scale is +0 there, not -0).
+        line() << "      " << var << ".r[4 * i + h] = fmaf(" << name(scale.getRowScale())
+               << ", (float)" << in << ".r[4 * i + h], 0.f) * x;\n";
+        line() << "      " << var << ".r[4 * i + 2 + h] = fmaf(" << name(scale.getRow8Scale())
+               << ", (float)" << in << ".r[4 * i + 2 + h], 0.f) * x;\n";
+        line() << "    }\n";
+        line() << "}\n";
+        return success();
+      })
       .Case<lb::StoreWgmmaAccumulatorOp>([&](lb::StoreWgmmaAccumulatorOp store) {
         auto y = cast<MemRefType>(store.getY().getType());
         auto acc = cast<VectorType>(store.getAcc().getType());
+        const bool wide = y.getElementType().isF32();
         std::string suffix = pairSuffix(y.getElementType());
         std::string accName = name(store.getAcc()), yName = name(store.getY());
         // Slice i is an m16n8 accumulator of W·xᵀ: lane (g, t) holds columns
@@ -191,12 +249,17 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         line() << "    #pragma unroll\n";
         line() << "    for (int h = 0; h < 2; ++h)\n";
         line() << "      if (row + 8 * i + h < " << name(store.getRows()) << ") {\n";
-        line() << "        u16 *out = " << yName << " + (row + 8 * i + h) * " << y.getDimSize(1)
-               << "LL + col;\n";
-        line() << "        out[0] = (u16)f32x2_to_" << suffix << "(" << accName
-               << ".r[4 * i + h], 0.f);\n";
-        line() << "        out[8] = (u16)f32x2_to_" << suffix << "(" << accName
-               << ".r[4 * i + 2 + h], 0.f);\n";
+        line() << "        " << (wide ? "float" : "u16") << " *out = " << yName
+               << " + (row + 8 * i + h) * " << y.getDimSize(1) << "LL + col;\n";
+        if (wide) {
+          line() << "        out[0] = " << accName << ".r[4 * i + h];\n";
+          line() << "        out[8] = " << accName << ".r[4 * i + 2 + h];\n";
+        } else {
+          line() << "        out[0] = (u16)f32x2_to_" << suffix << "(" << accName
+                 << ".r[4 * i + h], 0.f);\n";
+          line() << "        out[8] = (u16)f32x2_to_" << suffix << "(" << accName
+                 << ".r[4 * i + 2 + h], 0.f);\n";
+        }
         line() << "      }\n";
         line() << "}\n";
         return success();

@@ -68,6 +68,7 @@ private:
   mlir::LogicalResult emitS8ActivationLoad(lowbit::lb::LoadActivationsOp load);
   // The wgmma family's ops (EmitWgmma.cpp).
   mlir::LogicalResult emitWgmmaOp(mlir::Operation &op, bool &handled);
+  mlir::LogicalResult emitCopyPairedActivations(lb::CopyPairedActivationsOp copy);
   // Scale and zero loads (EmitScales.cpp).
   mlir::LogicalResult emitScaleOp(mlir::Operation &op, bool &handled);
   // From uint4 `lo` and `hi` (8 K-consecutive activations of rows g and

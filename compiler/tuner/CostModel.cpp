@@ -70,11 +70,11 @@ double problemFlops(const kernels::ProblemDesc &p, int64_t m) {
   return 2.0 * double(m) * double(p.n) * double(p.k);
 }
 
-int64_t blocksPerSm(const core::Schedule &s, int codeBits, const ArchLimits &l) {
+int64_t blocksPerSm(const core::Schedule &s, const kernels::ProblemDesc &p, const ArchLimits &l) {
   int64_t threads = s.threads();
   int64_t byThreads = threads > 0 ? l.maxThreadsPerSm / threads : 0;
   int64_t byRegisters = l.registersPerSm / std::max<int64_t>(1, threads * estimatedRegisters(s));
-  int64_t shared = core::staticSharedBytes(s, codeBits) + core::dynamicSharedBytes(s, codeBits);
+  int64_t shared = core::staticSharedBytes(s, p.codeBits()) + core::dynamicSharedBytes(s, p);
   int64_t byShared = shared > 0 ? l.sharedPerSm / shared : l.maxBlocksPerSm;
   return std::max<int64_t>(0, std::min({l.maxBlocksPerSm, byThreads, byRegisters, byShared}));
 }
@@ -109,7 +109,7 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   int64_t mBlocks = ceilDiv(m, s.tileM);
   int64_t nBlocks = ceilDiv(p.n, s.tileN);
   e.blocks = mBlocks * nBlocks * s.clusterK;
-  e.blocksPerSm = blocksPerSm(s, bits, d.limits);
+  e.blocksPerSm = blocksPerSm(s, p, d.limits);
   if (e.blocksPerSm == 0)
     return makeError("cost model: no block of " + s.text() + " fits on an SM");
   if (s.family == core::Family::Dequant)

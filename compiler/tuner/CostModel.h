@@ -73,7 +73,8 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &problem, const c
                                     int64_t m, const DeviceModel &device);
 
 // How many blocks of this schedule an SM holds at once (0: none fit).
-int64_t blocksPerSm(const core::Schedule &schedule, int codeBits, const ArchLimits &limits);
+int64_t blocksPerSm(const core::Schedule &schedule, const kernels::ProblemDesc &problem,
+                    const ArchLimits &limits);
 
 struct RankedSchedule {
   core::Schedule schedule;

@@ -72,7 +72,8 @@ int64_t estimatedRegisters(const Schedule &s) {
   return accumulators + 4 * fragmentsM + kUnitRegisters * loadsN + 40;
 }
 
-Status checkArchLimits(const ArchLimits &l, const Schedule &s, int codeBits) {
+Status checkArchLimits(const ArchLimits &l, const Schedule &s, const core::Problem &p) {
+  const int codeBits = p.codeBits();
   std::string family = familyName(s.family);
   auto fail = [&](const std::string &why) {
     return makeError(family + " schedule on " + l.arch + ": " + why);
@@ -92,7 +93,7 @@ Status checkArchLimits(const ArchLimits &l, const Schedule &s, int codeBits) {
     return fail("needs " + str(shared) + " bytes of static shared memory; at most " +
                 str(l.staticSharedPerBlock));
   // A block may use its SM's shared memory less the 1 KiB the system keeps.
-  int64_t total = shared + core::dynamicSharedBytes(s, codeBits);
+  int64_t total = shared + core::dynamicSharedBytes(s, p);
   if (total > l.sharedPerSm - 1024)
     return fail("needs " + str(total) + " bytes of shared memory; a block may have " +
                 str(l.sharedPerSm - 1024));
@@ -108,7 +109,7 @@ Status checkSchedule(const core::Problem &p, const ArchLimits &l, const Schedule
   core::TargetArch arch = target ? *target : core::TargetArch{l.arch, 0, 0, false};
   if (Status archRules = core::checkScheduleArch(s, arch); !archRules)
     return archRules;
-  return checkArchLimits(l, s, p.codeBits());
+  return checkArchLimits(l, s, p);
 }
 
 namespace {

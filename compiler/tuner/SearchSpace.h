@@ -49,8 +49,10 @@ Expected<ArchLimits> archLimits(const std::string &arch);
 int64_t estimatedRegisters(const core::Schedule &schedule);
 
 // Threads, registers and shared memory (core::staticSharedBytes and
-// core::dynamicSharedBytes for codes of `codeBits` bits) against the arch.
-Status checkArchLimits(const ArchLimits &limits, const core::Schedule &schedule, int codeBits);
+// core::dynamicSharedBytes of the problem's codes and activations) against
+// the arch.
+Status checkArchLimits(const ArchLimits &limits, const core::Schedule &schedule,
+                       const core::Problem &problem);
 
 // Both checks: the schedule rules, then the arch limits.
 Status checkSchedule(const core::Problem &problem, const ArchLimits &limits,

@@ -233,7 +233,11 @@ TEST_F(S8Kernels, GiveTheHostsBitsAtEveryM) {
               total, columnScale(*inputs, n, decode->shift), r.tokenScale(row), output);
           const uint8_t *at = r.y.data() + static_cast<size_t>(row * p.n + n) * yBytes;
           if (std::memcmp(at, want.data(), yBytes) != 0 && ++mismatches <= 4)
-            ADD_FAILURE() << "y[" << row << ", " << n << "] differs from the host's bits";
+            ADD_FAILURE() << "y[" << row << ", " << n << "] differs from the host's bits: "
+                          << measure::outputValue(r.y, static_cast<size_t>(row * p.n + n), output)
+                          << ", not " << measure::outputValue(want, 0, output) << " (Σ "
+                          << sum << ", weight scale " << columnScale(*inputs, n, decode->shift)
+                          << ", token scale " << r.tokenScale(row) << ")";
         }
       EXPECT_EQ(mismatches, 0) << "outputs that differ from the host's bits";
       ++checked;

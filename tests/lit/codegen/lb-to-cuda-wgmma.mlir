@@ -27,7 +27,7 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<512x128xui4>, %s: tensor<512x
 // CHECK: fence_proxy_async_shared();
 // CHECK: wgmma_fence();
 // Step 0 reads the stage's base, step j 32 j bytes into each row.
-// CHECK: wgmma_descriptor_swizzle128((shared_addr([[RING]]) + (u32)({{.*}}) * 8192u) + 0u);
+// CHECK: wgmma_descriptor_swizzled<128>((shared_addr([[RING]]) + (u32)({{.*}}) * 8192u) + 0u);
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, {{.*}}, %31}, {%32, %33, %34, %35}, %36, accumulate, 1, 1, 0;
 // CHECK: wgmma_commit();
 // CHECK: wgmma_wait<1>();

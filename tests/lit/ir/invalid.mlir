@@ -269,7 +269,7 @@ func.func @set_max_registers() {
 
 func.func @wgmma_rows(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
   %b = lb.shared_buffer 2 x 64 x 64 layout <bytes = 128, xor = [1, 2, 4]> : memref<2x64x64xf16, 3>
-  // expected-error @+1 {{an accumulator of 16 floats is m64 x n32, but a stage holds 64 rows of B}}
+  // expected-error @+1 {{an accumulator of 16 values is m64 x n32, but a stage holds 64 rows of B}}
   %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x64x64xf16, 3>
   return
 }
@@ -287,14 +287,42 @@ func.func @wgmma_k_step(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
 
 func.func @wgmma_unswizzled(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
   %b = lb.shared_buffer 2 x 32 x 64 : memref<2x32x64xf16, 3>
-  // expected-error @+1 {{B must be read from an lb.shared_buffer of 64-value rows in the hardware's 128-byte swizzle}}
+  // expected-error @+1 {{B must be read from an lb.shared_buffer of 64-value rows in the hardware's swizzle of their bytes}}
   %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
   return
 }
 
 // -----
 
-// expected-error @+1 {{a 128-byte swizzle maps 3 row bits to chunk bits, got 2 masks}}
+// s8 B rows are 64 bytes: a 32-byte swizzle is not their span's.
+func.func @wgmma_s8_swizzle(%acc: vector<16xsi32>, %a: vector<16xi8>, %i: index) {
+  %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 32, xor = [0, 0, 1]> : memref<2x32x64xi8, 3>
+  // expected-error @+1 {{B must be read from an lb.shared_buffer of 64-value rows in the hardware's swizzle of their bytes}}
+  %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xsi32>, vector<16xi8>, memref<2x32x64xi8, 3>
+  return
+}
+
+// -----
+
+func.func @wgmma_s8_into_f32(%acc: vector<16xf32>, %a: vector<16xi8>, %i: index) {
+  %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 64, xor = [0, 1, 2]> : memref<2x32x64xi8, 3>
+  // expected-error @+1 {{A is 8 f16 or bf16 values into f32 sums, or 16 s8 bytes into s32 sums}}
+  %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<16xi8>, memref<2x32x64xi8, 3>
+  return
+}
+
+// -----
+
+func.func @wgmma_s8_k_step(%acc: vector<16xsi32>, %a: vector<16xi8>, %i: index) {
+  %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 64, xor = [0, 1, 2]> : memref<2x32x64xi8, 3>
+  // expected-error @+1 {{k_step must be in 0 .. 1 for rows of 64 values}}
+  %r = lb.wgmma %acc, %a, %b[%i] k_step 2 : vector<16xsi32>, vector<16xi8>, memref<2x32x64xi8, 3>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a swizzle maps the 3 bits of the row mod 8 to chunk bits, got 2 masks}}
 func.func @swizzle_masks() attributes {layout = #lb.swizzle<bytes = 128, xor = [1, 2]>} {
   return
 }
@@ -310,7 +338,7 @@ func.func @swizzle_mask_range() attributes {layout = #lb.swizzle<bytes = 128, xo
 
 func.func @wgmma_software_swizzle(%acc: vector<16xf32>, %a: vector<8xf16>, %i: index) {
   %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 128, xor = [5, 2, 4]> : memref<2x32x64xf16, 3>
-  // expected-error @+1 {{B must be read from an lb.shared_buffer of 64-value rows in the hardware's 128-byte swizzle}}
+  // expected-error @+1 {{B must be read from an lb.shared_buffer of 64-value rows in the hardware's swizzle of their bytes}}
   %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
   return
 }

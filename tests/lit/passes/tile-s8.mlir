@@ -50,9 +50,9 @@ func.func @w4a8(%x: tensor<?x1024xsi8>, %xs: tensor<1xf32>, %w: tensor<256x1024x
 
 // -----
 
-// Only the split-K mma multiplies s8 activations.
+// Only the split-K mma and wgmma multiply s8 activations.
 func.func @gemv(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xsi8>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{gemv schedule: only the split-K mma (family mma, split_k > 1) multiplies s8 activations, on the integer tensor cores}}
+  // expected-error @+1 {{gemv schedule: only the split-K mma (family mma, split_k > 1) and wgmma multiply s8 activations, on the integer tensor cores}}
   %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
       schedule <family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>
       : (tensor<?x1024xsi8>, tensor<256x1024xsi8>, tensor<256xf16>) -> tensor<?x256xf16>
@@ -106,5 +106,47 @@ func.func @mins(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024x
   %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s zeros(%z : tensor<256xf16>) quant <granularity = channel, scale = f16, zero = sub_value>
       schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
       : (tensor<?x1024xsi8>, tensor<256x1024xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// The wgmma family's s8 form: x is staged as bytes in 64-byte rows in the
+// hardware's 64-byte swizzle; each 32-wide block is one k32 step whose two
+// decoded k16 units pair into the four slices' A fragments; the sums stay
+// s32 through the K loop (no quant is loaded in it) and are scaled once,
+// by the channel scales and the tokens' scales, before the f32 store.
+// CHECK-LABEL: func.func @w8a8_wgmma__wgmma_t32x256x64_w1x4_s2_k1(
+// CHECK-SAME: lb.dynamic_shared_bytes = 5120
+// CHECK: %[[RING:.*]] = lb.shared_buffer 2 x 32 x 64 dynamic layout <bytes = 64, xor = [0, 1, 2]> : memref<2x32x64xi8, 3>
+// CHECK: lb.copy_paired_activations_async %arg0[{{.*}}] to %[[RING]]{{.*}} : memref<?x1024xsi8>, memref<2x32x64xi8, 3>
+// CHECK: %[[ZERO:.*]] = lb.zero_accumulator : vector<16xsi32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]
+// CHECK-NOT: lb.load_scalar
+// CHECK: %[[U0:.*]] = lb.decode {{.*}} as si8 : vector<8xi32> -> vector<32xi8>
+// CHECK: %[[U1:.*]] = lb.decode {{.*}} as si8 : vector<8xi32> -> vector<32xi8>
+// CHECK: %[[A:.*]] = lb.pack_a_fragment_s8 %[[U0]], %[[U1]][0] : vector<32xi8> -> vector<16xi8>
+// CHECK: lb.wgmma_fence
+// CHECK: lb.wgmma %{{.*}}, %[[A]], %[[RING]][%{{.*}}] k_step 0 : vector<16xsi32>, vector<16xi8>, memref<2x32x64xi8, 3>
+// CHECK: lb.wgmma {{.*}} k_step 1
+// CHECK: scf.yield
+// CHECK: lb.load_scalar %arg3
+// CHECK: %[[Y:.*]] = lb.scale_wgmma_sums %{{.*}}, %{{.*}}, %{{.*}}, %arg1[%{{.*}}] rows %arg5 : vector<16xsi32>, memref<?xf32> -> vector<16xf32>
+// CHECK: lb.store_wgmma_accumulator %[[Y]], %arg4
+func.func @w8a8_wgmma(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xsi8>, %s: tensor<256xf16>) -> tensor<?x256xf32> {
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
+      : (tensor<?x1024xsi8>, tensor<256x1024xsi8>, tensor<256xf16>) -> tensor<?x256xf32>
+  return %y : tensor<?x256xf32>
+}
+
+// -----
+
+// What wgmma's s8 form does not do is refused with the reason.
+func.func @w4a8_wgmma_groups(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xsi4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  // expected-error @+1 {{group scales with s8 activations on wgmma are not implemented}}
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
+      : (tensor<?x1024xsi8>, tensor<256x1024xsi4>, tensor<256x8xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }

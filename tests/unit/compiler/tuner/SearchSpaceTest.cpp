@@ -88,15 +88,16 @@ TEST(SearchSpace, RingsCountAsDynamicSharedMemory) {
   ArchLimits sm90 = *archLimits("sm_90a"), sm86 = *archLimits("sm_86");
   // 16 x 64 x 128, stages 2, 8 warps: 8 warps x 8 slots x (1024 + 1024) bytes.
   Schedule ring{Family::Mma, 16, 64, 128, 1, 1, 2, 8};
-  EXPECT_EQ(core::dynamicSharedBytes(ring, 4), 131072);
+  const core::Problem w4 = shape(4096, 4096);
+  EXPECT_EQ(core::dynamicSharedBytes(ring, w4), 131072);
   EXPECT_EQ(core::staticSharedBytes(ring, 4), 32768); // the partial sums, static
-  EXPECT_TRUE(checkArchLimits(sm90, ring, 4).ok());
-  Status onSm86 = checkArchLimits(sm86, ring, 4);
+  EXPECT_TRUE(checkArchLimits(sm90, ring, w4).ok());
+  Status onSm86 = checkArchLimits(sm86, ring, w4);
   ASSERT_FALSE(onSm86.ok());
   EXPECT_NE(onSm86.error().find("163840 bytes of shared memory"), std::string::npos)
       << onSm86.error();
   Schedule direct{Family::Mma, 16, 64, 128, 1, 1, 1, 8};
-  EXPECT_EQ(core::dynamicSharedBytes(direct, 4), 0);
+  EXPECT_EQ(core::dynamicSharedBytes(direct, w4), 0);
 }
 
 TEST(SearchSpace, CompilerDefaultSchedulesAreAccepted) {

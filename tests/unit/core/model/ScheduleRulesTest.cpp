@@ -52,29 +52,69 @@ Problem s8Problem(const formats::DataFormat &code, int64_t k = 4096) {
   return p;
 }
 
-// Only the split-K mma multiplies s8 activations (on the integer tensor
-// cores); every other family says so, and e4m3 has no family at all.
-TEST(ScheduleRules, QuantizedActivationsOnlyOnTheSplitKMma) {
-  const Schedule wgmma{Family::Wgmma, 64, 512, 64, 1, 8, 8, 1};
+// Only the split-K mma and wgmma multiply s8 activations (on the integer
+// tensor cores); every other family says so, and e4m3 has no family at all.
+TEST(ScheduleRules, QuantizedActivationsOnTheSplitKMmaAndWgmma) {
+  const Schedule wgmma{Family::Wgmma, 32, 512, 64, 1, 8, 8, 1};
   const Schedule splitK{Family::Mma, 16, 64, 128, 1, 1, 1, 8};
   for (const formats::DataFormat &code :
        {formats::DataFormat::signedInt(4), formats::DataFormat::signedInt(8)}) {
     Problem p = s8Problem(code);
     ASSERT_TRUE(validate(p).ok());
     EXPECT_TRUE(checkSchedule(p, splitK).ok()) << checkSchedule(p, splitK).error();
-    for (const Schedule &s : {kGemv, kMma, kGemvTiled, kDequant, wgmma}) {
+    EXPECT_TRUE(checkSchedule(p, wgmma).ok()) << checkSchedule(p, wgmma).error();
+    for (const Schedule &s : {kGemv, kMma, kGemvTiled, kDequant}) {
       Status fits = checkSchedule(p, s);
       ASSERT_FALSE(fits.ok()) << s.text();
       EXPECT_EQ(fits.error(), scheduleSubject(s) + ": only the split-K mma (family mma, split_k "
-                                                   "> 1) multiplies s8 activations, on the "
-                                                   "integer tensor cores");
+                                                   "> 1) and wgmma multiply s8 activations, on "
+                                                   "the integer tensor cores");
     }
     p.activation = Activation::E4M3;
     EXPECT_EQ(checkSchedule(p, splitK).error(),
               scheduleSubject(splitK) + ": no family multiplies e4m3 activations yet: s8 "
-                                        "activations have the split-K mma");
+                                        "activations have the split-K mma and wgmma");
     EXPECT_FALSE(checkDecodable(code, Activation::S8).ok());
   }
+}
+
+// wgmma's s8 form: per-channel or per-tensor scales of codes centred on 0,
+// integer wgmma's N, and tile M 32 for 8-bit codes on two warpgroups; each
+// refusal names its reason.
+TEST(ScheduleRules, S8WgmmaTakesCentredCodesWithChannelScales) {
+  auto errorOf = [](const Problem &p, const Schedule &s) {
+    Status fits = checkSchedule(p, s);
+    return fits.ok() ? std::string() : fits.error();
+  };
+  const Schedule one{Family::Wgmma, 64, 256, 64, 1, 4, 8, 1};
+  const Schedule two{Family::Wgmma, 64, 512, 64, 1, 8, 8, 1};
+  Problem w4 = s8Problem(formats::DataFormat::signedInt(4));
+  Problem w8 = s8Problem(formats::DataFormat::signedInt(8));
+  EXPECT_EQ(errorOf(w4, one), "");
+  EXPECT_EQ(errorOf(w4, two), "");
+  EXPECT_EQ(errorOf(w8, one), "");
+  EXPECT_NE(errorOf(w8, two).find("8-bit codes with s8 activations on two consumer warpgroups "
+                                  "need tile M <= 32, got 64"),
+            std::string::npos);
+  Schedule n40 = one;
+  n40.tileM = 40;
+  EXPECT_NE(errorOf(w4, n40).find("integer wgmma takes N = 8, 16, 24, 32 or a multiple of 16"),
+            std::string::npos);
+  n40.tileM = 24;
+  EXPECT_EQ(errorOf(w4, n40), "");
+  Problem q40 = s8Problem(formats::DataFormat::unsignedInt(4, -8));
+  EXPECT_EQ(errorOf(q40, one), "") << "Q4_0's codes are centred on 0";
+  EXPECT_NE(errorOf(s8Problem(formats::DataFormat::unsignedInt(4)), one).find("need Σx"),
+            std::string::npos);
+  Problem grouped = w4;
+  grouped.scheme.granularity = formats::Granularity::PerGroup;
+  grouped.scheme.groupSize = 128;
+  EXPECT_NE(errorOf(grouped, one).find("group scales with s8 activations on wgmma"),
+            std::string::npos);
+  Problem zeros = w4;
+  zeros.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_NE(errorOf(zeros, one).find("zero points with s8 activations on wgmma"),
+            std::string::npos);
 }
 
 // The s8 split-K mma takes codes whose s8 bytes are centred on 0, scales
@@ -120,8 +160,8 @@ TEST(ScheduleRules, S8ActivationsTakeCentredIntegerCodes) {
   Schedule staged = splitK;
   staged.stages = 2;
   EXPECT_EQ(errorOf(s8Problem(formats::DataFormat::signedInt(8)), staged),
-            scheduleSubject(staged) + ": s8 activations are read straight into registers: "
-                                      "stages must be 1, got 2");
+            scheduleSubject(staged) + ": the split-K mma reads s8 activations straight into "
+                                      "registers: stages must be 1, got 2");
   Schedule sixteenWarps{Family::Mma, 8, 64, 256, 1, 1, 1, 16};
   EXPECT_NE(errorOf(s8Problem(formats::DataFormat::signedInt(8)), sixteenWarps)
                 .find("need more than the 128 registers a thread of 16 warps gets"),
@@ -149,7 +189,8 @@ TEST(ScheduleRules, StagedCodesTakeTileTimesBitsBytes) {
   // 8 warps x 8 slots of 64 x 32 codes and 16 x 32 activations.
   EXPECT_EQ(mmaSplitKRingBytes(kMmaSplitK, 4), 8 * 8 * (1024 + 1024));
   EXPECT_EQ(mmaSplitKRingBytes(kMmaSplitK, 2), 8 * 8 * (512 + 1024));
-  EXPECT_EQ(dynamicSharedBytes(kMmaSplitK, 8), 8 * 8 * (2048 + 1024));
+  EXPECT_EQ(dynamicSharedBytes(kMmaSplitK, problem(formats::DataFormat::unsignedInt(8))),
+            8 * 8 * (2048 + 1024));
   EXPECT_EQ(staticSharedBytes(kMmaSplitK, 8), mmaSplitKPartialBytes(kMmaSplitK));
   EXPECT_EQ(staticSharedBytes(kGemv, 4), 0);
   EXPECT_EQ(staticSharedBytes(kGemvTiled, 4), 8 * 1 * 8 * 8 * 4);
@@ -286,7 +327,7 @@ TEST(ScheduleRules, WgmmaServesEveryCodeWithWholeLayoutTilesPerWarp) {
   Schedule shortK = kWgmma;
   shortK.tileK = 32;
   EXPECT_EQ(checkSchedule(p, shortK).error(),
-            "wgmma schedule: tile K must be 64 (one 128-byte swizzled row of activations), got 32");
+            "wgmma schedule: tile K must be 64 (one swizzled row of activations), got 32");
   // Zero points with two warpgroups: tile M 56 fits, 64 does not.
   Problem zeros = p;
   zeros.scheme.zero = formats::ZeroMode::SubtractCode;
@@ -296,8 +337,10 @@ TEST(ScheduleRules, WgmmaServesEveryCodeWithWholeLayoutTilesPerWarp) {
   EXPECT_TRUE(checkSchedule(zeros, fits).ok());
   EXPECT_TRUE(checkSchedule(zeros, oneGroup).ok()) << "one warpgroup has 255 registers";
   // The ring: stages x tile M x 128 bytes and the 1 KiB that aligns it.
-  EXPECT_EQ(wgmmaRingBytes(kWgmma), 8 * 64 * 128 + 1024);
-  EXPECT_EQ(dynamicSharedBytes(kWgmma, 4), wgmmaRingBytes(kWgmma));
+  EXPECT_EQ(wgmmaRingBytes(kWgmma, Activation::F16), 8 * 64 * 128 + 1024);
+  EXPECT_EQ(dynamicSharedBytes(kWgmma, p), wgmmaRingBytes(kWgmma, Activation::F16));
+  // s8 rows are 64 bytes.
+  EXPECT_EQ(wgmmaRingBytes(kWgmma, Activation::S8), 8 * 64 * 64 + 1024);
   EXPECT_EQ(kWgmma.threads(), 8 * 32 + 128) << "the producer warpgroup";
 }
 
@@ -476,7 +519,7 @@ TEST(ScheduleRules, DequantWritesWholeLayoutTilesAlongK) {
   Problem p = problem(formats::DataFormat::unsignedInt(4), 4096, 4096);
   EXPECT_TRUE(checkSchedule(p, kDequant).ok()) << checkSchedule(p, kDequant).error();
   EXPECT_EQ(kDequant.threads(), 256);
-  EXPECT_EQ(staticSharedBytes(kDequant, 4) + dynamicSharedBytes(kDequant, 4), 0);
+  EXPECT_EQ(staticSharedBytes(kDequant, 4) + dynamicSharedBytes(kDequant, p), 0);
   Schedule wide = kDequant;
   wide.tileN = 128;
   EXPECT_NE(checkScheduleStructure(wide).error().find("'dequant' schedule"), std::string::npos);
