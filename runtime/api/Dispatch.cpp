@@ -35,12 +35,32 @@ lowbit_status checkEntryPoint(const PlanSpec &spec, const MatmulArgs &args, std:
   const char *entryPoint = matmulEntryPoint(args);
   const core::Problem &problem = spec.problem;
   const bool quantizedPlan = core::isQuantized(problem.activation);
+  if (args.quantizing) {
+    if (!quantizedPlan)
+      return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                  std::string("the plan's activations are ") +
+                      core::activationName(problem.activation) +
+                      ", which the kernels read as they are; call lowbit_matmul");
+    if (!spec.quantizesActivations)
+      return fail(entryPoint, whyNot, LOWBIT_STATUS_UNSUPPORTED,
+                  std::string("the plan's activations are ") +
+                      core::activationName(problem.activation) +
+                      "; only s8 ones are quantized by lowbit (call lowbit_matmul_quantized)");
+    if (args.xDtype != LOWBIT_DTYPE_F16 && args.xDtype != LOWBIT_DTYPE_BF16)
+      return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
+                  "x_dtype is " + std::to_string(static_cast<int>(args.xDtype)) +
+                      "; x must be LOWBIT_DTYPE_F16 or LOWBIT_DTYPE_BF16");
+    return LOWBIT_STATUS_SUCCESS;
+  }
   if (quantizedPlan && !args.quantized)
     return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
                 std::string("the plan's activations are ") +
                     core::activationName(problem.activation) + " with f32 per-" +
                     core::activationScaleSpelling(problem.activationScale) +
-                    " scales; call lowbit_matmul_quantized, which takes x_scales");
+                    " scales; call lowbit_matmul_quantized, which takes x_scales" +
+                    (spec.quantizesActivations
+                         ? " (or lowbit_matmul_quantizing, which quantizes f16 or bf16 x)"
+                         : ""));
   if (!quantizedPlan && args.quantized)
     return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
                 std::string("the plan's activations are ") +
@@ -141,6 +161,20 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
       return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
                   std::string(a.name) + " = " + pointerText(a.pointer) + " is not " +
                       std::to_string(a.alignment) + "-byte aligned");
+  if (args.quantizing) {
+    const size_t quantized = static_cast<size_t>(spec.quantizedActivationBytes(args.m));
+    if (!args.workspace || args.workspaceBytes < quantized)
+      return fail(entryPoint, whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                  "the workspace has " +
+                      std::to_string(args.workspace ? args.workspaceBytes : 0) +
+                      " bytes; x is quantized into it, " + std::to_string(quantized) +
+                      " bytes at M = " + std::to_string(args.m) +
+                      " (codes and scales; lowbit_plan_workspace_bytes)");
+    if (!aligned(args.workspace, kVectorAlignment))
+      return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
+                  "workspace = " + pointerText(args.workspace) + " is not " +
+                      std::to_string(kVectorAlignment) + "-byte aligned");
+  }
   if (spec.permutedColumns && (!args.workspace || args.workspaceBytes < gathered))
     return fail(entryPoint, whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
                 "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +

@@ -26,11 +26,17 @@ struct MatmulArgs {
   // alone (`quantized`), so that x's bytes are never read as the wrong type.
   const void *xScales = nullptr;
   bool quantized = false;
+  // lowbit_matmul_quantizing's: x is f16 or bf16 (xDtype) for a plan with s8
+  // activations, quantized into the workspace's front before the matmul.
+  bool quantizing = false;
+  lowbit_dtype xDtype = LOWBIT_DTYPE_F16;
 };
 
 // The C entry point that `args` came through, for messages.
 inline const char *matmulEntryPoint(const MatmulArgs &args) {
-  return args.quantized ? "lowbit_matmul_quantized" : "lowbit_matmul";
+  return args.quantizing  ? "lowbit_matmul_quantizing"
+         : args.quantized ? "lowbit_matmul_quantized"
+                          : "lowbit_matmul";
 }
 
 // On success returns LOWBIT_STATUS_SUCCESS, the index of the range that

@@ -10,7 +10,9 @@
 // launches its dequant kernel into the workspace and then cublasLtMatmul,
 // whose descriptors and algorithm for an M are made on that M's first call
 // (cuBLASLt's host work, under its lock) and kept. An act-order plan launches
-// its gather of x[:, perm] into the workspace first.
+// its gather of x[:, perm] into the workspace first; lowbit_matmul_quantizing
+// quantizes its f16 or bf16 x there first (per tensor: an async memset of one
+// word and two launches; per token: one launch).
 #include "lowbit/lowbit.h"
 #include "runtime/api/Dispatch.h"
 #include "runtime/api/LoadedPlan.h"
@@ -20,6 +22,51 @@
 using namespace lowbit::api;
 
 namespace {
+
+ApiError launchFailure(const lowbit::cuda::DriverApi &api, const std::string &what, CUresult r) {
+  ApiError error = driverError(api, what, r);
+  if (error.status == LOWBIT_STATUS_DRIVER_ERROR)
+    error.status = LOWBIT_STATUS_LAUNCH_FAILED;
+  return error;
+}
+
+// x (f16 or bf16) to s8 codes and f32 scales at the workspace's front, laid
+// out as PlanSpec::quantizedActivationBytes says; returns where they are.
+ApiStatus quantizeActivations(const lowbit_plan &plan, const MatmulArgs &args, CUstream stream,
+                              CUdeviceptr *codes, CUdeviceptr *xScales) {
+  const PlanSpec &spec = plan.spec;
+  const lowbit::cuda::DriverApi &api = *plan.context->api;
+  const char *entryPoint = matmulEntryPoint(args);
+  CUdeviceptr x = reinterpret_cast<CUdeviceptr>(args.x);
+  *codes = reinterpret_cast<CUdeviceptr>(args.workspace);
+  *xScales = *codes + static_cast<CUdeviceptr>(spec.quantizedCodeBytes(args.m));
+  // Per tensor, max |x| collects in the word after the scale; nothing on the
+  // device has run yet, so it is zeroed on the stream (a memset node under
+  // graph capture), never by the host.
+  CUdeviceptr tensorAbsmax = 0;
+  int bf16 = args.xDtype == LOWBIT_DTYPE_BF16 ? 1 : 0;
+  long long rows = args.m, columns = spec.problem.k;
+  // A block per row, grid-striding past 65535 rows: more blocks than that
+  // would only queue.
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>(rows, 65535));
+  if (spec.problem.activationScale == lowbit::core::ActivationScale::PerTensor) {
+    tensorAbsmax = *xScales + sizeof(float);
+    if (CUresult r = api.cuMemsetD32Async(tensorAbsmax, 0, 1, stream); r != CUDA_SUCCESS)
+      return launchFailure(api, std::string(entryPoint) + ": zeroing the tensor's absmax", r);
+    void *params[] = {&x, &bf16, &rows, &columns, &tensorAbsmax};
+    if (CUresult r =
+            api.cuLaunchKernel(plan.functions[spec.absmaxKernel], blocks, 1, 1, kQuantizeThreads,
+                               1, 1, 0, stream, params, nullptr);
+        r != CUDA_SUCCESS)
+      return launchFailure(api, std::string(entryPoint) + ": launching the absmax of x", r);
+  }
+  void *params[] = {&x, &bf16, &rows, &columns, codes, xScales, &tensorAbsmax};
+  if (CUresult r = api.cuLaunchKernel(plan.functions[spec.quantizeKernel], blocks, 1, 1,
+                                      kQuantizeThreads, 1, 1, 0, stream, params, nullptr);
+      r != CUDA_SUCCESS)
+    return launchFailure(api, std::string(entryPoint) + ": launching the quantizer of x", r);
+  return ApiStatus();
+}
 
 lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stream) {
   const char *entryPoint = matmulEntryPoint(args);
@@ -60,20 +107,25 @@ lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stre
       if (CUresult r = api.cuLaunchKernel(plan->functions[spec.permuteKernel], blocksX, blocksY, 1,
                                           kPermuteThreads, 1, 1, 0, static_cast<CUstream>(stream),
                                           gatherParams, nullptr);
-          r != CUDA_SUCCESS) {
-        ApiError error =
-            driverError(api, std::string(entryPoint) + ": launching the act-order gather", r);
-        if (error.status == LOWBIT_STATUS_DRIVER_ERROR)
-          error.status = LOWBIT_STATUS_LAUNCH_FAILED;
-        return recordFailure(error);
-      }
+          r != CUDA_SUCCESS)
+        return recordFailure(
+            launchFailure(api, std::string(entryPoint) + ": launching the act-order gather", r));
       xPtr = gathered;
       workspacePtr += static_cast<CUdeviceptr>(spec.permutedActivationBytes(m));
       workspaceBytes -= static_cast<size_t>(spec.permutedActivationBytes(m));
     }
+    CUdeviceptr xScales = reinterpret_cast<CUdeviceptr>(args.xScales);
+    if (args.quantizing) {
+      if (ApiStatus s =
+              quantizeActivations(*plan, args, static_cast<CUstream>(stream), &xPtr, &xScales);
+          !s)
+        return recordFailure(s.error());
+      workspacePtr += static_cast<CUdeviceptr>(spec.quantizedActivationBytes(m));
+      workspaceBytes -= static_cast<size_t>(spec.quantizedActivationBytes(m));
+    }
     lowbit::core::KernelParameterValues values;
     values.x = xPtr;
-    values.xScales = reinterpret_cast<CUdeviceptr>(args.xScales);
+    values.xScales = xScales;
     values.w = reinterpret_cast<CUdeviceptr>(w->data);
     values.scales = reinterpret_cast<CUdeviceptr>(args.scales);
     values.zeros = reinterpret_cast<CUdeviceptr>(args.zeros);
@@ -89,15 +141,10 @@ lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stre
     CUresult r = api.cuLaunchKernel(plan->functions[kernelIndex], g.gridX, g.gridY(m), g.gridZ,
                                     g.blockThreads, 1, 1, g.dynamicSharedBytes,
                                     static_cast<CUstream>(stream), params, nullptr);
-    if (r != CUDA_SUCCESS) {
-      ApiError error = driverError(api,
-                                   std::string(entryPoint) + ": launching " + kernel.name +
-                                       " for M = " + std::to_string(m),
-                                   r);
-      if (error.status == LOWBIT_STATUS_DRIVER_ERROR)
-        error.status = LOWBIT_STATUS_LAUNCH_FAILED;
-      return recordFailure(error);
-    }
+    if (r != CUDA_SUCCESS)
+      return recordFailure(launchFailure(
+          api, std::string(entryPoint) + ": launching " + kernel.name + " for M = " + std::to_string(m),
+          r));
     if (kernel.dense) {
       // y = x · Wᵀ with the dense weights at the workspace's start and
       // cuBLASLt's own workspace after them (PlanSpec::denseWeightBytes).
@@ -136,6 +183,16 @@ lowbit_status lowbit_matmul_quantized(const lowbit_plan *plan, int64_t m, const 
   MatmulArgs args{m, x, w, scales, zeros, y, workspace, workspace_bytes};
   args.xScales = x_scales;
   args.quantized = true;
+  return matmul(plan, args, stream);
+}
+
+lowbit_status lowbit_matmul_quantizing(const lowbit_plan *plan, int64_t m, const void *x,
+                                       lowbit_dtype x_dtype, const lowbit_weights *w,
+                                       const void *scales, const void *zeros, void *y,
+                                       void *workspace, size_t workspace_bytes, void *stream) {
+  MatmulArgs args{m, x, w, scales, zeros, y, workspace, workspace_bytes};
+  args.quantizing = true;
+  args.xDtype = x_dtype;
   return matmul(plan, args, stream);
 }
 

@@ -67,7 +67,9 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
                                "lowbit_plan_create: " + dropped.error().message);
       }
     }
-    // The kernels are the plain problem's: act-order only adds the gather.
+    // The kernels are the plain problem's: s8 activations add their
+    // quantizer (for lowbit_matmul_quantizing), act-order the gather.
+    addActivationQuantizer(plan->spec);
     if (known.act_order)
       if (ApiStatus permuted = addColumnPermutation(plan->spec); !permuted)
         return recordFailure(permuted.error().status,
@@ -164,7 +166,8 @@ lowbit_status lowbit_plan_workspace_bytes(const lowbit_plan *plan, int64_t m, si
       return recordFailure(LOWBIT_STATUS_INVALID_SHAPE,
                            "lowbit_plan_workspace_bytes: M = " + std::to_string(m) +
                                " must be in [1, 2^31]");
-    *out_bytes = static_cast<size_t>(spec.permutedActivationBytes(m) + spec.workspaceBytes);
+    *out_bytes = static_cast<size_t>(spec.permutedActivationBytes(m) +
+                                     spec.quantizedActivationBytes(m) + spec.workspaceBytes);
     return LOWBIT_STATUS_SUCCESS;
   });
 }

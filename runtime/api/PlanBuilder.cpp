@@ -1,6 +1,7 @@
 #include "runtime/api/PlanBuilder.h"
 
 #include "runtime/api/PermuteColumnsPtx.h"
+#include "runtime/api/QuantizeActivationsPtx.h"
 
 #include "core/Schedule.h"
 #include "runtime/cuda/CublasLt.h"
@@ -474,23 +475,47 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   return spec;
 }
 
+namespace {
+// A kernel of the runtime's own (embedded PTX), not of a database.
+PlannedKernel builtInKernel(const char *name, const char *family, const char *ptx,
+                            unsigned threads) {
+  PlannedKernel kernel;
+  kernel.id = std::string(name) + " (built in)";
+  kernel.name = name;
+  kernel.family = family;
+  kernel.arch = "compute_80 (PTX)";
+  kernel.image.assign(ptx, ptx + std::char_traits<char>::length(ptx) + 1);
+  kernel.fromPtx = true;
+  kernel.geometry.blockThreads = threads;
+  return kernel;
+}
+} // namespace
+
+void addActivationQuantizer(PlanSpec &spec) {
+  if (spec.problem.activation != core::Activation::S8)
+    return;
+  spec.quantizeKernel = spec.kernels.size();
+  spec.kernels.push_back(builtInKernel("lowbit_quantize_activations", "activation quantizer",
+                                       kQuantizeActivationsPtx, kQuantizeThreads));
+  // Only a per-tensor plan needs phase one; each kernel is a module of its
+  // own, so a per-token plan JIT-compiles the image once, not twice.
+  if (spec.problem.activationScale == core::ActivationScale::PerTensor) {
+    spec.absmaxKernel = spec.kernels.size();
+    spec.kernels.push_back(builtInKernel("lowbit_activation_absmax", "activation quantizer",
+                                         kQuantizeActivationsPtx, kQuantizeThreads));
+  }
+  spec.quantizesActivations = true;
+}
+
 ApiStatus addColumnPermutation(PlanSpec &spec) {
   if (core::isQuantized(spec.problem.activation))
     return apiError(LOWBIT_STATUS_UNSUPPORTED,
                     std::string("act-order with ") + core::activationName(spec.problem.activation) +
                         " activations: the gather of x[:, perm] moves 16-bit values; quantize "
                         "x after permuting its columns and plan the problem without act_order");
-  PlannedKernel gather;
-  gather.id = "lowbit_permute_columns (built in)";
-  gather.name = "lowbit_permute_columns";
-  gather.family = "act-order gather";
-  gather.arch = "compute_80 (PTX)";
-  const char *ptx = kPermuteColumnsPtx;
-  gather.image.assign(ptx, ptx + std::char_traits<char>::length(ptx) + 1);
-  gather.fromPtx = true;
-  gather.geometry.blockThreads = kPermuteThreads;
   spec.permuteKernel = spec.kernels.size();
-  spec.kernels.push_back(std::move(gather));
+  spec.kernels.push_back(builtInKernel("lowbit_permute_columns", "act-order gather",
+                                       kPermuteColumnsPtx, kPermuteThreads));
   spec.permutedColumns = true;
   // 256 bytes keeps the permutation as aligned as the buffer's start.
   spec.permutationOffset = (spec.weightBytes + 255) / 256 * 256;

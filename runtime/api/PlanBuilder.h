@@ -110,6 +110,23 @@ struct PlanSpec {
       return 0;
     return (m * problem.k * core::activationBytes(problem.activation) + 255) / 256 * 256;
   }
+  // s8 activations (addActivationQuantizer): lowbit_matmul_quantizing first
+  // quantizes f16 or bf16 x into the workspace with kernels[quantizeKernel]
+  // (and, per tensor, kernels[absmaxKernel] before it). The workspace holds
+  // the codes [M, K] first, then the f32 scales (M of them per token; per
+  // tensor the scale, then the 32-bit word that collects max |x|).
+  bool quantizesActivations = false;
+  size_t quantizeKernel = 0, absmaxKernel = 0;
+  int64_t quantizedCodeBytes(int64_t m) const {
+    return quantizesActivations ? (m * problem.k + 255) / 256 * 256 : 0;
+  }
+  int64_t quantizedActivationBytes(int64_t m) const {
+    if (!quantizesActivations)
+      return 0;
+    const int64_t scales =
+        problem.activationScale == core::ActivationScale::PerTensor ? 2 * 4 : m * 4;
+    return quantizedCodeBytes(m) + (scales + 255) / 256 * 256;
+  }
   int scaleAlignment = 2;   // a scale's bytes, at least 4 with a tensor scale
   int zeroAlignment = 1;    // core::zeroAlignment
   bool hasZeros = false;
@@ -141,6 +158,14 @@ constexpr unsigned kPermuteThreads = 256;
 // kernels, the permutation's place follows the codes, and a note says so.
 // UNSUPPORTED for quantized activations: the gather moves 16-bit values.
 ApiStatus addColumnPermutation(PlanSpec &spec);
+
+// The activation quantizer's block: a block per row of x.
+constexpr unsigned kQuantizeThreads = 256;
+
+// For s8 activations: the quantize kernels (embedded PTX) join the plan's
+// kernels, so lowbit_matmul_quantizing can take f16 or bf16 x. A no-op for
+// any other activation.
+void addActivationQuantizer(PlanSpec &spec);
 
 // Resolves and prepares every kernel of `problem` for `device`. Errors:
 // UNKNOWN_PROBLEM (no database has it), NO_KERNEL (nothing runs on the

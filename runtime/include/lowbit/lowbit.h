@@ -296,7 +296,10 @@ LOWBIT_API lowbit_status lowbit_plan_packed_sizes(const lowbit_plan *plan, size_
 
 /* The workspace lowbit_matmul needs at M: workspace_bytes of
  * lowbit_plan_packed_sizes, plus, for an act-order plan, M · K activation
- * values (rounded up to 256 bytes) for the permuted x, which come first. */
+ * values (rounded up to 256 bytes) for the permuted x, which come first.
+ * For a plan with s8 activations: what lowbit_matmul_quantizing needs at M,
+ * round_up(M · K, 256) bytes of codes, then round_up(4 · M, 256) bytes of
+ * scales per token (256 per tensor); lowbit_matmul_quantized needs none of it. */
 LOWBIT_API lowbit_status lowbit_plan_workspace_bytes(const lowbit_plan *plan, int64_t m,
                                                      size_t *out_bytes);
 /* The id of the weight layout the plan's kernels read (a 64-bit hash of the
@@ -425,6 +428,38 @@ LOWBIT_API lowbit_status lowbit_matmul_quantized(const lowbit_plan *plan, int64_
                                                  const void *scales, const void *zeros, void *y,
                                                  void *workspace, size_t workspace_bytes,
                                                  void *stream);
+
+/* lowbit_matmul_quantized for callers that hold f16 or bf16 activations, on
+ * a plan for LOWBIT_DTYPE_S8 activations: lowbit quantizes x on the device,
+ * then multiplies, y = (s_x · q_x) · dequant(w)ᵀ with
+ *   s_x = absmax / 127 (f32; 1 when absmax is 0, so zeros give zero codes),
+ *   q_x = clamp(round_to_nearest_even(x / s_x), -127, 127),
+ * absmax = max |x| over each row of x (LOWBIT_ACTIVATION_SCALE_TOKEN) or over
+ * all of it (LOWBIT_ACTIVATION_SCALE_TENSOR), every step in f32 as written
+ * (non-finite x gives unspecified codes).
+ *  x:         device, row-major [M, K] of x_dtype, LOWBIT_DTYPE_F16 or
+ *             LOWBIT_DTYPE_BF16, 16-byte aligned.
+ *  workspace: device, 16-byte aligned, at least lowbit_plan_workspace_bytes(m)
+ *             (LOWBIT_STATUS_BUFFER_TOO_SMALL with less, or NULL). It receives
+ *             q_x [M, K] (s8) at its start and, at byte round_up(M · K, 256),
+ *             the f32 scales: M of them per token; per tensor the one scale,
+ *             then a word the quantizer uses. Calls on different streams
+ *             need their own.
+ *  y, w, scales, zeros: as lowbit_matmul_quantized.
+ * On `stream`, in order: per token, one quantize kernel; per tensor, a 4-byte
+ * cuMemsetD32Async of that word, a kernel reducing max |x| into it, and the
+ * quantize kernel; then the plan's matmul kernel. No allocation or host
+ * synchronization, so it is safe under CUDA graph capture, with the hot-path
+ * guarantees of lowbit_matmul. Errors: LOWBIT_STATUS_INVALID_ARGUMENT for a
+ * plan with f16 or bf16 activations (naming lowbit_matmul), an x_dtype other
+ * than F16 or BF16, or a NULL x, y, w or scales; LOWBIT_STATUS_UNSUPPORTED for
+ * E4M3 activations; LOWBIT_STATUS_MISALIGNED, LOWBIT_STATUS_INVALID_SHAPE and
+ * launch failures as lowbit_matmul. */
+LOWBIT_API lowbit_status lowbit_matmul_quantizing(const lowbit_plan *plan, int64_t m,
+                                                  const void *x, lowbit_dtype x_dtype,
+                                                  const lowbit_weights *w, const void *scales,
+                                                  const void *zeros, void *y, void *workspace,
+                                                  size_t workspace_bytes, void *stream);
 
 /* ---- device memory conveniences ---------------------------------------- */
 /* For programs without their own CUDA allocator (examples, tests, tools). An

@@ -8,6 +8,7 @@
 #include "core/formats/Gptq.h"
 #include "lowbit/lowbit.h"
 #include "runtime/api/Problem.h"
+#include "tests/gpu/runtime/ApiAssert.h"
 #include "tests/gpu/support/GpuTest.h"
 #include "tests/gpu/support/HostNumerics.h"
 #include "tuning_db/Database.h"
@@ -56,13 +57,6 @@ lowbit_problem hostExampleProblem() {
   return makeProblem(4096, 4096, LOWBIT_DTYPE_F16, LOWBIT_WEIGHT_UINT4, LOWBIT_GRANULARITY_GROUP,
                      128, LOWBIT_ZERO_NONE);
 }
-
-#define LOWBIT_OK(call)                                                                            \
-  do {                                                                                             \
-    lowbit_status lowbitStatus = (call);                                                           \
-    ASSERT_EQ(lowbitStatus, LOWBIT_STATUS_SUCCESS)                                                 \
-        << #call << ": " << lowbit_status_string(lowbitStatus) << ": " << lowbit_last_error();     \
-  } while (0)
 
 // A plan with its weights, scales and zeros packed and uploaded, and the
 // reference: real weights quantized by the formats library in the problem's

@@ -114,6 +114,11 @@ TEST(CApiTest, MatmulRejectsANullPlan) {
             LOWBIT_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(mentions(lowbit_last_error(), "lowbit_matmul_quantized: plan is NULL"))
       << lowbit_last_error();
+  EXPECT_EQ(lowbit_matmul_quantizing(nullptr, 1, nullptr, LOWBIT_DTYPE_F16, &w, nullptr, nullptr,
+                                     nullptr, nullptr, 0, nullptr),
+            LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(mentions(lowbit_last_error(), "lowbit_matmul_quantizing: plan is NULL"))
+      << lowbit_last_error();
 }
 
 TEST(CApiTest, MemoryHelpersRejectNullContext) {

@@ -337,5 +337,62 @@ TEST_F(DispatchTest, QuantizedActivationsTakeTheirOwnEntryPointAndScales) {
   EXPECT_NE(why.find("f16, which have no scales; call lowbit_matmul"), std::string::npos) << why;
 }
 
+// lowbit_matmul_quantizing (MatmulArgs::quantizing): s8 plans only, f16 or
+// bf16 x, and a workspace for the codes (256-byte rounded) and the scales.
+TEST_F(DispatchTest, QuantizingTakesF16OrBf16XAndAWorkspaceForCodesAndScales) {
+  PlanSpec w4a8 = spec;
+  w4a8.problem.activation = core::Activation::S8;
+  w4a8.problem.activationScale = core::ActivationScale::PerToken;
+  core::setOutput(w4a8.problem, core::Output::F32);
+  const size_t kernelsBefore = w4a8.kernels.size();
+  addActivationQuantizer(w4a8);
+  ASSERT_TRUE(w4a8.quantizesActivations);
+  EXPECT_EQ(w4a8.kernels.size(), kernelsBefore + 1) << "per token: the quantizer alone";
+  EXPECT_EQ(w4a8.kernels[w4a8.quantizeKernel].name, "lowbit_quantize_activations");
+  const int64_t k = w4a8.problem.k; // 4096: M * K is a multiple of 256
+  EXPECT_EQ(w4a8.quantizedActivationBytes(1), k + 256);
+  EXPECT_EQ(w4a8.quantizedActivationBytes(100), 100 * k + 512) << "400 bytes of scales";
+  PlanSpec perTensor = spec;
+  perTensor.problem = w4a8.problem;
+  perTensor.problem.activationScale = core::ActivationScale::PerTensor;
+  addActivationQuantizer(perTensor);
+  EXPECT_EQ(perTensor.kernels.size(), kernelsBefore + 2) << "and phase one, the absmax";
+  EXPECT_EQ(perTensor.kernels[perTensor.absmaxKernel].name, "lowbit_activation_absmax");
+  EXPECT_EQ(perTensor.quantizedActivationBytes(100), 100 * k + 256);
+  EXPECT_EQ(spec.quantizedActivationBytes(100), 0) << "f16 plans quantize nothing";
+
+  MatmulArgs a = args;
+  a.quantizing = true;
+  a.m = 3;
+  a.workspace = reinterpret_cast<void *>(0x100000);
+  a.workspaceBytes = static_cast<size_t>(w4a8.quantizedActivationBytes(3));
+  int index = -1;
+  size_t kernel = 0;
+  std::string why;
+  for (lowbit_dtype dtype : {LOWBIT_DTYPE_F16, LOWBIT_DTYPE_BF16}) {
+    a.xDtype = dtype;
+    EXPECT_EQ(checkMatmul(w4a8, a, &index, &kernel, &why), LOWBIT_STATUS_SUCCESS) << why;
+  }
+  a.xDtype = LOWBIT_DTYPE_E4M3;
+  EXPECT_EQ(checkMatmul(w4a8, a, &index, &kernel, &why), LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(why.find("lowbit_matmul_quantizing: x_dtype is 5"), std::string::npos) << why;
+  a.xDtype = LOWBIT_DTYPE_F16;
+  a.workspaceBytes -= 1;
+  EXPECT_EQ(checkMatmul(w4a8, a, &index, &kernel, &why), LOWBIT_STATUS_BUFFER_TOO_SMALL);
+  EXPECT_NE(why.find(std::to_string(w4a8.quantizedActivationBytes(3)) + " bytes at M = 3"),
+            std::string::npos)
+      << why;
+  a.workspaceBytes += 1;
+  EXPECT_EQ(check(a, &why), LOWBIT_STATUS_INVALID_ARGUMENT) << "an f16 plan";
+  EXPECT_NE(why.find("call lowbit_matmul"), std::string::npos) << why;
+
+  PlanSpec e4m3 = w4a8;
+  e4m3.problem.activation = core::Activation::E4M3;
+  e4m3.quantizesActivations = false;
+  addActivationQuantizer(e4m3);
+  EXPECT_FALSE(e4m3.quantizesActivations) << "only s8 is quantized by lowbit";
+  EXPECT_EQ(checkMatmul(e4m3, a, &index, &kernel, &why), LOWBIT_STATUS_UNSUPPORTED);
+}
+
 } // namespace
 } // namespace lowbit::api::testing

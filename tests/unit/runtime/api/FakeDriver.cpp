@@ -38,6 +38,12 @@ int staticSharedOf(const char *text) {
 
 static LowbitFakeLaunch lastLaunch;
 
+// LowbitFakeLaunch::history += name + ";" (under `mutex`).
+static void appendHistory(const char *name) {
+  const size_t used = std::strlen(lastLaunch.history);
+  std::snprintf(lastLaunch.history + used, sizeof(lastLaunch.history) - used, "%s;", name);
+}
+
 extern "C" {
 #define LOWBIT_FAKE_API __attribute__((visibility("default")))
 
@@ -137,6 +143,23 @@ LOWBIT_FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, 
       return CUDA_ERROR_INVALID_VALUE;
   }
   LowbitFakeLaunch &l = lastLaunch;
+  appendHistory(reinterpret_cast<const char *>(f));
+  if (std::strcmp(reinterpret_cast<const char *>(f), "lowbit_quantize_activations") == 0) {
+    l.quantizeX = *static_cast<unsigned long long *>(params[0]);
+    l.quantizeBf16 = *static_cast<int *>(params[1]);
+    l.quantizeM = *static_cast<long long *>(params[2]);
+    l.quantizeK = *static_cast<long long *>(params[3]);
+    l.quantizeCodes = *static_cast<unsigned long long *>(params[4]);
+    l.quantizeScales = *static_cast<unsigned long long *>(params[5]);
+    l.quantizeTensorAbsmax = *static_cast<unsigned long long *>(params[6]);
+    l.quantizeGrid[0] = gx, l.quantizeGrid[1] = gy;
+    l.quantizeBlock = bx;
+    return CUDA_SUCCESS;
+  }
+  if (std::strcmp(reinterpret_cast<const char *>(f), "lowbit_activation_absmax") == 0) {
+    l.absmaxTarget = *static_cast<unsigned long long *>(params[4]);
+    return CUDA_SUCCESS;
+  }
   if (std::strcmp(reinterpret_cast<const char *>(f), "lowbit_permute_columns") == 0) {
     // (x, perm, out, M, K): out[m][j] = x[m][perm[j]], 16-bit values.
     auto *x = *static_cast<const uint16_t *const *>(params[0]);
@@ -182,6 +205,16 @@ LOWBIT_FAKE_API CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
 }
 LOWBIT_FAKE_API CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream) {
   std::memcpy(reinterpret_cast<void *>(d), s, n);
+  return CUDA_SUCCESS;
+}
+LOWBIT_FAKE_API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream) {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (size_t i = 0; i < n; ++i)
+    std::memcpy(reinterpret_cast<char *>(d) + 4 * i, &v, 4);
+  appendHistory("memset");
+  lastLaunch.memsetAddress = d;
+  lastLaunch.memsetValue = v;
+  lastLaunch.memsetCount = n;
   return CUDA_SUCCESS;
 }
 LOWBIT_FAKE_API CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) {

@@ -19,4 +19,20 @@ struct LowbitFakeLaunch {
   // and leaves the fields above to the matmul launch that follows it.
   int gatherLaunches;
   unsigned gatherGrid[2];
+  // Every launch's function and every cuMemsetD32Async ("memset"), ';' after
+  // each, oldest first, for the order of a call's steps; a test empties it
+  // (history[0] = 0) first. Truncated at its size.
+  char history[512];
+  // The activation quantizer's latest launches (they leave the fields above
+  // to the matmul): lowbit_quantize_activations' (x, bf16, M, K, q, scales,
+  // tensorAbsmax), lowbit_activation_absmax's tensorAbsmax, and the latest
+  // cuMemsetD32Async.
+  unsigned long long quantizeX, quantizeCodes, quantizeScales, quantizeTensorAbsmax;
+  int quantizeBf16;
+  long long quantizeM, quantizeK;
+  unsigned quantizeGrid[2], quantizeBlock;
+  unsigned long long absmaxTarget;
+  unsigned long long memsetAddress;
+  unsigned memsetValue;
+  unsigned long long memsetCount;
 };

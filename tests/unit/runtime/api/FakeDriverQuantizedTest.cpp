@@ -176,5 +176,133 @@ TEST_F(FakeDriverQuantized, ActOrderWithQuantizedActivationsIsUnsupported) {
       << lowbit_last_error();
 }
 
+// lowbit_matmul_quantizing: f16 or bf16 x is quantized into the workspace,
+// then the matmul reads the codes and scales from there.
+class FakeDriverQuantizing : public FakeDriverQuantized {
+protected:
+  // The codes take round_up(M * K, 256) bytes; the scales follow.
+  static constexpr size_t kCodeBytes = (kM * kK + 255) / 256 * 256;
+
+  lowbit_status quantizing(const void *xIn, lowbit_dtype dtype, void *space, size_t bytes) {
+    return lowbit_matmul_quantizing(plan, kM, xIn, dtype, &weights, scales, zeros, aligned16(y),
+                                    space, bytes, nullptr);
+  }
+  size_t workspaceBytes() {
+    size_t bytes = 0;
+    EXPECT_EQ(lowbit_plan_workspace_bytes(plan, kM, &bytes), LOWBIT_STATUS_SUCCESS);
+    return bytes;
+  }
+  void clearHistory() {
+    const_cast<LowbitFakeLaunch *>(launch)->history[0] = 0;
+    launchesBefore = launch->launches;
+  }
+
+  std::vector<uint16_t> x16 = std::vector<uint16_t>(size_t(kM * kK) + 8);
+  std::vector<uint8_t> workspace = std::vector<uint8_t>(4096 + 16);
+};
+
+TEST_F(FakeDriverQuantizing, PerTokenQuantizesIntoTheWorkspaceThenMultiplies) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TOKEN, LOWBIT_ZERO_NONE));
+  // Codes, then M f32 scales rounded up to 256 bytes.
+  const size_t needed = workspaceBytes();
+  EXPECT_EQ(needed, kCodeBytes + 256);
+  uint8_t *space = aligned16(workspace);
+  clearHistory();
+  ASSERT_EQ(quantizing(aligned16(x16), LOWBIT_DTYPE_F16, space, needed), LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(launch->history, "lowbit_quantize_activations;fake_w4a8_x_scales;");
+  EXPECT_EQ(launch->quantizeX, address(aligned16(x16)));
+  EXPECT_EQ(launch->quantizeBf16, 0);
+  EXPECT_EQ(launch->quantizeM, kM);
+  EXPECT_EQ(launch->quantizeK, kK);
+  EXPECT_EQ(launch->quantizeCodes, address(space));
+  EXPECT_EQ(launch->quantizeScales, address(space + kCodeBytes));
+  EXPECT_EQ(launch->quantizeTensorAbsmax, 0u) << "per token: no tensor absmax";
+  EXPECT_EQ(launch->quantizeGrid[0], unsigned(kM)) << "a block per row";
+  EXPECT_EQ(launch->quantizeBlock, 256u);
+  // The matmul reads the workspace's codes and scales as x and x_scales.
+  EXPECT_EQ(launch->pointers[0], address(space));
+  EXPECT_EQ(launch->pointers[1], address(space + kCodeBytes));
+  EXPECT_EQ(launch->pointers[2], address(weights.data));
+  EXPECT_EQ(launch->pointers[3], address(scales));
+  EXPECT_EQ(launch->pointers[4], address(aligned16(y)));
+  EXPECT_EQ(launch->m, kM);
+}
+
+TEST_F(FakeDriverQuantizing, PerTensorZeroesTheAbsmaxOnTheStreamThenReducesThenQuantizes) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TENSOR, LOWBIT_ZERO_SUB_CODE));
+  const size_t needed = workspaceBytes();
+  EXPECT_EQ(needed, kCodeBytes + 256) << "the scale and the absmax word, rounded up";
+  uint8_t *space = aligned16(workspace);
+  const unsigned long long absmaxWord = address(space + kCodeBytes + 4);
+  clearHistory();
+  ASSERT_EQ(quantizing(aligned16(x16), LOWBIT_DTYPE_BF16, space, needed), LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(launch->history, "memset;lowbit_activation_absmax;lowbit_quantize_activations;"
+                                "fake_w4a8_x_scales_zeros;");
+  EXPECT_EQ(launch->memsetAddress, absmaxWord);
+  EXPECT_EQ(launch->memsetValue, 0u);
+  EXPECT_EQ(launch->memsetCount, 1u);
+  EXPECT_EQ(launch->absmaxTarget, absmaxWord);
+  EXPECT_EQ(launch->quantizeTensorAbsmax, absmaxWord);
+  EXPECT_EQ(launch->quantizeBf16, 1);
+  EXPECT_EQ(launch->quantizeScales, address(space + kCodeBytes));
+  // (x, x_scales, packed_w, scales, zeros, y, M)
+  EXPECT_EQ(launch->pointers[0], address(space));
+  EXPECT_EQ(launch->pointers[1], address(space + kCodeBytes));
+  EXPECT_EQ(launch->pointers[4], address(zeros));
+  EXPECT_EQ(launch->pointers[5], address(aligned16(y)));
+}
+
+TEST_F(FakeDriverQuantizing, TheQuantizedEntryPointStillNeedsNoWorkspace) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TOKEN, LOWBIT_ZERO_NONE));
+  clearHistory();
+  ASSERT_EQ(matmulQuantized(aligned16(xScales)), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+  EXPECT_STREQ(launch->history, "fake_w4a8_x_scales;") << "no quantizer for s8 x";
+}
+
+TEST_F(FakeDriverQuantizing, RefusesBadArgumentsBeforeLaunchingAnything) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TOKEN, LOWBIT_ZERO_NONE));
+  const size_t needed = workspaceBytes();
+  uint8_t *space = aligned16(workspace);
+  const uint16_t *xs = aligned16(x16);
+  clearHistory();
+  for (lowbit_dtype dtype : {LOWBIT_DTYPE_S8, LOWBIT_DTYPE_F32, static_cast<lowbit_dtype>(0)})
+    expectRefused(quantizing(xs, dtype, space, needed), LOWBIT_STATUS_INVALID_ARGUMENT,
+                  "x_dtype");
+  expectRefused(quantizing(nullptr, LOWBIT_DTYPE_F16, space, needed),
+                LOWBIT_STATUS_INVALID_ARGUMENT, "x is NULL");
+  expectRefused(quantizing(xs + 1, LOWBIT_DTYPE_F16, space, needed), LOWBIT_STATUS_MISALIGNED,
+                "x = ");
+  expectRefused(quantizing(xs, LOWBIT_DTYPE_F16, nullptr, 0), LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                "lowbit_plan_workspace_bytes");
+  expectRefused(quantizing(xs, LOWBIT_DTYPE_F16, space, needed - 1),
+                LOWBIT_STATUS_BUFFER_TOO_SMALL, "lowbit_plan_workspace_bytes");
+  expectRefused(quantizing(xs, LOWBIT_DTYPE_F16, space + 8, needed), LOWBIT_STATUS_MISALIGNED,
+                "workspace");
+  EXPECT_EQ(std::string(lowbit_last_error()).find("lowbit_matmul_quantizing: "), 0u)
+      << lowbit_last_error();
+  EXPECT_STREQ(launch->history, "") << "nothing launched";
+}
+
+TEST_F(FakeDriverQuantizing, AnF16PlanNamesLowbitMatmul) {
+  planFor(w4a16Abi(kN, kK));
+  size_t needed = 1;
+  ASSERT_EQ(lowbit_plan_workspace_bytes(plan, kM, &needed), LOWBIT_STATUS_SUCCESS);
+  EXPECT_EQ(needed, 0u) << "f16 activations are never quantized";
+  clearHistory();
+  expectRefused(quantizing(aligned16(x16), LOWBIT_DTYPE_F16, aligned16(workspace), 4096),
+                LOWBIT_STATUS_INVALID_ARGUMENT, "call lowbit_matmul");
+  EXPECT_STREQ(launch->history, "");
+}
+
+TEST_F(FakeDriverQuantizing, LowbitMatmulOnAnS8PlanAlsoNamesTheQuantizingEntryPoint) {
+  planFor(w4a8Abi(LOWBIT_ACTIVATION_SCALE_TOKEN, LOWBIT_ZERO_NONE));
+  clearHistory();
+  expectRefused(lowbit_matmul(plan, kM, aligned16(x16), &weights, scales, zeros, aligned16(y),
+                              nullptr, 0, nullptr),
+                LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_matmul_quantizing");
+}
+
 } // namespace
 } // namespace lowbit::api::testing
