@@ -1,6 +1,7 @@
 // lowbit.Context and lowbit.Plan: lowbit.h's context and plan, with the
 // packing entry points on host memory and lowbit_matmul (or, given x's
-// scales, lowbit_matmul_quantized) on raw device pointers (the torch op in
+// scales, lowbit_matmul_quantized; from f16 or bf16 x on an s8 plan,
+// lowbit_matmul_quantizing) on raw device pointers (the torch op in
 // lowbit/ops.py passes tensors' data_ptr and the current stream). matmul
 // keeps the GIL: it only enqueues work, and releasing and retaking the lock
 // would cost more than the call.
@@ -185,11 +186,7 @@ public:
   void matmul(int64_t m, uintptr_t x, uintptr_t weights, size_t weightBytes, uintptr_t scales,
               uintptr_t zeros, uintptr_t y, uintptr_t workspace, size_t workspaceBytes,
               uintptr_t stream, std::optional<uintptr_t> xScales) const {
-    lowbit_weights w;
-    w.struct_size = sizeof w;
-    w.data = reinterpret_cast<const void *>(weights);
-    w.bytes = weightBytes;
-    w.layout_id = layoutId_;
+    const lowbit_weights w = packedWeights(weights, weightBytes);
     const void *xPointer = reinterpret_cast<const void *>(x);
     const void *scalePointer = reinterpret_cast<const void *>(scales);
     const void *zeroPointer = reinterpret_cast<const void *>(zeros);
@@ -207,7 +204,34 @@ public:
             "lowbit_matmul");
   }
 
+  // lowbit_matmul_quantizing: f16 or bf16 x (x_dtype) on a plan for s8
+  // activations, quantized into the workspace first.
+  void matmulQuantizing(int64_t m, uintptr_t x, const std::string &xDtype, uintptr_t weights,
+                        size_t weightBytes, uintptr_t scales, uintptr_t zeros, uintptr_t y,
+                        uintptr_t workspace, size_t workspaceBytes, uintptr_t stream) const {
+    const core::Activation activation = unwrap(core::parseActivation(xDtype));
+    if (activation != core::Activation::F16 && activation != core::Activation::BF16)
+      throw std::invalid_argument("x_dtype must be 'f16' or 'bf16', got '" + xDtype + "'");
+    const lowbit_weights w = packedWeights(weights, weightBytes);
+    check(lowbit_matmul_quantizing(
+              plan_, m, reinterpret_cast<const void *>(x),
+              activation == core::Activation::BF16 ? LOWBIT_DTYPE_BF16 : LOWBIT_DTYPE_F16, &w,
+              reinterpret_cast<const void *>(scales), reinterpret_cast<const void *>(zeros),
+              reinterpret_cast<void *>(y), reinterpret_cast<void *>(workspace), workspaceBytes,
+              reinterpret_cast<void *>(stream)),
+          "lowbit_matmul_quantizing");
+  }
+
 private:
+  lowbit_weights packedWeights(uintptr_t weights, size_t weightBytes) const {
+    lowbit_weights w;
+    w.struct_size = sizeof w;
+    w.data = reinterpret_cast<const void *>(weights);
+    w.bytes = weightBytes;
+    w.layout_id = layoutId_;
+    return w;
+  }
+
   core::Problem problem_;
   lowbit_plan *plan_ = nullptr;
   size_t weightBytes_ = 0, scaleBytes_ = 0, zeroBytes_ = 0;
@@ -243,7 +267,13 @@ void bindRuntime(nb::module_ &m) {
            "zeros"_a, "y"_a, "workspace"_a, "workspace_bytes"_a, "stream"_a,
            "x_scales"_a = nb::none(),
            "lowbit_matmul on device pointers (ints); asynchronous on `stream`. With x_scales "
-           "(x's f32 scales, for s8 or e4m3 activations): lowbit_matmul_quantized.");
+           "(x's f32 scales, for s8 or e4m3 activations): lowbit_matmul_quantized.")
+      .def("matmul_quantizing", &Plan::matmulQuantizing, "m"_a, "x"_a, "x_dtype"_a, "weights"_a,
+           "weight_bytes"_a, "scales"_a, "zeros"_a, "y"_a, "workspace"_a, "workspace_bytes"_a,
+           "stream"_a,
+           "lowbit_matmul_quantizing on device pointers (ints): f16 or bf16 x ('f16', 'bf16') "
+           "on a plan for s8 activations, quantized into the workspace "
+           "(workspace_bytes(m)) and then multiplied; asynchronous on `stream`.");
 }
 
 } // namespace lowbit::python
