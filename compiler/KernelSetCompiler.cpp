@@ -160,7 +160,8 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
           if (!target.ok())
             return makeError(target.error());
           Status onArch =
-              core::checkScheduleArch(lb::coreSchedule(cast<lb::ScheduleAttr>(schedule)), *target);
+              core::checkScheduleArch(problem, lb::coreSchedule(cast<lb::ScheduleAttr>(schedule)),
+                                      *target);
           if (!onArch.ok()) {
             diagnostics << "skipped " << info.name << " for " << target->name << ": "
                         << onArch.error() << "\n";

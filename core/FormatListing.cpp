@@ -40,7 +40,7 @@ bool markArchs(const Problem &problem, std::vector<bool> &archHasKernels, std::s
     int64_t shared = staticSharedBytes(schedule, bits) + dynamicSharedBytes(schedule, problem);
     for (size_t a = 0; a < targetArchs().size(); ++a)
       if (shared <= targetArchs()[a].maxSharedBytesPerBlock &&
-          checkScheduleArch(schedule, targetArchs()[a]))
+          checkScheduleArch(problem, schedule, targetArchs()[a]))
         archHasKernels[a] = accepted = true;
   }
   return accepted;
@@ -117,18 +117,21 @@ KernelAvailability kernelsWithoutActivations(KernelAvailability kernels) {
   return kernels;
 }
 
-// Each activation dtype with int8 per-channel weights (the one weight form
-// every activation could pair with), asked of the rules like the rest.
+// Each activation dtype with 8-bit per-channel weights (int8, which f16,
+// bf16 and s8 take; e4m3fn, which the fp8 tensor cores multiply e4m3 by),
+// asked of the rules like the rest.
 std::string activationListing() {
   std::ostringstream out;
-  out << "\nActivation formats (kernels: int8 per-channel weights, f16 scales)\n";
+  out << "\nActivation formats (kernels: per-channel int8 weights, e4m3fn for e4m3; f16 "
+         "scales)\n";
   out << pad("  name", 12) << pad("scales", 30) << pad("y", 16) << "kernels\n";
   for (Activation activation : {Activation::F16, Activation::BF16, Activation::S8,
                                 Activation::E4M3}) {
     Problem problem;
     problem.n = problem.k = kRepresentativeDimension;
     problem.activation = activation;
-    problem.code = DataFormat::signedInt(8);
+    problem.code =
+        activation == Activation::E4M3 ? DataFormat::e4m3fn() : DataFormat::signedInt(8);
     problem.scheme.granularity = formats::Granularity::PerChannel;
     problem.scheme.groupSize = 0;
     const bool quantized = isQuantized(activation);

@@ -509,6 +509,18 @@ Status checkScheduleArch(const Schedule &s, const TargetArch &arch) {
   return Status::success();
 }
 
+// The e4m3 mma.sync and wgmma forms exist from sm_89 on.
+constexpr int kE4M3ComputeCapability = 89;
+
+Status checkScheduleArch(const Problem &p, const Schedule &s, const TargetArch &arch) {
+  if (Status family = checkScheduleArch(s, arch); !family)
+    return family;
+  if (p.activation == Activation::E4M3 && arch.computeCapability < kE4M3ComputeCapability)
+    return makeError(scheduleSubject(s) + ": e4m3 activations need the fp8 tensor cores, which "
+                     "exist from sm_89 on, not on " + arch.name);
+  return Status::success();
+}
+
 int64_t gemvTiledPartialBytes(const Schedule &s) {
   return mul(mul(mul(s.splitK, s.tileM), kSubtilesPerUnit * kLaneGroups), 4);
 }

@@ -115,6 +115,10 @@ int64_t wgmmaRingBytes(const Schedule &schedule, Activation activation);
 // Whether the schedule's family has kernels for the arch (wgmma: only
 // sm_90a; cluster_k > 1: sm_90 and up); the reason when not.
 Status checkScheduleArch(const Schedule &schedule, const TargetArch &arch);
+// ...and whether the problem's own instructions exist there too (e4m3
+// activations: the fp8 mma, sm_89 and up).
+Status checkScheduleArch(const Problem &problem, const Schedule &schedule,
+                         const TargetArch &arch);
 
 // A block's static shared memory (what ptxas reports; 0 for gemv) and the
 // dynamic shared memory its launch passes, by family.

@@ -19,9 +19,10 @@ LogicalResult LoadActivationsOp::verify() {
   if (x.getRank() != 2)
     return emitOpError("x must be a rank-2 memref [M, K], got rank ") << x.getRank();
   if (values.getElementType().isInteger(8)) {
-    // s8 bytes are x's own: one 8-byte load, a B fragment of m16n8k32.
-    if (!element.isInteger(8))
-      return emitOpError("i8 values are loaded from 8-bit integer activations, not ") << element;
+    // s8 or e4m3 bytes are x's own: one 8-byte load, a B fragment of
+    // m16n8k32.
+    if (!element.isInteger(8) && !isa<Float8E4M3FNType>(element))
+      return emitOpError("i8 values are loaded from s8 or e4m3 activations, not ") << element;
     if (values.getNumElements() != 8)
       return emitOpError("s8 activations are loaded 8 at a time (one m16n8k32 B fragment), not ")
              << values.getNumElements();

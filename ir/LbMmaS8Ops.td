@@ -52,6 +52,18 @@ def Lb_MmaS8Op : Lb_Op<"mma_s8", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)";
 }
 
+def Lb_MmaE4M3Op : Lb_Op<"mma_e4m3", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "mma.sync.m16n8k32 with e4m3 operands and f32 accumulation (sm_89+)";
+  let description = [{
+    The fp8 form of lb.mma_s8: the same fragments of bytes (e4m3fn bit
+    patterns, held as i8), summed in f32.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[16], [I8]>:$a,
+                       VectorOfLengthAndType<[8], [I8]>:$b, VectorOfLengthAndType<[4], [F32]>:$acc);
+  let results = (outs VectorOfLengthAndType<[4], [F32]>:$result);
+  let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)";
+}
+
 def Lb_OnesAFragmentS8Op : Lb_Op<"ones_a_fragment_s8", [Pure]> {
   let summary = "an m16 x k32 A fragment of ones: its mma sums each token's x";
   let description = [{

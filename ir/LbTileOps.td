@@ -171,8 +171,9 @@ def Lb_PackF32PairOp : Lb_Op<"pack_f32_pair", [Pure]> {
 def Lb_LoadActivationsOp : Lb_Op<"load_activations", [MemoryEffects<[MemRead]>]> {
   let summary = "contiguous activations x[m, k .. k + n); zeros where m >= M";
   let description = [{
-    16-bit activations come in 16-byte loads; s8 ones (an si8 x, i8 values)
-    in one 8-byte load, which is an m16n8k32 B fragment.
+    16-bit activations come in 16-byte loads; s8 and e4m3 ones (an si8 or
+    f8E4M3FN x, i8 values: the bytes) in one 8-byte load, which is an
+    m16n8k32 B fragment.
   }];
   let arguments = (ins AnyMemRef:$x, Index:$m, Index:$k, Index:$rows);
   let results = (outs VectorOfRankAndType<[1], [F16, BF16, I8]>:$values);

@@ -71,22 +71,27 @@ LogicalResult WgmmaOp::verify() {
                        "2, 4]> for 16-bit values, <bytes = 64, xor = [0, 1, 2]> for s8)");
   auto aType = cast<VectorType>(getA().getType());
   auto accType = cast<VectorType>(getAcc().getType());
-  const bool s8 = aType.getElementType().isInteger(8);
-  if (s8 != (aType.getNumElements() == 16) || s8 != accType.getElementType().isInteger(32))
-    return emitOpError("A is 8 f16 or bf16 values into f32 sums, or 16 s8 bytes into s32 sums; "
-                       "got ")
-           << aType << " into " << accType;
+  Type bType = bufferType.getElementType();
+  // 8-bit operands are bytes in registers (i8); the staged B's type says
+  // which: si8 sums into s32, e4m3 into f32.
+  const bool bytes = aType.getElementType().isInteger(8);
+  const bool integer = bytes && bType.isInteger(8);
+  if (bytes != (aType.getNumElements() == 16) ||
+      (bytes ? integer != accType.getElementType().isInteger(32)
+             : !accType.getElementType().isF32()) ||
+      (bytes && !bType.isInteger(8) && !isa<Float8E4M3FNType>(bType)) ||
+      (!bytes && aType.getElementType() != bType))
+    return emitOpError("A is 8 f16 or bf16 values into f32 sums, or 16 bytes of s8 (into s32 "
+                       "sums) or e4m3 (into f32) as the staged B says; got ")
+           << aType << " into " << accType << " with B of " << bType;
   int64_t n = 2 * accType.getNumElements();
   if (static_cast<int64_t>(buffer.getRows()) != n)
     return emitOpError("an accumulator of ")
            << n / 2 << " values is m64 x n" << n << ", but a stage holds " << buffer.getRows()
            << " rows of B";
-  int64_t steps = static_cast<int64_t>(buffer.getCols()) / (s8 ? 32 : 16);
+  int64_t steps = static_cast<int64_t>(buffer.getCols()) / (bytes ? 32 : 16);
   if (static_cast<int64_t>(getKStep()) >= steps)
     return emitOpError("k_step must be in 0 .. ") << steps - 1 << " for rows of "
                                                    << buffer.getCols() << " values";
-  auto bType = bufferType.getElementType();
-  if (aType.getElementType() != bType)
-    return emitOpError("A is ") << aType.getElementType() << " but the staged B is " << bType;
   return success();
 }

@@ -116,8 +116,9 @@ def Lb_WgmmaOp : Lb_Op<"wgmma", [MemoryEffects<[MemRead]>, AllTypesMatch<["acc",
     fragment's registers, and B (k x N) is step `k_step` (K k k_step ..
     k k_step + k - 1) of stage `stage`: N rows of the buffer, each a K-major
     row of 64 values in the buffer's swizzle. For f16 and bf16 (`a` of 8
-    values) k is 16 and the sums are f32; for s8 (`a` of 16 bytes, the
-    m16n8k32 A fragment's registers) k is 32 and the sums are s32, exact.
+    values) k is 16 and the sums are f32; for 8-bit operands (`a` of 16
+    bytes, the m16n8k32 A fragment's registers) k is 32 and the staged B's
+    type names them: s8 (i8) sums in s32, exactly, e4m3 in f32.
     N is twice the accumulator's length. Asynchronous: the result is valid
     after lb.wgmma_commit and an lb.wgmma_wait that covers it, and `a` must
     not change before that.
@@ -134,9 +135,9 @@ def Lb_WgmmaOp : Lb_Op<"wgmma", [MemoryEffects<[MemRead]>, AllTypesMatch<["acc",
 }
 
 def Lb_ScaleWgmmaSumsOp : Lb_Op<"scale_wgmma_sums", [Pure, AllShapesMatch<["sums", "result"]>]> {
-  let summary = "a warp's s32 wgmma sums as f32, times its rows' weight scales and its tokens' scales";
+  let summary = "a warp's wgmma sums (s32 or f32) as f32, times its rows' weight scales and its tokens' scales";
   let description = [{
-    The s8 wgmma's epilogue: the scales left the integer sums (weights per
+    The s8 and e4m3 wgmma's epilogue: the scales left the integer sums (weights per
     channel or per tensor, x per token or per tensor), so they apply here,
     once. Register 4 i + h of `sums` is row g (the lane's groupID) of the
     warp's 16, token m0 + 8 i + 2 t + h (t = lane mod 4), and 4 i + 2 + h
@@ -145,7 +146,7 @@ def Lb_ScaleWgmmaSumsOp : Lb_Op<"scale_wgmma_sums", [Pure, AllShapesMatch<["sums
     `x_scales[token]`, or `x_scales[0]` for a one-element (per-tensor)
     memref; tokens at or past `rows` (M) get 0.
   }];
-  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [SI32]>:$sums, F32:$row_scale,
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [SI32, F32]>:$sums, F32:$row_scale,
                        F32:$row8_scale, MemRefRankOf<[F32], [1]>:$x_scales, Index:$m0,
                        Index:$rows);
   let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$result);

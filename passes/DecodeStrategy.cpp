@@ -311,17 +311,9 @@ SmallVector<Value> subtractZeros(OpBuilder &b, Location loc, Type value, ArrayRe
 
 namespace {
 
-// The s8 bytes of 8-, 4- and 2-bit integer codes; which codes qualify is core's
-// answer (core::s8Decode), asked of the code type's format.
-FailureOr<DecodeStrategy> selectS8Strategy(Type codeType, const IntegerCode &code, bool raw,
-                                           function_ref<InFlightDiagnostic()> emitError) {
-  if (raw)
-    return emitError() << "a raw decode is to f16, not to s8";
-  Expected<formats::DataFormat> format = lb::dataFormat(codeType);
-  if (!format)
-    return emitError() << format.error();
-  if (Expected<core::S8Decode> s8 = core::s8Decode(*format); !s8)
-    return emitError() << s8.error();
+// The bytes IntegerToS8Emitter makes of `code`'s fields, in its order.
+FailureOr<DecodeStrategy> byteStrategy(const IntegerCode &code,
+                                       function_ref<InFlightDiagnostic()> emitError) {
   const int fields = 32 / code.bits;
   std::vector<int> elementOf(fields);
   for (int f = 0; f < fields; ++f)
@@ -338,11 +330,33 @@ FailureOr<DecodeStrategy> selectS8Strategy(Type codeType, const IntegerCode &cod
   return strategy;
 }
 
+// The s8 bytes of 8-, 4- and 2-bit integer codes; which codes qualify is core's
+// answer (core::s8Decode), asked of the code type's format.
+FailureOr<DecodeStrategy> selectS8Strategy(Type codeType, const IntegerCode &code, bool raw,
+                                           function_ref<InFlightDiagnostic()> emitError) {
+  if (raw)
+    return emitError() << "a raw decode is to f16, not to s8";
+  Expected<formats::DataFormat> format = lb::dataFormat(codeType);
+  if (!format)
+    return emitError() << format.error();
+  if (Expected<core::S8Decode> s8 = core::s8Decode(*format); !s8)
+    return emitError() << s8.error();
+  return byteStrategy(code, emitError);
+}
+
 } // namespace
 
 FailureOr<DecodeStrategy>
 selectDecodeStrategy(Type codeType, Type value, bool raw,
                      function_ref<InFlightDiagnostic()> emitError) {
+  // e4m3fn codes meet e4m3 activations as the bytes they are (the fp8 mma
+  // takes both operands as e4m3): each word is its own register, as int8's.
+  if (Expected<formats::DataFormat> format = lb::dataFormat(codeType);
+      value.isInteger(8) && format && *format == formats::DataFormat::e4m3fn()) {
+    if (raw)
+      return emitError() << "a raw decode is to f16, not to e4m3 bytes";
+    return byteStrategy(IntegerCode{8, /*isSigned=*/true, 0}, emitError);
+  }
   if (isa<lb::MiniFloatType, lb::LutType, Float8E4M3FNType, Float8E5M2Type>(codeType))
     return selectNonIntegerStrategy(codeType, value, raw, emitError);
   IntegerCode code;

@@ -26,6 +26,10 @@ struct KernelProblem {
   // M (core/KernelArguments.h is the runtime's copy of that order).
   mlir::Value x, xScales, weights, scales, zeros, y, rows;
   bool quantizedActivations() const { return static_cast<bool>(xScales); }
+  // Quantized activations in e4m3 (the fp8 tensor cores; f32 sums).
+  bool e4m3Activations() const {
+    return quantizedActivations() && mlir::isa<mlir::Float8E4M3FNType>(activation);
+  }
   // NVFP4's f32 tensor scale (lb.load_tensor_scale at the kernel's entry),
   // or null: loadColumnQuant multiplies every block scale by it.
   mlir::Value tensorScale;

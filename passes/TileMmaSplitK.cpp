@@ -145,7 +145,9 @@ struct MmaSplitKBuilder : TileBuilderBase {
   SmallVector<Value> multiplyS8(ArrayRef<PairedCodeLoader::Codes> words, ArrayRef<Value> runs,
                                 SmallVector<Value> acc) {
     auto aType = VectorType::get({16}, b.getI8Type());
-    auto accType = VectorType::get({4}, b.getIntegerType(32, /*isSigned=*/true));
+    const bool fp8 = p.e4m3Activations();
+    auto accType = VectorType::get(
+        {4}, fp8 ? Type(b.getF32Type()) : Type(b.getIntegerType(32, /*isSigned=*/true)));
     for (int64_t j = 0; j < loadsN(); ++j) {
       Value step0 = decodeUnit(b, loc, p, words[j]);
       Value step1 = decodeUnit(b, loc, p, words[loadsN() + j]);
@@ -155,7 +157,8 @@ struct MmaSplitKBuilder : TileBuilderBase {
         int64_t rows = j * (kColumnsPerLoad / kWeightRows) + w;
         for (int64_t c = 0; c < tokenTiles(); ++c) {
           Value &sum = acc[rows * tokenTiles() + c];
-          sum = b.create<lb::MmaS8Op>(loc, accType, a, runs[c], sum);
+          sum = fp8 ? b.create<lb::MmaE4M3Op>(loc, accType, a, runs[c], sum).getResult()
+                    : b.create<lb::MmaS8Op>(loc, accType, a, runs[c], sum).getResult();
         }
       }
     }
@@ -266,9 +269,11 @@ struct MmaSplitKBuilder : TileBuilderBase {
     rawCodes = (scalePeriodSums || scaleAtEnd) && decodesRaw(p);
     // s8 sums are integers: scales and zero points always leave them, per
     // channel at the end, per group as each period's s32 sums close.
+    // e4m3 bytes are the codes as stored: no shift, no centre, f32 sums.
+    const bool fp8 = p.e4m3Activations();
     std::optional<core::S8Decode> s8Decode;
     if (s8) {
-      s8Decode = *core::s8Decode(*lb::dataFormat(p.code));
+      s8Decode = fp8 ? core::S8Decode{} : *core::s8Decode(*lb::dataFormat(p.code));
       scaleAtEnd = !splitKShape(p).scalesAlongK;
       scalePeriodSums = !scaleAtEnd;
     }
@@ -454,7 +459,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
     // s8 products sum exactly in s32 (a schedule rule bounds a warp's K).
-    Value initial = s8 ? Value(b.create<lb::ZeroAccumulatorOp>(
+    Value initial = s8 && !fp8 ? Value(b.create<lb::ZeroAccumulatorOp>(
                              loc, VectorType::get({4}, b.getIntegerType(32, true))))
                        : zero;
     SmallVector<Value> init(slots, initial);
@@ -505,7 +510,8 @@ struct MmaSplitKBuilder : TileBuilderBase {
       channelQuant = loadQuant(n0, group, index(0));
     // Per-channel s8: the sums close here, and the scale takes 2^-shift.
     if (s8 && scaleAtEnd) {
-      sums = closeS8Sums(sums, channelQuant, *s8Decode);
+      if (!fp8)
+        sums = closeS8Sums(sums, channelQuant, *s8Decode);
       SmallVector<Value> scales = s8Scales(channelQuant, *s8Decode);
       std::copy(scales.begin(), scales.end(), channelQuant.begin());
     }

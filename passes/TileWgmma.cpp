@@ -41,7 +41,8 @@
 // s8 bytes and together are a slice's A fragment (lb.pack_a_fragment_s8, as
 // in the split-K mma); x is staged as s8 in its paired order
 // (core::pairedS8SlotOfK), 64-byte rows in the hardware's 64-byte swizzle;
-// the sums are s32 and exact. Weight scales (per channel or per tensor, with
+// the sums are s32 and exact. e4m3 activations take the fp8 form the same
+// way, e4m3fn weights being their own bytes, with f32 sums. Weight scales (per channel or per tensor, with
 // the decode's 2^-shift) and x's token scales apply once, after the loop
 // (lb.scale_wgmma_sums), so no quant is loaded in it.
 #include "core/DecodeFacts.h"
@@ -86,7 +87,8 @@ struct WgmmaBuilder : TileBuilderBase {
     body();
   }
 
-  bool s8() const { return p.quantizedActivations(); }
+  // 8-bit operands (s8 or e4m3 activations): k32 steps, scales after the loop.
+  bool byteOperands() const { return p.quantizedActivations(); }
   int64_t tileM() const { return p.schedule.getTile()[0]; }
   int64_t tileN() const { return p.schedule.getTile()[1]; }
   int64_t stages() const { return p.schedule.getStages(); }
@@ -153,7 +155,7 @@ struct WgmmaBuilder : TileBuilderBase {
       }
     }
     // s8 sums take their scales after the loop.
-    for (int64_t set = 0; set < (s8() ? 0 : quantSets()); ++set) {
+    for (int64_t set = 0; set < (byteOperands() ? 0 : quantSets()); ++set) {
       Value k = half.quantK(b, loc, add(k0, index(core::kBlockK * set)));
       for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
         ColumnQuant q = loadColumnQuant(b, loc, p, add(n0, add(index(8 * s), group)), k);
@@ -208,7 +210,9 @@ struct WgmmaBuilder : TileBuilderBase {
   // s8: the warp's sums as f32 in y, each scaled once: its subtiles' weight
   // scales (times the decode's 2^-shift) and its tokens' scales.
   void storeS8(ArrayRef<Value> sums, Value warpN0, Value group, Value m0) {
-    core::S8Decode decode = *core::s8Decode(*lb::dataFormat(p.code));
+    // e4m3 bytes are the codes as stored: no shift.
+    core::S8Decode decode =
+        p.e4m3Activations() ? core::S8Decode{} : *core::s8Decode(*lb::dataFormat(p.code));
     Value factor = b.create<arith::ConstantOp>(
         loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, -decode.shift))));
     SmallVector<Value> scales;
@@ -235,7 +239,9 @@ struct WgmmaBuilder : TileBuilderBase {
     // values, 64 of s8 bytes), and its barriers: made before the roles split
     // (lb.mbarriers initializes with a block barrier).
     core::Activation activation = *lb::coreActivation(p.activation);
-    Type staged = s8() ? Type(b.getI8Type()) : p.activation;
+    // s8 x lands as i8 (the integer wgmma's bytes); e4m3 and 16-bit x as
+    // they are.
+    Type staged = byteOperands() && !p.e4m3Activations() ? Type(b.getI8Type()) : p.activation;
     auto ringType = MemRefType::get({stages(), tileM(), kTileK}, staged,
                                     MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
     auto swizzle = lb::SwizzleAttr::getHardware(b.getContext(),
@@ -306,9 +312,10 @@ struct WgmmaBuilder : TileBuilderBase {
     const bool groupsOf16 = p.quant.getGranularity() == lb::ScaleGranularity::group &&
                             p.quant.getGroupSize() == core::kUnitK;
     HalfBlockLane half(b, loc, groupsOf16, groupsOf16 ? rem(lane, 4) : Value());
+    const bool integerSums = byteOperands() && !p.e4m3Activations();
     auto accType = VectorType::get(
-        {tileM() / 2}, s8() ? Type(b.getIntegerType(32, /*isSigned=*/true)) : b.getF32Type());
-    Value zero = s8() ? Value(b.create<lb::ZeroAccumulatorOp>(loc, accType))
+        {tileM() / 2}, integerSums ? Type(b.getIntegerType(32, /*isSigned=*/true)) : b.getF32Type());
+    Value zero = integerSums ? Value(b.create<lb::ZeroAccumulatorOp>(loc, accType))
                       : Value(b.create<arith::ConstantOp>(
                             loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f))));
 
@@ -333,9 +340,9 @@ struct WgmmaBuilder : TileBuilderBase {
       b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(t, stages()), 2));
       b.create<lb::FenceAsyncSharedOp>(loc);
       // One k32 step a 32-wide block for s8, one k16 step a unit otherwise.
-      for (int64_t step = 0; step < (s8() ? kBlocks : kSteps); ++step) {
+      for (int64_t step = 0; step < (byteOperands() ? kBlocks : kSteps); ++step) {
         SmallVector<Value> fragments =
-            s8() ? blockFragmentsS8(current, step) : stepFragments(current, step);
+            byteOperands() ? blockFragmentsS8(current, step) : stepFragments(current, step);
         b.create<lb::WgmmaFenceOp>(loc);
         for (int64_t r = 0; r < kSlices; ++r)
           acc[r] = b.create<lb::WgmmaOp>(loc, accType, acc[r], fragments[r], ring, stage,
@@ -350,7 +357,7 @@ struct WgmmaBuilder : TileBuilderBase {
       yielded.append(nextValues.begin(), nextValues.end());
       b.create<scf::YieldOp>(loc, yielded);
     }
-    if (s8()) {
+    if (byteOperands()) {
       SmallVector<Value> sums(loop.getResults().take_front(kSlices));
       storeS8(sums, warpN0, group, m0);
       return;

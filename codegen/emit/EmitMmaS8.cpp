@@ -1,6 +1,7 @@
-// CUDA for the integer tensor cores' ops (ir/LbMmaS8Ops.td): m16n8k32 with
-// s8 operands, whose fragments are the device headers' FragA_s8 (4
-// registers), FragB_s8 (2) and FragC_s32 (types.cuh, mma.cuh).
+// CUDA for the integer and fp8 tensor cores' ops (ir/LbMmaS8Ops.td):
+// m16n8k32 with s8 or e4m3 operands, whose fragments are the device headers'
+// FragA_s8 (4 registers), FragB_s8 (2), FragC_s32 and FragC_f32 (types.cuh,
+// mma.cuh).
 #include "codegen/emit/Emitter.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -51,6 +52,18 @@ LogicalResult Emitter::emitMmaS8Op(Operation &op, bool &handled) {
         line() << "FragC_s32 " << var << " = " << name(mma.getAcc()) << ";\n";
         line() << "mma_m16n8k32(" << var << ", " << name(mma.getA()) << ", " << name(mma.getB())
                << ");\n";
+        return success();
+      })
+      .Case<lb::MmaE4M3Op>([&](lb::MmaE4M3Op mma) {
+        // The bytes are e4m3fn bit patterns: the same registers, retyped.
+        std::string var = bind(mma.getResult()), a = name(mma.getA()), x = name(mma.getB());
+        line() << "FragC_f32 " << var << " = " << name(mma.getAcc()) << ";\n";
+        line() << "{\n";
+        line() << "  const FragA_e4m3 a = {{" << a << ".r[0], " << a << ".r[1], " << a << ".r[2], "
+               << a << ".r[3]}};\n";
+        line() << "  const FragB_e4m3 b = {{" << x << ".r[0], " << x << ".r[1]}};\n";
+        line() << "  mma_m16n8k32(" << var << ", a, b);\n";
+        line() << "}\n";
         return success();
       })
       .Case<lb::OnesAFragmentS8Op>([&](lb::OnesAFragmentS8Op ones) {

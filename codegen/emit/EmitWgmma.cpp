@@ -61,7 +61,7 @@ LogicalResult Emitter::emitCopyPairedActivations(lb::CopyPairedActivationsOp cop
   auto buffer = cast<MemRefType>(copy.getBuffer().getType());
   auto x = cast<MemRefType>(copy.getX().getType());
   auto layout = copy.getBuffer().getDefiningOp<lb::SharedBufferOp>().getLayoutAttr();
-  const bool s8 = buffer.getElementType().isInteger(8);
+  const bool s8 = buffer.getElementTypeBitWidth() == 8; // s8 or e4m3 bytes
   int64_t rows = buffer.getDimSize(1), warps = copy.getThreads() / 32;
   const int64_t rowsPerWarp = s8 ? 2 : 1;
   for (int q = 0; q < 32; ++q) {
@@ -174,8 +174,10 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
                                    "descriptor");
         int64_t floats = acc.getNumElements(), n = 2 * floats;
         Type aElement = cast<VectorType>(wgmma.getA().getType()).getElementType();
-        const bool s8 = aElement.isInteger(8);
-        std::string type = s8 ? "s8" : aElement.isBF16() ? "bf16" : "f16";
+        Type bElement = buffer.getElementType();
+        // 8-bit A bytes are the staged B's type: s8 (s32 sums) or e4m3.
+        const bool bytes = aElement.isInteger(8), s8 = bytes && bElement.isInteger(8);
+        std::string type = s8 ? "s8" : bytes ? "e4m3" : aElement.isBF16() ? "bf16" : "f16";
         std::string var = bind(wgmma.getResult());
         line() << valueType(acc) << " " << var << " = " << name(wgmma.getAcc()) << ";\n";
         line() << "{\n";
@@ -183,16 +185,18 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         line() << "  const u64 descriptor = wgmma_descriptor_swizzled<" << layout.getBytes()
                << ">(" << sharedBase(name(wgmma.getBuffer()), buffer, name(wgmma.getStage()))
                << " + " << 32 * wgmma.getKStep() << "u);\n";
-        // D += A·B: scale-d 1 (accumulate); for 16-bit types A and B
-        // unscaled (1, 1) and B not transposed (K-major, the stage's rows),
-        // which 8-bit types only have (no immediates).
+        // D += A·B: scale-d 1 (accumulate); for float types A and B
+        // unscaled (1, 1), and for 16-bit ones B not transposed (K-major,
+        // the stage's rows), which 8-bit types only have (no immediate).
         line() << "  asm volatile(\"{\\n.reg .pred accumulate;\\nsetp.ne.b32 accumulate, 1, "
                   "0;\\nwgmma.mma_async.sync.aligned.m64n"
-               << n << (s8 ? "k32.s32." : "k16.f32.") << type << "." << type << " {";
+               << n << (s8 ? "k32.s32." : bytes ? "k32.f32." : "k16.f32.") << type << "." << type
+               << " {";
         for (int64_t i = 0; i < floats; ++i)
           os << (i ? ", " : "") << "%" << i;
         os << "}, {%" << floats << ", %" << floats + 1 << ", %" << floats + 2 << ", %"
-           << floats + 3 << "}, %" << floats + 4 << (s8 ? ", accumulate" : ", accumulate, 1, 1, 0")
+           << floats + 3 << "}, %" << floats + 4
+           << (s8 ? ", accumulate" : bytes ? ", accumulate, 1, 1" : ", accumulate, 1, 1, 0")
            << ";\\n}\\n\"\n";
         line() << "      : ";
         for (int64_t i = 0; i < floats; ++i)

@@ -29,6 +29,10 @@ int graphLaunches(int copies, double singleLaunchUs = 0) {
   return copies * std::max(1, (32 + copies - 1) / copies);
 }
 
+// A random byte as an e4m3fn code: the two NaN codes (S.1111.111) become
+// ±448, so every code is a number.
+uint8_t finiteE4M3(uint8_t byte) { return (byte & 0x7F) == 0x7F ? byte ^ 1 : byte; }
+
 // -2.000 .. 2.000 in steps of 0.001.
 constexpr int kActivationValues = 4001;
 
@@ -47,6 +51,10 @@ double tokenScale(core::ActivationScale scale, int64_t row) {
 double toleranceFor(const core::Problem &p) {
   if (!core::isQuantized(p.activation))
     return defaultTolerance(p.activation);
+  // The fp8 tensor cores add their f32 sums with fewer mantissa bits than
+  // f32 has: f32 y is held to f16's tolerance.
+  if (p.activation == core::Activation::E4M3 && core::outputType(p) == core::Output::F32)
+    return defaultTolerance(core::Activation::F16);
   switch (core::outputType(p)) {
   case core::Output::F16: return defaultTolerance(core::Activation::F16);
   case core::Output::BF16: return defaultTolerance(core::Activation::BF16);
@@ -84,10 +92,6 @@ LoadedKernel::~LoadedKernel() {
 Expected<std::unique_ptr<BenchFixture>> BenchFixture::create(const cuda::DriverApi &api,
                                                              const kernels::ProblemDesc &p,
                                                              const FixtureOptions &options) {
-  // e4m3 activations have no kernels to measure yet (core/ScheduleRules.cpp).
-  if (p.activation == core::Activation::E4M3)
-    return makeError(std::string("the benchmark measures f16, bf16 and s8 activations, not ") +
-                     core::activationName(p.activation));
   // Host data: the problem's weights quantized by the formats library, the
   // same for every kernel; each weight layout gets its own packing and
   // rotation (rotationFor).
@@ -200,6 +204,8 @@ double BenchFixture::activationAt(const std::vector<uint8_t> &x, int64_t row,
   const size_t at = static_cast<size_t>(row * problem_.k + index);
   if (problem_.activation == core::Activation::S8)
     return static_cast<int8_t>(x[at]) * tokenScale(problem_.activationScale, row);
+  if (problem_.activation == core::Activation::E4M3)
+    return formats::DataFormat::e4m3fn().decode(x[at]) * tokenScale(problem_.activationScale, row);
   uint16_t bits;
   std::memcpy(&bits, x.data() + 2 * at, 2);
   return activationValue(bits, problem_.activation);
@@ -248,6 +254,12 @@ Expected<std::vector<uint8_t>> BenchFixture::uploadRandomRows(int64_t m) {
       uint64_t r = randomBits(seed_);
       for (size_t j = 0; j < 8 && i + j < count; ++j)
         x[i + j] = static_cast<uint8_t>(static_cast<int>((r >> (8 * j)) & 0xFF) % 255 - 127);
+    }
+  } else if (problem_.activation == core::Activation::E4M3) {
+    for (size_t i = 0; i < count; i += 8) {
+      uint64_t r = randomBits(seed_);
+      for (size_t j = 0; j < 8 && i + j < count; ++j)
+        x[i + j] = finiteE4M3(static_cast<uint8_t>(r >> (8 * j)));
     }
   } else {
     // Four values per 64 random bits; 65536 mod 4001 leaves a bias of a few
@@ -358,14 +370,18 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
 
 Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
   // s8 activations are measured against cuBLASLt's int8 gemm (s32 out, on
-  // s8 weights); e4m3 never gets here (create()).
+  // s8 weights), e4m3 ones against its fp8 gemm (bf16 out), whose M is
+  // padded to a multiple of 16 (as PERF.md's peer: cuBLASLt's fp8 kernels
+  // want 16-row multiples).
+  if (problem_.activation == core::Activation::E4M3)
+    m = (m + 15) / 16 * 16;
   if (Status s = ensureRows(m); !s.ok())
     return makeError(s.error());
   if (dense_.empty()) {
     // Dense f16/bf16 weights for cuBLAS, random, rotated like the packed ones.
     // Values in [-0.125, 0.125] in 2001 steps, converted once (as for x).
-    // s8 weights are random bytes.
-    const bool integer = problem_.activation == core::Activation::S8;
+    // s8 and e4m3 weights are random bytes (e4m3 ones never NaN).
+    const bool integer = core::activationBytes(problem_.activation) == 1;
     std::vector<uint16_t> values(2001);
     for (size_t i = 0; i < values.size(); ++i)
       values[i] = activationBits(static_cast<double>(static_cast<int64_t>(i) - 1000) / 8000.,
@@ -377,8 +393,13 @@ Expected<Timing> BenchFixture::cublasTiming(const Cublas &cublas, int64_t m) {
         host[i + j] = integer ? static_cast<uint16_t>(r >> (16 * j))
                               : values[((r >> (16 * j)) & 0xFFFF) % values.size()];
     }
-    // As s8, the same random bits hold two weights each.
+    // As bytes, the same random bits hold two weights each.
     size_t bytes = host.size() * (integer ? 1 : 2);
+    if (problem_.activation == core::Activation::E4M3) {
+      auto *raw = reinterpret_cast<uint8_t *>(host.data());
+      for (size_t i = 0; i < bytes; ++i)
+        raw[i] = finiteE4M3(raw[i]);
+    }
     int copies = rotationCopies(options_.rotationBytes, bytes);
     for (int c = 0; c < copies; ++c) {
       Expected<DeviceMemory> d = DeviceMemory::allocate(api_, bytes);

@@ -36,9 +36,10 @@ public:
     return lt_->gemm(type, m, n, k, x, w, y, workspace_.get(), workspace_.bytes(), stream);
   }
   // The baseline for a problem's activations: the dense f16 or bf16 gemm, or
-  // for s8 the int8 one (s32 out).
+  // for s8 the int8 one (s32 out), for e4m3 the fp8 one (bf16 out).
   static cuda::GemmType gemmType(core::Activation activation) {
     return activation == core::Activation::S8     ? cuda::GemmType::S8
+           : activation == core::Activation::E4M3 ? cuda::GemmType::E4M3
            : activation == core::Activation::BF16 ? cuda::GemmType::BF16
                                                   : cuda::GemmType::F16;
   }

@@ -107,7 +107,7 @@ Status checkSchedule(const core::Problem &p, const ArchLimits &l, const Schedule
   // does not target has none of the arch-specific ones.
   Expected<core::TargetArch> target = core::findTargetArch(l.arch);
   core::TargetArch arch = target ? *target : core::TargetArch{l.arch, 0, 0, false};
-  if (Status archRules = core::checkScheduleArch(s, arch); !archRules)
+  if (Status archRules = core::checkScheduleArch(p, s, arch); !archRules)
     return archRules;
   return checkArchLimits(l, s, p);
 }

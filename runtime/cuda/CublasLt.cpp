@@ -225,10 +225,14 @@ Status CublasLt::State::chooseAlgorithm(Plan &plan, uint32_t alignment,
 Status CublasLt::State::fillPlan(Plan &plan, GemmType gemmType, int64_t m, int64_t n, int64_t k,
                                  uint32_t alignment) {
   const bool integer = gemmType == GemmType::S8;
+  const bool fp8 = gemmType == GemmType::E4M3;
   const cudaDataType type = integer                      ? CUDA_R_8I
+                            : fp8                        ? CUDA_R_8F_E4M3
                             : gemmType == GemmType::BF16 ? CUDA_R_16BF
                                                          : CUDA_R_16F;
-  const cudaDataType outputType = integer ? CUDA_R_32I : type;
+  // s8 sums come out as s32; e4m3 ones as bf16 (cuBLASLt's fp8 gemm writes
+  // 16-bit or f32 D, with C of D's type).
+  const cudaDataType outputType = integer ? CUDA_R_32I : fp8 ? CUDA_R_16BF : type;
   LOWBIT_CUBLASLT_CALL(fn, cublasLtMatmulDescCreate, &plan.desc,
                        integer ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F,
                        integer ? CUDA_R_32I : CUDA_R_32F);
@@ -248,7 +252,10 @@ Status CublasLt::State::fillPlan(Plan &plan, GemmType gemmType, int64_t m, int64
     return s;
   if (found < 1)
     return makeError("cublasLtMatmulAlgoGetHeuristic: no algorithm for " +
-                     std::string(integer ? "s8" : gemmType == GemmType::BF16 ? "bf16" : "f16") +
+                     std::string(integer ? "s8"
+                                 : fp8   ? "e4m3"
+                                 : gemmType == GemmType::BF16 ? "bf16"
+                                                              : "f16") +
                      " M = " + std::to_string(m) +
                      ", N = " + std::to_string(n) + ", K = " + std::to_string(k));
   if (Status s = check("cublasLtMatmulAlgoGetHeuristic (its result)", result.state); !s.ok())

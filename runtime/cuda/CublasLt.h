@@ -21,7 +21,7 @@ namespace lowbit::cuda {
 // What a gemm multiplies: f16 or bf16 in and out with f32 sums, or s8 in
 // with s32 sums and an s32 Y (the integer tensor cores' baseline for s8
 // activations; int8 wants W and X in the "TN" layout gemm() uses anyway).
-enum class GemmType { F16, BF16, S8 };
+enum class GemmType { F16, BF16, S8, E4M3 };
 
 class CublasLt {
 public:

@@ -28,11 +28,15 @@ def test_quantized_activations_name_their_scale_and_output_and_s8_has_kernels():
     assert p.signature.endswith(";act_scale=token;out=bf16")
     assert (p.activation, p.activation_scale, p.output) == ("s8", "token", "bf16")
     assert lowbit.Problem.from_signature(p.signature) == p
-    # The split-K mma multiplies s8 activations on every arch; e4m3 has no family yet.
+    # The split-K mma multiplies s8 activations on every arch; e4m3 ones take
+    # e4m3fn weights on the fp8 tensor cores, from sm_89 on.
     assert p.kernel_archs == ["sm_80", "sm_86", "sm_89", "sm_90a"]
     e4m3 = lowbit.Problem(4096, 4096, weight="int8", granularity="channel", activation="e4m3",
                           activation_scale="token", output="f16")
     assert e4m3.kernel_archs == []
+    fp8 = lowbit.Problem(4096, 4096, weight="e4m3fn", granularity="channel", activation="e4m3",
+                         activation_scale="token", output="f16")
+    assert fp8.kernel_archs == ["sm_89", "sm_90a"]
     # f16 naming its own output is the f16 problem.
     assert lowbit.Problem(64, 128, output="f16") == lowbit.Problem(64, 128)
     assert lowbit.Problem(64, 128).output == "f16"

@@ -1,7 +1,8 @@
-// The s8-activation kernels (s8-gpu-tests.toml: split-K mma on the integer
-// tensor cores) against the host: bit for bit where the kernel's roundings
-// can be replayed (per-channel and per-tensor scales, no zero points), and
-// against the f64 reference otherwise. With K <= 1024 every s32 sum
+// The quantized-activation kernels (s8-gpu-tests.toml: the split-K mma and
+// wgmma on the integer and fp8 tensor cores) against the host: s8 bit for
+// bit where the kernel's roundings can be replayed (per-channel and
+// per-tensor scales, no zero points), and against the f64 reference
+// otherwise (group scales, zero points, e4m3). With K <= 1024 every s32 sum
 // of s8 products, every warp's partial and every total is an integer below
 // 2^24, so f32 holds them exactly; the kernel then rounds twice, the weight
 // scale (times the decode's 2^-shift) and the token's scale, and once more
@@ -59,8 +60,17 @@ std::vector<uint8_t> expectedOutput(float total, float weightScale, float tokenS
 
 // Group scales round once per group into f32 and zero points enter as
 // (c - z)·Σx in f32: no host replay of those roundings, an f64 check instead.
+// e4m3 sums are the fp8 tensor cores' own f32 additions: f64 too.
 bool exactOnTheHost(const core::Problem &p) {
-  return !p.scheme.hasZeros() && p.scheme.granularity != formats::Granularity::PerGroup;
+  return p.activation == core::Activation::S8 && !p.scheme.hasZeros() &&
+         p.scheme.granularity != formats::Granularity::PerGroup;
+}
+
+// x's value at a byte: an s8 code, or an e4m3fn one.
+double activationCode(const core::Problem &p, int8_t byte) {
+  return p.activation == core::Activation::E4M3
+             ? formats::DataFormat::e4m3fn().decode(static_cast<uint8_t>(byte))
+             : byte;
 }
 
 // One kernel's launch at M rows of fresh s8 x, with its y's bytes.
@@ -100,8 +110,12 @@ public:
     const core::Problem &p = entry_.problem;
     S8Run r;
     r.x.resize(static_cast<size_t>(m * p.k));
-    for (int8_t &q : r.x)
-      q = static_cast<int8_t>(static_cast<int>(rng.next() % 255) - 127);
+    // s8 codes in [-127, 127]; e4m3fn codes any but the NaNs 0x7F, 0xFF.
+    const bool fp8 = p.activation == core::Activation::E4M3;
+    for (int8_t &q : r.x) {
+      const int code = static_cast<int>(rng.next() % (fp8 ? 254 : 255));
+      q = static_cast<int8_t>(fp8 ? (code < 127 ? code : code + 1) : code - 127);
+    }
     r.tokenScales.resize(p.activationScale == core::ActivationScale::PerTensor ? 1
                                                                                : static_cast<size_t>(m));
     for (float &s : r.tokenScales)
@@ -160,7 +174,9 @@ TEST_F(S8Kernels, MatchTheF64ReferenceWithGroupsAndZeroPoints) {
     if (!launcher.prepare())
       return;
     const core::Output output = core::outputType(p);
-    const double tolerance = output == core::Output::F32    ? 1e-5
+    // The fp8 tensor cores add with fewer mantissa bits than f32 has.
+    const bool fp8 = p.activation == core::Activation::E4M3;
+    const double tolerance = output == core::Output::F32    ? (fp8 ? 2e-3 : 1e-5)
                              : output == core::Output::BF16 ? 1e-2
                                                             : 2e-3;
     for (int64_t m : kRowCounts) {
@@ -172,8 +188,8 @@ TEST_F(S8Kernels, MatchTheF64ReferenceWithGroupsAndZeroPoints) {
       std::vector<double> x(static_cast<size_t>(p.k));
       for (int64_t row = 0; row < m; ++row) {
         for (int64_t k = 0; k < p.k; ++k)
-          x[static_cast<size_t>(k)] =
-              r.x[static_cast<size_t>(row * p.k + k)] * static_cast<double>(r.tokenScale(row));
+          x[static_cast<size_t>(k)] = activationCode(p, r.x[static_cast<size_t>(row * p.k + k)]) *
+                                      static_cast<double>(r.tokenScale(row));
         for (int64_t n = 0; n < p.n; ++n) {
           const double want = inputs->reference(x.data(), n);
           const double got = measure::outputValue(r.y, static_cast<size_t>(row * p.n + n), output);
@@ -186,7 +202,8 @@ TEST_F(S8Kernels, MatchTheF64ReferenceWithGroupsAndZeroPoints) {
       ++checked;
     }
   }
-  std::printf("checked %d (kernel, M) pairs with group scales or zero points against f64\n",
+  std::printf("checked %d (kernel, M) pairs with group scales, zero points or e4m3 against "
+              "f64\n",
               checked);
 }
 

@@ -30,3 +30,21 @@ func.func @w8a8(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024x
 // CHECK: .r[4 * i + h] = fmaf({{.*}}, (float){{.*}}.r[4 * i + h], 0.f) * x;
 // CHECK: float *out = arg4 + (row + 8 * i + h) * 256LL + col;
 // CHECK: out[0] = {{.*}}.r[4 * i + h];
+
+// The fp8 form: x staged as its e4m3 bytes, f32 sums, wgmma's e4m3 k32
+// with unscaled operands (no transpose immediate for 8-bit types).
+func.func @fp8(%x: tensor<?x1024xf8E4M3FN>, %xs: tensor<1xf32>, %w: tensor<256x1024x!lb.float<e4m3, fn>>, %s: tensor<256xf32>) -> tensor<?x256xbf16> {
+  %y = lb.qmatmul %x x_scales(%xs : tensor<1xf32>), %w, %s quant <granularity = channel, scale = f32>
+      schedule <family = wgmma, tile = [40, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
+      : (tensor<?x1024xf8E4M3FN>, tensor<256x1024x!lb.float<e4m3, fn>>, tensor<256xf32>) -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
+}
+
+// CHECK-LABEL: fp8__wgmma_t40x256x64_w1x4_s2_k1(
+// CHECK: const F32x<20> {{v[0-9]+}} = {};
+// CHECK: const unsigned char *source = arg0
+// CHECK: wgmma.mma_async.sync.aligned.m64n40k32.f32.e4m3.e4m3 {%0, {{.*}}, %19}, {%20, %21, %22, %23}, %24, accumulate, 1, 1;
+// CHECK: "+f"(
+// One scale for every token.
+// CHECK: const float x = m < arg5 ? arg1[0] : 0.f;
+// CHECK: out[0] = (u16)f32x2_to_bf16x2(

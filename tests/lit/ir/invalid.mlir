@@ -306,7 +306,7 @@ func.func @wgmma_s8_swizzle(%acc: vector<16xsi32>, %a: vector<16xi8>, %i: index)
 
 func.func @wgmma_s8_into_f32(%acc: vector<16xf32>, %a: vector<16xi8>, %i: index) {
   %b = lb.shared_buffer 2 x 32 x 64 layout <bytes = 64, xor = [0, 1, 2]> : memref<2x32x64xi8, 3>
-  // expected-error @+1 {{A is 8 f16 or bf16 values into f32 sums, or 16 s8 bytes into s32 sums}}
+  // expected-error @+1 {{A is 8 f16 or bf16 values into f32 sums, or 16 bytes of s8 (into s32 sums) or e4m3 (into f32) as the staged B says}}
   %r = lb.wgmma %acc, %a, %b[%i] k_step 0 : vector<16xf32>, vector<16xi8>, memref<2x32x64xi8, 3>
   return
 }
@@ -474,7 +474,7 @@ func.func @a_fragment_slice(%u: vector<32xi8>) -> vector<16xi8> {
 // -----
 
 func.func @s8_load_of_f16(%x: memref<?x64xf16>, %i: index) -> vector<8xi8> {
-  // expected-error @+1 {{i8 values are loaded from 8-bit integer activations, not 'f16'}}
+  // expected-error @+1 {{i8 values are loaded from s8 or e4m3 activations, not 'f16'}}
   %v = lb.load_activations %x[%i, %i] rows %i : memref<?x64xf16> -> vector<8xi8>
   return %v : vector<8xi8>
 }

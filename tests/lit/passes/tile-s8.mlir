@@ -150,3 +150,27 @@ func.func @w4a8_wgmma_groups(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: ten
       : (tensor<?x1024xsi8>, tensor<256x1024xsi4>, tensor<256x8xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+
+// -----
+
+// e4m3 activations on the fp8 tensor cores: e4m3fn weights are their own
+// bytes (lb.decode to i8 is the words as loaded), the same A and B
+// fragments as s8, f32 sums from the start (no s32 to convert), and the
+// channel and token scales once, at the end.
+// CHECK-LABEL: func.func @fp8__mma_t16x64x128_w1x1_s1_k4(
+// CHECK-SAME: memref<?x1024xf8E4M3FN>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<256x1024x!lb.float<e4m3, fn>>
+// CHECK-NOT: lb.zero_accumulator
+// CHECK: %[[X:.*]] = lb.load_activations {{.*}} : memref<?x1024xf8E4M3FN> -> vector<8xi8>
+// CHECK: %[[U0:.*]] = lb.decode {{.*}} as !lb.float<e4m3, fn> : vector<8xi32> -> vector<32xi8>
+// CHECK: %[[U1:.*]] = lb.decode {{.*}} as !lb.float<e4m3, fn> : vector<8xi32> -> vector<32xi8>
+// CHECK: %[[A:.*]] = lb.pack_a_fragment_s8 %[[U0]], %[[U1]][0]
+// CHECK: lb.mma_e4m3 %[[A]], %[[X]], %{{.*}} : vector<16xi8>, vector<8xi8>, vector<4xf32>
+// CHECK-NOT: lb.convert_accumulator
+// CHECK: lb.scale_accumulate
+// CHECK: lb.scale_tokens
+func.func @fp8(%x: tensor<?x1024xf8E4M3FN>, %xs: tensor<?xf32>, %w: tensor<256x1024x!lb.float<e4m3, fn>>, %s: tensor<256xf32>) -> tensor<?x256xbf16> {
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f32>
+      schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 1, split_k = 4>
+      : (tensor<?x1024xf8E4M3FN>, tensor<256x1024x!lb.float<e4m3, fn>>, tensor<256xf32>) -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
+}
