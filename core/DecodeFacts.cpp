@@ -121,9 +121,9 @@ Expected<S8Decode> s8Decode(const formats::DataFormat &code) {
   // Ternary is 2-bit unsigned with offset -1: its bytes are 64 (v - 1).
   if (!integer || integer->fractionBits != 0)
     return makeError("no s8 decode of " + code.name() + ": only integer codes decode to s8");
-  if (integer->bits != 8 && integer->bits != 4 && integer->bits != 2)
+  if (integer->bits != 8 && integer->bits != 4 && integer->bits != 2 && integer->bits != 1)
     return makeError("no s8 decode of " + code.name() +
-                     ": 8-, 4- and 2-bit codes decode to s8, not " +
+                     ": 8-, 4-, 2- and 1-bit codes decode to s8, not " +
                      std::to_string(integer->bits) + "-bit ones");
   S8Decode d;
   d.shift = 8 - integer->bits;

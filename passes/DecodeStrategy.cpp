@@ -215,6 +215,8 @@ struct BytePermuteEmitter {
 // 2-bit codes: byte b holds fields 4b .. 4b + 3, so the word shifted left by
 // 6 - 2j under 0xC0C0C0C0 leaves field 4b + j at the top of byte b: register
 // j byte b, element 4j + b, swapping the field index's two 2-bit halves.
+// 1-bit codes likewise: shifted left by 7 - j under 0x80808080, field 8b + j
+// is register j byte b, element 4j + b (a rotation of the field index).
 struct IntegerToS8Emitter {
   IntegerCode code;
 
@@ -223,7 +225,9 @@ struct IntegerToS8Emitter {
     const uint32_t flip = code.isSigned ? 0u : 0x80808080u;
     if (code.bits == 8)
       return {code.isSigned ? word : b.create<arith::XOrIOp>(loc, word, c.i32(flip)).getResult()};
-    const uint32_t fieldTops = code.bits == 4 ? 0xF0F0F0F0u : 0xC0C0C0C0u;
+    const uint32_t fieldTops = code.bits == 4   ? 0xF0F0F0F0u
+                               : code.bits == 2 ? 0xC0C0C0C0u
+                                                : 0x80808080u;
     auto top = [&](Value source) -> Value {
       return b.create<lb::Lop3Op>(loc, b.getI32Type(), source, c.i32(fieldTops), c.i32(flip),
                                   b.getI32IntegerAttr(kLutAndXor));
@@ -234,8 +238,9 @@ struct IntegerToS8Emitter {
     if (code.bits == 4)
       return {top(shifted(4)), top(word)};
     SmallVector<Value> registers;
-    for (int j = 0; j < 4; ++j)
-      registers.push_back(top(shifted(6 - 2 * j)));
+    const int fieldsPerByte = 8 / code.bits;
+    for (int j = 0; j < fieldsPerByte; ++j)
+      registers.push_back(top(shifted(8 - code.bits * (j + 1))));
     return registers;
   }
 };
@@ -319,7 +324,8 @@ FailureOr<DecodeStrategy> byteStrategy(const IntegerCode &code,
   for (int f = 0; f < fields; ++f)
     elementOf[f] = code.bits == 8   ? f
                    : code.bits == 4 ? 4 * (f & 1) + f / 2
-                                    : 4 * (f % 4) + f / 4;
+                   : code.bits == 2 ? 4 * (f % 4) + f / 4
+                                    : 4 * (f % 8) + f / 8;
   Expected<layout::LinearLayout> interleave = fieldInterleave(elementOf);
   if (!interleave)
     return emitError() << "internal: " << interleave.error();
@@ -330,7 +336,7 @@ FailureOr<DecodeStrategy> byteStrategy(const IntegerCode &code,
   return strategy;
 }
 
-// The s8 bytes of 8-, 4- and 2-bit integer codes; which codes qualify is core's
+// The s8 bytes of 8-, 4-, 2- and 1-bit integer codes; which codes qualify is core's
 // answer (core::s8Decode), asked of the code type's format.
 FailureOr<DecodeStrategy> selectS8Strategy(Type codeType, const IntegerCode &code, bool raw,
                                            function_ref<InFlightDiagnostic()> emitError) {

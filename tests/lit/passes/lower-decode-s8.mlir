@@ -75,3 +75,21 @@ func.func @from_ternary(%w: vector<2xi32>) -> vector<32xi8> {
   %v = lb.decode %w as !lb.int<bits = 2, offset = -1, ternary = true> : vector<2xi32> -> vector<32xi8>
   return %v : vector<32xi8>
 }
+
+// -----
+
+// uint1 (binary weights): per word seven shifts (by 7 .. 1) and eight lop3
+// (a & b) ^ c with the top-bit mask 0x80808080 (-2139062144), which is also
+// the flip: bytes 128·(v − 1), register j holding field j of every byte.
+// CHECK-LABEL: func.func @from_ui1
+// CHECK: %[[W:.*]] = lb.extract_word %{{.*}}[0]
+// CHECK: %[[S7:.*]] = arith.shli %[[W]], %c7_i32{{[_0-9]*}}
+// CHECK: lb.lop3 %[[S7]], %c-2139062144_i32{{[_0-9]*}}, %c-2139062144_i32{{[_0-9]*}} lut 106
+// CHECK: arith.shli %[[W]], %c1_i32
+// CHECK: lb.lop3 %[[W]], %c-2139062144_i32{{[_0-9]*}}, %c-2139062144_i32{{[_0-9]*}} lut 106
+// CHECK-NOT: lb.extract_word %{{.*}}[1]
+// CHECK: lb.pack_pairs {{.*}} : vector<32xi8>
+func.func @from_ui1(%w: vector<1xi32>) -> vector<32xi8> {
+  %v = lb.decode %w as ui1 : vector<1xi32> -> vector<32xi8>
+  return %v : vector<32xi8>
+}

@@ -215,7 +215,7 @@ TEST_P(S8Decode, EveryCodeInEveryFieldIsItsCentredByte) {
 INSTANTIATE_TEST_SUITE_P(Widths, S8Decode,
                          ::testing::Values("int8", "uint8", "int4", "uint4",
                                            "int<4,unsigned,-8>", "int<8,unsigned,-128>", "int2",
-                                           "uint2", "ternary"),
+                                           "uint2", "ternary", "uint1"),
                          [](const ::testing::TestParamInfo<const char *> &info) {
                            std::string name = info.param;
                            for (char &ch : name)
@@ -416,17 +416,19 @@ TEST_F(DecodeStrategyErrors, TablesGivenAtRunTimeHaveNoDecode) {
   EXPECT_NE(message.find("run time"), std::string::npos) << message;
 }
 
-TEST_F(DecodeStrategyErrors, S8TakesEightFourAndTwoBitIntegersWithoutRaw) {
+TEST_F(DecodeStrategyErrors, S8TakesEightFourTwoAndOneBitIntegersWithoutRaw) {
   mlir::Type i8 = b.getIntegerType(8);
   mlir::Type ui1 = mlir::IntegerType::get(&context, 1, mlir::IntegerType::Unsigned);
   mlir::Type ui2 = mlir::IntegerType::get(&context, 2, mlir::IntegerType::Unsigned);
+  mlir::Type ui3 = mlir::IntegerType::get(&context, 3, mlir::IntegerType::Unsigned);
   mlir::Type ui4 = mlir::IntegerType::get(&context, 4, mlir::IntegerType::Unsigned);
   mlir::Type ternary = lb::OffsetIntType::get(&context, 2, -1, true);
-  EXPECT_TRUE(refused(ui1, i8, false));
-  EXPECT_NE(message.find("8-, 4- and 2-bit codes decode to s8"), std::string::npos) << message;
+  EXPECT_TRUE(refused(ui3, i8, false));
+  EXPECT_NE(message.find("8-, 4-, 2- and 1-bit codes decode to s8"), std::string::npos)
+      << message;
   EXPECT_TRUE(refused(ui4, i8, true));
   EXPECT_NE(message.find("raw decode is to f16"), std::string::npos) << message;
-  for (mlir::Type code : {ui2, ui4, ternary})
+  for (mlir::Type code : {ui1, ui2, ui4, ternary})
     EXPECT_FALSE(refused(code, i8, false)) << message;
 }
 
