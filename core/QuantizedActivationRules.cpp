@@ -16,19 +16,17 @@ namespace lowbit::core::rules {
 // do yet is refused here, with the reason.
 namespace {
 
-// wgmma keeps four m64 x tile M s32 accumulators and no second f32 set, and
-// has no Σx wgmma: per-channel or per-tensor scales of codes centred on 0.
-Status checkWgmmaS8(const Problem &p, const Schedule &s, const S8Decode &decode) {
+// wgmma keeps four m64 x tile M s32 accumulators (and one of Σx for codes
+// centred off 0) and no second f32 set: per-channel or per-tensor scales
+// without zero points.
+Status checkWgmmaS8(const Problem &p, const Schedule &s) {
   if (isGrouped(p))
     return reject(s, "group scales with s8 activations on wgmma are not implemented (they "
                      "would need f32 accumulators next to the s32 ones): the split-K mma "
                      "takes them");
   if (p.scheme.hasZeros())
-    return reject(s, "zero points with s8 activations on wgmma are not implemented (no Σx "
-                     "wgmma): the split-K mma takes them");
-  if (decode.centre)
-    return reject(s, "codes centred off 0 (unsigned, ternary) with s8 activations on wgmma "
-                     "are not implemented (they need Σx): the split-K mma takes them");
+    return reject(s, "zero points with s8 activations on wgmma are not implemented (their "
+                     "(c - z) Σx is per row, in f32): the split-K mma takes them");
   // Integer wgmma has N = 8, 16, 24, 32 and then multiples of 16 (ptxas:
   // "Illegal matrix shape '.m64n56k32' for instruction 'wgmma.mma_async
   // with integer types'").
@@ -113,7 +111,7 @@ Status checkQuantizedActivation(const Problem &p, const Schedule &s) {
     return reject(s, "groups of " + str(p.scheme.groupSize) + " with s8 activations: a group "
                      "must be whole 32-wide blocks (one m16n8k32 spans both k16 steps)");
   if (s.family == Family::Wgmma)
-    if (Status wgmma = checkWgmmaS8(p, s, *decode); !wgmma)
+    if (Status wgmma = checkWgmmaS8(p, s); !wgmma)
       return wgmma;
   // Group scales carry f32 accumulators next to each period's s32 sums: 32
   // of each spilled (504 bytes: uint4 g128 with zero codes, 32 x 128 x 64,

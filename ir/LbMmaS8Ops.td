@@ -79,10 +79,12 @@ def Lb_AddTokenSumsOp : Lb_Op<"add_token_sums", [Pure, AllTypesMatch<["acc", "su
   let summary = "acc + factor · sums, in s32: the centre's c · 2^shift · Σx";
   let description = [{
     `sums` is an accumulator whose rows all hold their tokens' Σx
-    (lb.ones_a_fragment_s8), so it adds register by register.
+    (lb.ones_a_fragment_s8), so it adds register by register: an mma
+    fragment, or a thread's share of a wgmma accumulator.
   }];
-  let arguments = (ins Lb_S8AccumulatorType:$acc, Lb_S8AccumulatorType:$sums, I64Attr:$factor);
-  let results = (outs Lb_S8AccumulatorType:$result);
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [SI32]>:$acc,
+                       VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [SI32]>:$sums, I64Attr:$factor);
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [SI32]>:$result);
   let assemblyFormat = "$acc `,` $sums `x` $factor attr-dict `:` type($acc)";
 }
 

@@ -41,8 +41,10 @@
 // s8 bytes and together are a slice's A fragment (lb.pack_a_fragment_s8, as
 // in the split-K mma); x is staged as s8 in its paired order
 // (core::pairedS8SlotOfK), 64-byte rows in the hardware's 64-byte swizzle;
-// the sums are s32 and exact. e4m3 activations take the fp8 form the same
-// way, e4m3fn weights being their own bytes, with f32 sums. Weight scales (per channel or per tensor, with
+// the sums are s32 and exact. Codes centred on c != 0 (unsigned, ternary,
+// binary) add 2^shift c Σx after the loop, Σx from one more wgmma a step
+// whose A is all ones. e4m3 activations take the fp8 form the same way,
+// e4m3fn weights being their own bytes, with f32 sums. Weight scales (per channel or per tensor, with
 // the decode's 2^-shift) and x's token scales apply once, after the loop
 // (lb.scale_wgmma_sums), so no quant is loaded in it.
 #include "core/DecodeFacts.h"
@@ -89,6 +91,11 @@ struct WgmmaBuilder : TileBuilderBase {
 
   // 8-bit operands (s8 or e4m3 activations): k32 steps, scales after the loop.
   bool byteOperands() const { return p.quantizedActivations(); }
+  // s8 bytes centred off 0 (core::s8Decode): Σx restores the centre.
+  bool centreS8() const {
+    return byteOperands() && !p.e4m3Activations() &&
+           core::s8Decode(*lb::dataFormat(p.code))->centre != 0;
+  }
   int64_t tileM() const { return p.schedule.getTile()[0]; }
   int64_t tileN() const { return p.schedule.getTile()[1]; }
   int64_t stages() const { return p.schedule.getStages(); }
@@ -321,6 +328,15 @@ struct WgmmaBuilder : TileBuilderBase {
 
     TileLoads first = loadTile(warpN0, group, half, index(0));
     SmallVector<Value> init(kSlices, zero);
+    // s8 codes centred on c != 0: one more wgmma a step, of a ones A, sums
+    // each token's x (every row of its accumulator holds it), and the
+    // epilogue adds 2^shift c Σx in s32 (as the split-K mma does).
+    Value ones;
+    if (centreS8()) {
+      ones = b.create<lb::OnesAFragmentS8Op>(loc, VectorType::get({16}, b.getI8Type()));
+      init.push_back(zero);
+    }
+    const int64_t accumulators = init.size();
     SmallVector<Value> firstValues = first.flatten();
     init.append(firstValues.begin(), firstValues.end());
     auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles), index(1), init);
@@ -329,8 +345,8 @@ struct WgmmaBuilder : TileBuilderBase {
       b.setInsertionPointToStart(loop.getBody());
       Value t = loop.getInductionVar();
       ValueRange carried = loop.getRegionIterArgs();
-      SmallVector<Value> acc(carried.begin(), carried.begin() + kSlices);
-      TileLoads current = first.rebind(carried.drop_front(kSlices));
+      SmallVector<Value> acc(carried.begin(), carried.begin() + accumulators);
+      TileLoads current = first.rebind(carried.drop_front(accumulators));
       // The next tile's loads (the last tile reloads itself: in bounds, and
       // never used).
       Value nextT = b.create<arith::MinUIOp>(loc, add(t, index(1)), index(kTiles - 1));
@@ -347,6 +363,9 @@ struct WgmmaBuilder : TileBuilderBase {
         for (int64_t r = 0; r < kSlices; ++r)
           acc[r] = b.create<lb::WgmmaOp>(loc, accType, acc[r], fragments[r], ring, stage,
                                          b.getI64IntegerAttr(step));
+        if (ones)
+          acc[kSlices] = b.create<lb::WgmmaOp>(loc, accType, acc[kSlices], ones, ring, stage,
+                                               b.getI64IntegerAttr(step));
         b.create<lb::WgmmaCommitOp>(loc);
         b.create<lb::WgmmaWaitOp>(loc, b.getI64IntegerAttr(1));
       }
@@ -359,6 +378,13 @@ struct WgmmaBuilder : TileBuilderBase {
     }
     if (byteOperands()) {
       SmallVector<Value> sums(loop.getResults().take_front(kSlices));
+      if (ones) {
+        core::S8Decode decode = *core::s8Decode(*lb::dataFormat(p.code));
+        for (Value &sum : sums)
+          sum = b.create<lb::AddTokenSumsOp>(
+              loc, sum.getType(), sum, loop.getResult(kSlices),
+              b.getI64IntegerAttr(int64_t{decode.centre} << decode.shift));
+      }
       storeS8(sums, warpN0, group, m0);
       return;
     }

@@ -73,8 +73,9 @@ LogicalResult Emitter::emitMmaS8Op(Operation &op, bool &handled) {
       })
       .Case<lb::AddTokenSumsOp>([&](lb::AddTokenSumsOp add) {
         std::string var = bind(add.getResult()), acc = name(add.getAcc());
-        line() << "FragC_s32 " << var << ";\n";
-        for (int i = 0; i < 4; ++i)
+        auto type = cast<VectorType>(add.getResult().getType());
+        line() << valueType(type) << " " << var << ";\n";
+        for (int64_t i = 0; i < type.getNumElements(); ++i)
           line() << var << ".r[" << i << "] = " << acc << ".r[" << i << "] + "
                  << add.getFactor() << " * " << name(add.getSums()) << ".r[" << i << "];\n";
         return success();

@@ -174,3 +174,27 @@ func.func @fp8(%x: tensor<?x1024xf8E4M3FN>, %xs: tensor<?xf32>, %w: tensor<256x1
       : (tensor<?x1024xf8E4M3FN>, tensor<256x1024x!lb.float<e4m3, fn>>, tensor<256xf32>) -> tensor<?x256xbf16>
   return %y : tensor<?x256xbf16>
 }
+
+// -----
+
+// Codes centred off 0 on wgmma: one more wgmma a step, of an A of ones,
+// whose every row sums the step's x; after the loop each slice adds
+// 2^4 · 8 · Σx (uint4: bytes 16 (v - 8)) in s32.
+// CHECK-LABEL: func.func @w4a8_uint4_wgmma__wgmma_t32x256x64_w1x4_s2_k1(
+// CHECK: %[[ONES:.*]] = lb.ones_a_fragment_s8 : vector<16xi8>
+// CHECK: scf.for
+// CHECK: lb.wgmma {{.*}} k_step 0
+// CHECK: lb.wgmma {{.*}} k_step 0
+// CHECK: lb.wgmma {{.*}} k_step 0
+// CHECK: lb.wgmma {{.*}} k_step 0
+// CHECK: lb.wgmma %{{.*}}, %[[ONES]], %{{.*}} k_step 0
+// CHECK: lb.wgmma_commit
+// CHECK: scf.yield
+// CHECK: %[[SUMS:.*]] = lb.add_token_sums %{{.*}}, %{{.*}} x 128 : vector<16xsi32>
+// CHECK: lb.scale_wgmma_sums %[[SUMS]]
+func.func @w4a8_uint4_wgmma(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
+      : (tensor<?x1024xsi8>, tensor<256x1024xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
