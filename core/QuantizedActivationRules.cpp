@@ -17,13 +17,16 @@ namespace lowbit::core::rules {
 namespace {
 
 // wgmma keeps four m64 x tile M s32 accumulators (and one of Σx for codes
-// centred off 0) and no second f32 set: per-channel or per-tensor scales
-// without zero points.
+// centred off 0); group scales add four f32 ones, which each group's s32
+// sums close into after its last K tile. No zero points.
 Status checkWgmmaS8(const Problem &p, const Schedule &s) {
-  if (isGrouped(p))
-    return reject(s, "group scales with s8 activations on wgmma are not implemented (they "
-                     "would need f32 accumulators next to the s32 ones): the split-K mma "
-                     "takes them");
+  if (isGrouped(p) && p.scheme.groupSize % kWgmmaTileK)
+    return reject(s, "group scales with s8 activations on wgmma close after whole K tiles: "
+                     "groups must be multiples of " + str(kWgmmaTileK) + ", got " +
+                         str(p.scheme.groupSize));
+  if (isGrouped(p) && s.tileM > 32)
+    return reject(s, "group scales with s8 activations on wgmma keep f32 sums next to the s32 "
+                     "ones: tile M must be at most 32, got " + str(s.tileM));
   if (p.scheme.hasZeros())
     return reject(s, "zero points with s8 activations on wgmma are not implemented (their "
                      "(c - z) Σx is per row, in f32): the split-K mma takes them");

@@ -156,6 +156,23 @@ def Lb_ScaleWgmmaSumsOp : Lb_Op<"scale_wgmma_sums", [Pure, AllShapesMatch<["sums
   }];
 }
 
+def Lb_AccumulateWgmmaGroupOp : Lb_Op<"accumulate_wgmma_group", [Pure, AllShapesMatch<["acc", "sums", "result"]>, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "acc + a group's s32 wgmma sums times its rows' group scales, in f32";
+  let description = [{
+    Group scales with s8 activations on wgmma: a group's integer sums close
+    into f32 once the group's K tiles are in, fma(scale, (float)sum, acc),
+    register 4 i + h (row g) taking `row_scale` and 4 i + 2 + h (row g + 8)
+    `row8_scale`, as lb.scale_wgmma_sums lays them out.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$acc,
+                       VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [SI32]>:$sums, F32:$row_scale,
+                       F32:$row8_scale);
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$result);
+  let assemblyFormat = [{
+    $acc `,` $sums `,` $row_scale `,` $row8_scale attr-dict `:` type($sums) `->` type($result)
+  }];
+}
+
 def Lb_StoreWgmmaAccumulatorOp : Lb_Op<"store_wgmma_accumulator", [MemoryEffects<[MemWrite]>]> {
   let summary = "the calling warp's 16 rows of a W·xᵀ wgmma accumulator into y";
   let description = [{

@@ -46,7 +46,9 @@
 // whose A is all ones. e4m3 activations take the fp8 form the same way,
 // e4m3fn weights being their own bytes, with f32 sums. Weight scales (per channel or per tensor, with
 // the decode's 2^-shift) and x's token scales apply once, after the loop
-// (lb.scale_wgmma_sums), so no quant is loaded in it.
+// (lb.scale_wgmma_sums), so no quant is loaded in it; group scales (whole K
+// tiles) close each group's s32 sums into f32 ones after its last tile
+// (lb.accumulate_wgmma_group), with the tile's quant loaded as for f16.
 #include "core/DecodeFacts.h"
 #include "core/ScheduleRules.h"
 #include "ir/CoreConversion.h"
@@ -56,6 +58,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -91,6 +94,10 @@ struct WgmmaBuilder : TileBuilderBase {
 
   // 8-bit operands (s8 or e4m3 activations): k32 steps, scales after the loop.
   bool byteOperands() const { return p.quantizedActivations(); }
+  // s8 with group scales: each group's s32 sums close into f32.
+  bool groupedS8() const {
+    return byteOperands() && p.quant.getGranularity() == lb::ScaleGranularity::group;
+  }
   // s8 bytes centred off 0 (core::s8Decode): Σx restores the centre.
   bool centreS8() const {
     return byteOperands() && !p.e4m3Activations() &&
@@ -161,8 +168,9 @@ struct WgmmaBuilder : TileBuilderBase {
         loads.stepUnit.push_back(c.unit);
       }
     }
-    // s8 sums take their scales after the loop.
-    for (int64_t set = 0; set < (byteOperands() ? 0 : quantSets()); ++set) {
+    // s8 sums take per-channel scales after the loop, group scales as each
+    // group closes (the tile's set).
+    for (int64_t set = 0; set < (byteOperands() && !groupedS8() ? 0 : quantSets()); ++set) {
       Value k = half.quantK(b, loc, add(k0, index(core::kBlockK * set)));
       for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
         ColumnQuant q = loadColumnQuant(b, loc, p, add(n0, add(index(8 * s), group)), k);
@@ -214,18 +222,31 @@ struct WgmmaBuilder : TileBuilderBase {
     return fragments;
   }
 
-  // s8: the warp's sums as f32 in y, each scaled once: its subtiles' weight
-  // scales (times the decode's 2^-shift) and its tokens' scales.
-  void storeS8(ArrayRef<Value> sums, Value warpN0, Value group, Value m0) {
+  // The weight scales of the bytes: 2^-shift folds into them.
+  Value byteScale(Value scale) {
     // e4m3 bytes are the codes as stored: no shift.
     core::S8Decode decode =
         p.e4m3Activations() ? core::S8Decode{} : *core::s8Decode(*lb::dataFormat(p.code));
+    if (!decode.shift)
+      return scale;
     Value factor = b.create<arith::ConstantOp>(
         loc, b.getF32FloatAttr(static_cast<float>(std::ldexp(1.0, -decode.shift))));
+    return b.create<arith::MulFOp>(loc, scale, factor);
+  }
+
+  // s8 (or e4m3): the warp's sums as f32 in y, each scaled once: its
+  // subtiles' weight scales (times the decode's 2^-shift; none for group
+  // scales, which the closed groups took) and its tokens' scales.
+  void storeS8(ArrayRef<Value> sums, Value warpN0, Value group, Value m0) {
     SmallVector<Value> scales;
+    Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.f));
     for (int64_t s = 0; s < kSubtilesPerLoad; ++s) {
+      if (groupedS8()) {
+        scales.push_back(one);
+        continue;
+      }
       ColumnQuant q = loadColumnQuant(b, loc, p, add(warpN0, add(index(8 * s), group)), index(0));
-      scales.push_back(decode.shift ? b.create<arith::MulFOp>(loc, q.scale, factor) : q.scale);
+      scales.push_back(byteScale(q.scale));
     }
     auto f32Type = VectorType::get({tileM() / 2}, b.getF32Type());
     for (int64_t r = 0; r < kSlices; ++r) {
@@ -311,6 +332,59 @@ struct WgmmaBuilder : TileBuilderBase {
                                           mul(t, index(kTileK)), p.rows, kProducerThreads);
   }
 
+  // Group scales with s8: after the group's last K tile (t + 1 a multiple
+  // of its tiles) its s32 sums (with 2^shift c Σx for codes centred off 0)
+  // close into the f32 ones, scaled by the tile's group scales, and start
+  // again from zero.
+  void closeGroups(Value t, SmallVector<Value> &acc, SmallVector<Value> &closedSums,
+                   const TileLoads &tile, Value zero, Value ones) {
+    const int64_t tilesPerGroup = p.quant.getGroupSize() / kTileK;
+    auto close = [&]() {
+      SmallVector<Value> results;
+      for (int64_t r = 0; r < kSlices; ++r) {
+        Value sum = acc[r];
+        if (ones) {
+          core::S8Decode decode = *core::s8Decode(*lb::dataFormat(p.code));
+          sum = b.create<lb::AddTokenSumsOp>(
+              loc, sum.getType(), sum, acc[kSlices],
+              b.getI64IntegerAttr(int64_t{decode.centre} << decode.shift));
+        }
+        results.push_back(b.create<lb::AccumulateWgmmaGroupOp>(
+            loc, closedSums[r].getType(), closedSums[r], sum, byteScale(tile.scales[2 * r]),
+            byteScale(tile.scales[2 * r + 1])));
+      }
+      return results;
+    };
+    if (tilesPerGroup == 1) {
+      closedSums = close();
+      std::fill(acc.begin(), acc.end(), zero);
+      return;
+    }
+    Value last = cmp(arith::CmpIPredicate::eq, rem(add(t, index(1)), tilesPerGroup), index(0));
+    SmallVector<Type> types;
+    for (Value v : acc)
+      types.push_back(v.getType());
+    for (Value v : closedSums)
+      types.push_back(v.getType());
+    auto branch = b.create<scf::IfOp>(loc, types, last, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      SmallVector<Value> yielded(acc.size(), zero);
+      SmallVector<Value> sums = close();
+      yielded.append(sums.begin(), sums.end());
+      b.create<scf::YieldOp>(loc, yielded);
+      b.setInsertionPointToStart(branch.elseBlock());
+      SmallVector<Value> kept = acc;
+      kept.append(closedSums.begin(), closedSums.end());
+      b.create<scf::YieldOp>(loc, kept);
+    }
+    for (size_t i = 0; i < acc.size(); ++i)
+      acc[i] = branch.getResult(i);
+    for (size_t i = 0; i < closedSums.size(); ++i)
+      closedSums[i] = branch.getResult(acc.size() + i);
+  }
+
   void buildConsumer(Value ring, Value full, Value empty, Value lane, Value warp, Value n0,
                      Value m0, int64_t kTiles) {
     Value consumerWarp = b.create<arith::SubIOp>(loc, warp, index(core::kWarpgroupWarps));
@@ -337,6 +411,12 @@ struct WgmmaBuilder : TileBuilderBase {
       init.push_back(zero);
     }
     const int64_t accumulators = init.size();
+    // Group scales: f32 sums of the closed groups next to the s32 ones.
+    auto f32Type = VectorType::get({tileM() / 2}, b.getF32Type());
+    Value f32Zero = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(f32Type, b.getF32FloatAttr(0.f)));
+    const int64_t closed = groupedS8() ? kSlices : 0;
+    init.append(closed, f32Zero);
     SmallVector<Value> firstValues = first.flatten();
     init.append(firstValues.begin(), firstValues.end());
     auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles), index(1), init);
@@ -346,7 +426,9 @@ struct WgmmaBuilder : TileBuilderBase {
       Value t = loop.getInductionVar();
       ValueRange carried = loop.getRegionIterArgs();
       SmallVector<Value> acc(carried.begin(), carried.begin() + accumulators);
-      TileLoads current = first.rebind(carried.drop_front(accumulators));
+      SmallVector<Value> closedSums(carried.begin() + accumulators,
+                                    carried.begin() + accumulators + closed);
+      TileLoads current = first.rebind(carried.drop_front(accumulators + closed));
       // The next tile's loads (the last tile reloads itself: in bounds, and
       // never used).
       Value nextT = b.create<arith::MinUIOp>(loc, add(t, index(1)), index(kTiles - 1));
@@ -371,10 +453,18 @@ struct WgmmaBuilder : TileBuilderBase {
       }
       b.create<lb::WgmmaWaitOp>(loc, b.getI64IntegerAttr(0));
       b.create<lb::MbarrierArriveOp>(loc, empty, stage);
+      if (closed)
+        closeGroups(t, acc, closedSums, current, zero, ones);
       SmallVector<Value> yielded = acc;
+      yielded.append(closedSums.begin(), closedSums.end());
       SmallVector<Value> nextValues = next.flatten();
       yielded.append(nextValues.begin(), nextValues.end());
       b.create<scf::YieldOp>(loc, yielded);
+    }
+    if (groupedS8()) {
+      SmallVector<Value> sums(loop.getResults().slice(accumulators, closed));
+      storeS8(sums, warpN0, group, m0);
+      return;
     }
     if (byteOperands()) {
       SmallVector<Value> sums(loop.getResults().take_front(kSlices));

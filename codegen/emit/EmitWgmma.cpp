@@ -235,6 +235,22 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         line() << "}\n";
         return success();
       })
+      .Case<lb::AccumulateWgmmaGroupOp>([&](lb::AccumulateWgmmaGroupOp group) {
+        auto sums = cast<VectorType>(group.getSums().getType());
+        std::string var = bind(group.getResult()), in = name(group.getSums()),
+                    acc = name(group.getAcc());
+        line() << valueType(group.getResult().getType()) << " " << var << ";\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int i = 0; i < " << sums.getNumElements() / 4 << "; ++i)\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (int h = 0; h < 2; ++h) {\n";
+        line() << "    " << var << ".r[4 * i + h] = fmaf(" << name(group.getRowScale()) << ", (float)"
+               << in << ".r[4 * i + h], " << acc << ".r[4 * i + h]);\n";
+        line() << "    " << var << ".r[4 * i + 2 + h] = fmaf(" << name(group.getRow8Scale())
+               << ", (float)" << in << ".r[4 * i + 2 + h], " << acc << ".r[4 * i + 2 + h]);\n";
+        line() << "  }\n";
+        return success();
+      })
       .Case<lb::StoreWgmmaAccumulatorOp>([&](lb::StoreWgmmaAccumulatorOp store) {
         auto y = cast<MemRefType>(store.getY().getType());
         auto acc = cast<VectorType>(store.getAcc().getType());

@@ -144,9 +144,9 @@ func.func @w8a8_wgmma(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256
 
 // What wgmma's s8 form does not do is refused with the reason.
 func.func @w4a8_wgmma_groups(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xsi4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
-  // expected-error @+1 {{group scales with s8 activations on wgmma are not implemented}}
+  // expected-error @+1 {{group scales with s8 activations on wgmma keep f32 sums next to the s32 ones: tile M must be at most 32, got 64}}
   %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = group, group_size = 128, scale = f16>
-      schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
+      schedule <family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
       : (tensor<?x1024xsi8>, tensor<256x1024xsi4>, tensor<256x8xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
@@ -196,5 +196,28 @@ func.func @w4a8_uint4_wgmma(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tens
   %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = channel, scale = f16>
       schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
       : (tensor<?x1024xsi8>, tensor<256x1024xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// -----
+
+// Group scales on wgmma: f32 sums ride next to the s32 ones; after each
+// group's last K tile (t + 1 a multiple of 2 for g128) the s32 sums close
+// into them, scaled by the tile's group scales, and restart from zero. The
+// epilogue then takes only the tokens' scales.
+// CHECK-LABEL: func.func @w4a8_g128_wgmma__wgmma_t32x256x64_w1x4_s2_k1(
+// CHECK: scf.for
+// CHECK: lb.load_scalar %arg3
+// CHECK: lb.wgmma {{.*}} k_step 1
+// CHECK: %[[LAST:.*]] = arith.cmpi eq
+// CHECK: scf.if %[[LAST]] -> (vector<16xsi32>, vector<16xsi32>, vector<16xsi32>, vector<16xsi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: lb.accumulate_wgmma_group %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<16xsi32> -> vector<16xf32>
+// CHECK: } else {
+// CHECK: scf.yield
+// CHECK: lb.scale_wgmma_sums %{{.*}} : vector<16xf32>, memref<?xf32> -> vector<16xf32>
+func.func @w4a8_g128_wgmma(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024xsi4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x x_scales(%xs : tensor<?xf32>), %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1>
+      : (tensor<?x1024xsi8>, tensor<256x1024xsi4>, tensor<256x8xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }

@@ -82,9 +82,9 @@ TEST(ScheduleRules, E4M3ActivationsTakeE4M3WeightsWithChannelScales) {
   EXPECT_TRUE(checkScheduleArch(s8, splitK, *findTargetArch("sm_80")).ok());
 }
 
-// wgmma's s8 form: per-channel or per-tensor scales without zero points,
-// integer wgmma's N, and tile M 32 for 8-bit codes on two warpgroups; each
-// refusal names its reason.
+// wgmma's s8 form: channel, tensor or whole-tile group scales without zero
+// points, integer wgmma's N, and tile M 32 for 8-bit codes on two
+// warpgroups and for groups; each refusal names its reason.
 TEST(ScheduleRules, S8WgmmaTakesCentredCodesWithChannelScales) {
   auto errorOf = [](const Problem &p, const Schedule &s) {
     Status fits = checkSchedule(p, s);
@@ -112,10 +112,17 @@ TEST(ScheduleRules, S8WgmmaTakesCentredCodesWithChannelScales) {
   // Codes centred off 0 take Σx from a wgmma of ones.
   for (const char *name : {"uint4", "uint8", "ternary", "uint1"})
     EXPECT_EQ(errorOf(s8Problem(*formats::parseFormat(name)), one), "") << name;
+  // Group scales close each group's s32 sums into f32 sums after its last
+  // K tile: whole tiles, and tile M 32 for the second set of sums.
   Problem grouped = w4;
   grouped.scheme.granularity = formats::Granularity::PerGroup;
   grouped.scheme.groupSize = 128;
-  EXPECT_NE(errorOf(grouped, one).find("group scales with s8 activations on wgmma"),
+  EXPECT_NE(errorOf(grouped, one).find("tile M must be at most 32, got 64"), std::string::npos);
+  Schedule narrow = one;
+  narrow.tileM = 32;
+  EXPECT_EQ(errorOf(grouped, narrow), "");
+  grouped.scheme.groupSize = 32;
+  EXPECT_NE(errorOf(grouped, narrow).find("groups must be multiples of 64, got 32"),
             std::string::npos);
   Problem zeros = w4;
   zeros.scheme.zero = formats::ZeroMode::SubtractCode;
