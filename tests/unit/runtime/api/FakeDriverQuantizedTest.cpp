@@ -36,6 +36,36 @@ lowbit_problem w4a8Abi(lowbit_activation_scale scale, lowbit_zero_mode zero) {
   return p;
 }
 
+// W8A8 in fp8: e4m3fn weights with one f32 scale per channel, e4m3 x with
+// one per token, bf16 y.
+kernels::ProblemDesc fp8() {
+  kernels::ProblemDesc p = w4a8Problem(kN, kK, core::ActivationScale::PerToken);
+  p.name = "test.fp8";
+  p.activation = core::Activation::E4M3;
+  p.code = formats::DataFormat::e4m3fn();
+  p.scheme.granularity = formats::Granularity::PerChannel;
+  p.scheme.groupSize = 0;
+  p.scheme.scale = formats::DataFormat::f32();
+  core::setOutput(p, core::Output::BF16);
+  return p;
+}
+
+// What lowbit compile derived for e4m3fn weights with e4m3 activations (the
+// split-K mma's m16n8k32 fragments of bytes).
+const char *const kFp8Layout = "lbwl1;bits=8;tile=64x32;basis=128,256,512,4,8,16,1,2,1024,32,64";
+
+lowbit_problem fp8Abi() {
+  lowbit_problem p = w4a16Abi(kN, kK);
+  p.activation = LOWBIT_DTYPE_E4M3;
+  p.activation_scale = LOWBIT_ACTIVATION_SCALE_TOKEN;
+  p.output = LOWBIT_DTYPE_BF16;
+  p.weight = LOWBIT_WEIGHT_E4M3;
+  p.scale = LOWBIT_DTYPE_F32;
+  p.granularity = LOWBIT_GRANULARITY_CHANNEL;
+  p.group_size = 0;
+  return p;
+}
+
 class FakeDriverQuantized : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -56,6 +86,9 @@ protected:
       addKernel(database, w4a8(core::ActivationScale::PerTensor, true),
                 {"w4a8_x_scales_zeros", "sm_90a", "gemv"});
       addKernel(database, w4a16Problem(kN, kK), {"w4a16", "sm_90a", "gemv"});
+      FakeKernel fp8Kernel{"fp8_x_scales", "sm_90a", "mma"};
+      fp8Kernel.layout = kFp8Layout;
+      addKernel(database, fp8(), fp8Kernel);
     }
     ASSERT_EQ(createContext(path, &context), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
   }
@@ -84,6 +117,17 @@ protected:
   lowbit_status matmulQuantized(const void *xScales) {
     return lowbit_matmul_quantized(plan, kM, aligned16(x), xScales, &weights, scales, zeros,
                                    aligned16(y), nullptr, 0, nullptr);
+  }
+
+  // The last launch took (x, x_scales, packed_w, scales, y, M), per token.
+  void expectArgumentsWithoutZeros() {
+    EXPECT_EQ(launch->pointers[0], address(aligned16(x)));
+    EXPECT_EQ(launch->pointers[1], address(aligned16(xScales)));
+    EXPECT_EQ(launch->pointers[2], address(weights.data));
+    EXPECT_EQ(launch->pointers[3], address(scales));
+    EXPECT_EQ(launch->pointers[4], address(aligned16(y)));
+    EXPECT_EQ(launch->pointers[5], 0u) << "no sixth pointer";
+    EXPECT_EQ(launch->m, kM);
   }
 
   // A refused call launches nothing and says why.
@@ -115,14 +159,7 @@ TEST_F(FakeDriverQuantized, PassesXScalesAfterXPerToken) {
   ASSERT_EQ(matmulQuantized(aligned16(xScales)), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
   EXPECT_EQ(launch->launches, before + 1);
   EXPECT_STREQ(launch->function, "fake_w4a8_x_scales");
-  // (x, x_scales, packed_w, scales, y, M)
-  EXPECT_EQ(launch->pointers[0], address(aligned16(x)));
-  EXPECT_EQ(launch->pointers[1], address(aligned16(xScales)));
-  EXPECT_EQ(launch->pointers[2], address(weights.data));
-  EXPECT_EQ(launch->pointers[3], address(scales));
-  EXPECT_EQ(launch->pointers[4], address(aligned16(y)));
-  EXPECT_EQ(launch->pointers[5], 0u) << "no sixth pointer";
-  EXPECT_EQ(launch->m, kM);
+  expectArgumentsWithoutZeros();
 }
 
 TEST_F(FakeDriverQuantized, PassesZerosBetweenScalesAndYPerTensor) {
@@ -139,6 +176,15 @@ TEST_F(FakeDriverQuantized, PassesZerosBetweenScalesAndYPerTensor) {
   EXPECT_EQ(launch->pointers[4], address(zeros));
   EXPECT_EQ(launch->pointers[5], address(aligned16(y)));
   EXPECT_EQ(launch->m, kM);
+}
+
+// An e4m3 plan takes the same entry point and argument list: its x is one
+// byte an element too.
+TEST_F(FakeDriverQuantized, Fp8PlansTakeTheQuantizedEntryPoint) {
+  planFor(fp8Abi());
+  ASSERT_EQ(matmulQuantized(aligned16(xScales)), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+  EXPECT_STREQ(launch->function, "fake_fp8_x_scales");
+  expectArgumentsWithoutZeros();
 }
 
 TEST_F(FakeDriverQuantized, LowbitMatmulOnAQuantizedPlanNamesTheQuantizedEntryPoint) {
