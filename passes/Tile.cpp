@@ -180,6 +180,10 @@ Value decodeUnit(OpBuilder &b, Location loc, const KernelProblem &problem,
   return decode;
 }
 
+core::S8Decode KernelProblem::byteDecode() const {
+  return e4m3Activations() ? core::S8Decode{} : *core::s8Decode(*lb::dataFormat(code));
+}
+
 bool decodesRaw(const KernelProblem &problem) {
   if (problem.quantizedActivations())
     return false;

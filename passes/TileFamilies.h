@@ -2,6 +2,7 @@
 // the problem it must compute. Each family builds the body in its own file.
 #pragma once
 
+#include "core/DecodeFacts.h"
 #include "core/FragmentFacts.h"
 #include "ir/LbOps.h"
 
@@ -30,6 +31,10 @@ struct KernelProblem {
   bool e4m3Activations() const {
     return quantizedActivations() && mlir::isa<mlir::Float8E4M3FNType>(activation);
   }
+  // The bytes quantized activations meet: core::s8Decode's shift and centre
+  // for s8, none for e4m3 (e4m3fn weights are their own bytes). The rules
+  // admit only codes that have one.
+  core::S8Decode byteDecode() const;
   // NVFP4's f32 tensor scale (lb.load_tensor_scale at the kernel's entry),
   // or null: loadColumnQuant multiplies every block scale by it.
   mlir::Value tensorScale;

@@ -273,7 +273,7 @@ struct MmaSplitKBuilder : TileBuilderBase {
     const bool fp8 = p.e4m3Activations();
     std::optional<core::S8Decode> s8Decode;
     if (s8) {
-      s8Decode = fp8 ? core::S8Decode{} : *core::s8Decode(*lb::dataFormat(p.code));
+      s8Decode = p.byteDecode();
       scaleAtEnd = !splitKShape(p).scalesAlongK;
       scalePeriodSums = !scaleAtEnd;
     }

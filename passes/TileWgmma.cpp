@@ -100,8 +100,7 @@ struct WgmmaBuilder : TileBuilderBase {
   }
   // s8 bytes centred off 0 (core::s8Decode): Σx restores the centre.
   bool centreS8() const {
-    return byteOperands() && !p.e4m3Activations() &&
-           core::s8Decode(*lb::dataFormat(p.code))->centre != 0;
+    return byteOperands() && p.byteDecode().centre != 0;
   }
   int64_t tileM() const { return p.schedule.getTile()[0]; }
   int64_t tileN() const { return p.schedule.getTile()[1]; }
@@ -224,9 +223,7 @@ struct WgmmaBuilder : TileBuilderBase {
 
   // The weight scales of the bytes: 2^-shift folds into them.
   Value byteScale(Value scale) {
-    // e4m3 bytes are the codes as stored: no shift.
-    core::S8Decode decode =
-        p.e4m3Activations() ? core::S8Decode{} : *core::s8Decode(*lb::dataFormat(p.code));
+    core::S8Decode decode = p.byteDecode();
     if (!decode.shift)
       return scale;
     Value factor = b.create<arith::ConstantOp>(
@@ -344,7 +341,7 @@ struct WgmmaBuilder : TileBuilderBase {
       for (int64_t r = 0; r < kSlices; ++r) {
         Value sum = acc[r];
         if (ones) {
-          core::S8Decode decode = *core::s8Decode(*lb::dataFormat(p.code));
+          core::S8Decode decode = p.byteDecode();
           sum = b.create<lb::AddTokenSumsOp>(
               loc, sum.getType(), sum, acc[kSlices],
               b.getI64IntegerAttr(int64_t{decode.centre} << decode.shift));
@@ -469,7 +466,7 @@ struct WgmmaBuilder : TileBuilderBase {
     if (byteOperands()) {
       SmallVector<Value> sums(loop.getResults().take_front(kSlices));
       if (ones) {
-        core::S8Decode decode = *core::s8Decode(*lb::dataFormat(p.code));
+        core::S8Decode decode = p.byteDecode();
         for (Value &sum : sums)
           sum = b.create<lb::AddTokenSumsOp>(
               loc, sum.getType(), sum, loop.getResult(kSlices),
