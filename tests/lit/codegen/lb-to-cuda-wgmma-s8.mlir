@@ -14,7 +14,11 @@ func.func @w8a8(%x: tensor<?x1024xsi8>, %xs: tensor<?xf32>, %w: tensor<256x1024x
 // CHECK: unsigned char *const [[RING:smem[0-9]+]] = lb_dynamic_smem + 0 + ((512u - ((shared_addr(lb_dynamic_smem) + 0u) & 511u)) & 511u);
 // CHECK: const int q = threadIdx.x & 31, kw = q & 15;
 // CHECK: const int byte = 32 * (kw >> 3) + 16 * (kw & 1) + 4 * ((kw >> 1) & 3);
-// CHECK: for (int row = 2 * ((int)(threadIdx.x % 128) / 32) + (q >> 4); row < 32; row += 8) {
+// CHECK: const int first = 2 * ((int)(threadIdx.x % 128) / 32) + (q >> 4);
+// Rows first + 8 i share one swizzle residue: one address, immediates.
+// CHECK: u32 target[1];
+// CHECK: cp_async4_zfill(target[i % 1] + (u32)((i / 1) * 512), source + (long long)i * 8192, true);
+// CHECK: for (int row = first; row < 32; row += 8) {
 // CHECK: const unsigned char *source = arg0 + (inside ? m : 0LL) * 1024LL + {{.*}} + 4 * kw;
 // CHECK: cp_async4_zfill(base + (u32)(row * 64 + ((byte >> 4) ^ ((((row) >> 1) & 1) * 1) ^ ((((row) >> 2) & 1) * 2)) * 16 + (byte & 15)), source, inside);
 // s32 accumulators of m64n32: 16 a thread, zeroed.

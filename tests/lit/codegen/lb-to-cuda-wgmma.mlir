@@ -19,7 +19,21 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<512x128xui4>, %s: tensor<512x
 // Lane q's pair of each row goes to its place in the paired K order, in the
 // hardware's 128-byte swizzle (chunk c of row r at c ^ (r mod 8)).
 // CHECK: const int byte = 64 * (q >> 4) + 32 * ((b >> 1) & 1) + 16 * (b & 1) + 4 * (b >> 2);
+// A full row block: a warp's rows are first + 4 i, so two swizzle residues
+// (r mod 8 = first, first + 4) are the only addresses, and the 16 unrolled
+// copies add immediates to them.
+// CHECK: const int first = ((int)(threadIdx.x % 128) / 32);
+// CHECK: if ({{v[0-9]+}} + 64 <= arg4) {
+// CHECK: const u16 *source = arg0 + ({{v[0-9]+}} + first) * 128LL + {{v[0-9]+}} + 2 * q;
+// CHECK: u32 target[2];
+// CHECK: const int row = first + 4 * i;
+// CHECK: target[i] = base + (u32)(row * 128 + ((byte >> 4) ^ ((row) & 7)) * 16 + (byte & 15));
+// CHECK: for (int i = 0; i < 16; ++i)
+// CHECK: cp_async4_zfill(target[i % 2] + (u32)((i / 2) * 1024), source + (long long)i * 512, true);
+// The last row block zero-fills the rows past M.
+// CHECK: } else {
 // CHECK: #pragma unroll 1
+// CHECK: for (int row = first; row < 64; row += 4) {
 // CHECK: cp_async4_zfill(base + (u32)(row * 128 + ((byte >> 4) ^ ((row) & 7)) * 16 + (byte & 15)), source, inside);
 // CHECK: cp_async_mbarrier_arrive_noinc(
 // CHECK: setmaxnreg_inc<232>();
