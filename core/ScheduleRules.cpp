@@ -386,13 +386,36 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
     return reject(s, "tile K must be " + str(kWgmmaTileK) +
                          " (one swizzled row of activations), got " + str(s.tileK));
   if (s.splitK != 1)
-    return reject(s, "split_k > 1 is not implemented for wgmma");
+    return reject(s, "split_k > 1 is not implemented for wgmma (cluster_k splits K across "
+                     "blocks)");
+  // cluster_k: the cluster's blocks take equal runs of K tiles, and block
+  // rank r adds up the partials of the slices r, r + cluster_k, ... of
+  // every consumer warp, so cluster_k divides the four slices.
+  if (s.clusterK > 1) {
+    if (isQuantized(p.activation))
+      return reject(s, "cluster_k > 1 with quantized activations is not implemented for "
+                       "wgmma (their sums are scaled after the loop)");
+    if (kColumnsPerUnit / 16 % s.clusterK)
+      return reject(s, "cluster_k must divide a warp's " + str(kColumnsPerUnit / 16) +
+                           " slices (2 or 4), got " + str(s.clusterK));
+    // The cluster's epilogue on top of one warpgroup's 255 registers: bf16
+    // int8 g128 spilled 48 bytes at tile M 64 (1536 x 4224, sm_90a); 48 fit.
+    if (s.warpsN == kWarpgroupWarps && s.tileM > 48 && fragment && fragment->wordsPerUnit() > 4)
+      return reject(s, "cluster_k > 1 with codes of 5 bits or more on one consumer warpgroup "
+                       "needs tile M <= 48, got " + str(s.tileM));
+    if (p.k % (kWgmmaTileK * s.clusterK))
+      return reject(s, "cluster_k = " + str(s.clusterK) + " needs K a multiple of " +
+                           str(kWgmmaTileK * s.clusterK) + " (equal runs of " +
+                           str(kWgmmaTileK) + "-wide K tiles), got " + str(p.k));
+  }
   // The ring hides the producer's copy latency: about 1.5 us against a
   // K tile's 0.3 us of wgmma at tile M 64, so up to 16 stages.
   if (s.stages < 2 || s.stages > 16)
     return reject(s, "stages (the activation ring) must be 2..16, got " + str(s.stages));
-  if (wgmmaRingBytes(s, p.activation) > kMaxSharedBytesPerBlock)
-    return reject(s, "the activation ring needs " + str(wgmmaRingBytes(s, p.activation)) +
+  if (wgmmaSharedBytes(s, p.activation) > kMaxSharedBytesPerBlock)
+    return reject(s, "the activation ring" +
+                         std::string(s.clusterK > 1 ? " and the cluster's partial sums" : "") +
+                         " need " + str(wgmmaSharedBytes(s, p.activation)) +
                          " bytes of shared memory; at most " + str(kMaxSharedBytesPerBlock) +
                          " are supported");
   if (Status tiles = checkWholeBlockTiles(p, s); !tiles)
@@ -430,9 +453,11 @@ Status checkScheduleStructure(const Schedule &s) {
   if (s.clusterK < 1 || s.clusterK > kMaxClusterK)
     return makeError("cluster_k (blocks of a cluster along K) must be 1.." + str(kMaxClusterK) +
                      ", got " + str(s.clusterK));
-  if (s.clusterK > 1 && (!s.splitsK() || s.family == Family::Dequant))
+  if (s.clusterK > 1 &&
+      ((!s.splitsK() && s.family != Family::Wgmma) || s.family == Family::Dequant))
     return makeError("cluster_k > 1 splits K across the blocks of a cluster, which only the "
-                     "split-K families do (gemv_tiled, and mma with split_k > 1); got a " +
+                     "split-K families (gemv_tiled, and mma with split_k > 1) and wgmma do; "
+                     "got a " +
                      std::string(familyName(s.family)) + " schedule with split_k = " +
                      str(s.splitK));
   if (s.family == Family::GemvTiled &&
@@ -498,6 +523,21 @@ int64_t wgmmaRingBytes(const Schedule &s, Activation activation) {
              kWgmmaRingAlignment);
 }
 
+int64_t wgmmaClusterPartialBytes(const Schedule &s) {
+  if (s.clusterK <= 1)
+    return 0;
+  constexpr int64_t kSlicesPerWarp = kColumnsPerUnit / 16, kFloatBytes = 4;
+  return mul(mul(s.warpsN * kSlicesPerWarp, s.tileM / 2), 32 * kFloatBytes);
+}
+
+int64_t wgmmaSharedBytes(const Schedule &s, Activation activation) {
+  // Dynamic buffers are carved 128-byte aligned, in order (lb-to-cuda).
+  constexpr int64_t kCarveAlignment = 128;
+  int64_t ring = wgmmaRingBytes(s, activation);
+  return add(add(ring, kCarveAlignment - 1) / kCarveAlignment * kCarveAlignment,
+             wgmmaClusterPartialBytes(s));
+}
+
 Status checkScheduleArch(const Schedule &s, const TargetArch &arch) {
   if (s.family == Family::Wgmma && !arch.hasWgmma)
     return makeError("wgmma schedule: wgmma, TMA and setmaxnreg exist only on sm_90a, not on " +
@@ -559,7 +599,7 @@ int64_t staticSharedBytes(const Schedule &s, int codeBits) {
 
 int64_t dynamicSharedBytes(const Schedule &s, const Problem &p) {
   if (s.family == Family::Wgmma)
-    return wgmmaRingBytes(s, p.activation);
+    return wgmmaSharedBytes(s, p.activation);
   return s.family == Family::Mma && s.splitK > 1 ? mmaSplitKRingBytes(s, p.codeBits()) : 0;
 }
 

@@ -111,6 +111,12 @@ int64_t mmaSplitKRingBytes(const Schedule &schedule, int codeBits);
 //   the swizzle's pattern (at most 1024 bytes) may take (dynamic).
 constexpr int64_t kWgmmaRingAlignment = 1024;
 int64_t wgmmaRingBytes(const Schedule &schedule, Activation activation);
+// ...and with cluster_k > 1, after the ring, every consumer warp's four
+// m64 x tile M f32 accumulators, which the cluster's blocks add over
+// distributed shared memory (tile M / 2 floats a thread each).
+int64_t wgmmaClusterPartialBytes(const Schedule &schedule);
+// The ring and the partials: what a wgmma kernel's launch passes.
+int64_t wgmmaSharedBytes(const Schedule &schedule, Activation activation);
 
 // Whether the schedule's family has kernels for the arch (wgmma: only
 // sm_90a; cluster_k > 1: sm_90 and up); the reason when not.

@@ -95,3 +95,23 @@ LogicalResult WgmmaOp::verify() {
                                                    << buffer.getCols() << " values";
   return success();
 }
+
+// A [slots, N / 8, 128] f32 buffer: one float4 a lane for each m16n8 slice.
+static LogicalResult verifyPartialsBuffer(Operation *op, Type bufferType, VectorType acc) {
+  auto buffer = dyn_cast<MemRefType>(bufferType);
+  if (!buffer || buffer.getRank() != 3 || !buffer.getElementType().isF32() ||
+      buffer.getDimSize(2) != 128 || buffer.getDimSize(1) * 4 != acc.getNumElements())
+    return op->emitOpError("needs a [slots, N / 8, 128] f32 buffer for a ")
+           << acc.getNumElements() << "-float accumulator, got " << bufferType;
+  return success();
+}
+
+LogicalResult StoreWgmmaPartialsOp::verify() {
+  return verifyPartialsBuffer(*this, getBuffer().getType(), getAcc().getType());
+}
+
+LogicalResult SumWgmmaClusterPartialsOp::verify() {
+  if (getBlocks() < 2)
+    return emitOpError("adds the partials of 2 or more blocks, got ") << getBlocks();
+  return verifyPartialsBuffer(*this, getBuffer().getType(), getResult().getType());
+}

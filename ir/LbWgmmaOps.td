@@ -189,4 +189,37 @@ def Lb_StoreWgmmaAccumulatorOp : Lb_Op<"store_wgmma_accumulator", [MemoryEffects
   }];
 }
 
+def Lb_StoreWgmmaPartialsOp : Lb_Op<"store_wgmma_partials", [MemoryEffects<[MemWrite]>]> {
+  let summary = "a consumer thread's f32 wgmma accumulator into `slot` of a [slots, N / 8, 128] buffer";
+  let description = [{
+    For split-K across a cluster (cluster_k): the block's partial sums of
+    one m64 x N accumulator, as each warp holds it. Entries 4 i .. 4 i + 3
+    of lane l (its m16n8 slice i) are float4 (slot, i, l) of the buffer, so
+    a warp writes and reads 512 contiguous bytes a slice and the owner of
+    the same slot reads them back in the same order, in every block of the
+    cluster (lb.sum_wgmma_cluster_partials).
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$acc,
+                       AnyMemRef:$buffer, Index:$slot);
+  let assemblyFormat = "$acc `,` $buffer `[` $slot `]` attr-dict `:` type($acc) `,` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Lb_SumWgmmaClusterPartialsOp : Lb_Op<"sum_wgmma_cluster_partials", [MemoryEffects<[MemRead]>]> {
+  let summary = "an accumulator's partial sums for `slot`, added over the `blocks` blocks of the cluster in rank order";
+  let description = [{
+    Reads the calling lane's entries of `slot` (lb.store_wgmma_partials) in
+    the shared memory of each block of the cluster, ranks 0 .. blocks - 1,
+    and adds them in that order, so the total does not depend on which
+    block reads it or when: split-K across a cluster is deterministic.
+    Every block must have written its partials before an
+    `lb.cluster_barrier`, and must not exit before another one after the
+    last read.
+  }];
+  let arguments = (ins AnyMemRef:$buffer, Index:$slot, I64Attr:$blocks);
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$result);
+  let assemblyFormat = "$buffer `[` $slot `]` `blocks` $blocks attr-dict `:` type($buffer) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // LOWBIT_IR_LBWGMMAOPS_TD

@@ -106,6 +106,7 @@ struct WgmmaBuilder : TileBuilderBase {
   int64_t tileN() const { return p.schedule.getTile()[1]; }
   int64_t stages() const { return p.schedule.getStages(); }
   int64_t consumerWarps() const { return p.schedule.getWarps()[1]; }
+  int64_t clusterK() const { return p.schedule.getClusterK(); }
   // Sets of subtile quant a K tile takes: one per 32-wide block where the
   // groups are shorter than the tile, else one.
   int64_t quantSets() const {
@@ -273,9 +274,19 @@ struct WgmmaBuilder : TileBuilderBase {
                                                 kTileK * core::activationBytes(activation));
     Value ring = b.create<lb::SharedBufferOp>(loc, ringType, stages(), tileM(), kTileK,
                                               /*dynamic=*/true, swizzle);
+    // cluster_k: each consumer warp's four accumulators, for the cluster's
+    // blocks to add (core::wgmmaClusterPartialBytes).
+    Value partials;
+    if (clusterK() > 1) {
+      int64_t slots = consumerWarps() * kSlices, chunks = tileM() / 8;
+      auto partialsType = MemRefType::get({slots, chunks, 128}, b.getF32Type(),
+                                          MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+      partials = b.create<lb::SharedBufferOp>(loc, partialsType, slots, chunks, 128,
+                                              /*dynamic=*/true);
+    }
     p.kernel->setAttr(kDynamicSharedBytesAttr,
                       b.getI64IntegerAttr(
-                          core::wgmmaRingBytes(lb::coreSchedule(p.schedule), activation)));
+                          core::wgmmaSharedBytes(lb::coreSchedule(p.schedule), activation)));
     auto barriersType = MemRefType::get({stages()}, b.getI64Type(), MemRefLayoutAttrInterface(),
                                         b.getI64IntegerAttr(3));
     Value full = b.create<lb::MbarriersOp>(loc, barriersType, stages(), kProducerThreads);
@@ -290,6 +301,12 @@ struct WgmmaBuilder : TileBuilderBase {
     Value n0 = mul(b.create<arith::DivUIOp>(loc, linear, rowTiles), index(tileN()));
     Value m0 = mul(b.create<arith::RemUIOp>(loc, linear, rowTiles), index(tileM()));
 
+    // cluster_k: block rank r of the cluster takes K tiles r R .. r R + R - 1
+    // (R = K tiles / cluster_k; core::checkWgmma).
+    const int64_t runTiles = kTiles / clusterK();
+    Value firstTile =
+        clusterK() > 1 ? mul(coord(lb::ThreadCoord::block_z), index(runTiles)) : index(0);
+
     Value producer = cmp(arith::CmpIPredicate::ult, warp, index(core::kWarpgroupWarps));
     auto roles = b.create<scf::IfOp>(loc, producer, /*withElseRegion=*/true);
     {
@@ -297,31 +314,38 @@ struct WgmmaBuilder : TileBuilderBase {
       b.setInsertionPointToStart(roles.thenBlock());
       if (consumerGroups > 1)
         b.create<lb::SetMaxRegistersOp>(loc, kProducerRegisters);
-      buildProducer(ring, full, empty, m0, kTiles);
+      buildProducer(ring, full, empty, m0, firstTile, runTiles);
+      // The consumers' two cluster barriers (finishAcrossCluster's pattern).
+      if (clusterK() > 1) {
+        b.create<lb::ClusterBarrierOp>(loc);
+        b.create<lb::ClusterBarrierOp>(loc);
+      }
       b.setInsertionPointToStart(roles.elseBlock());
       if (consumerGroups > 1)
         b.create<lb::SetMaxRegistersOp>(loc, kConsumerRegisters);
-      buildConsumer(ring, full, empty, lane, warp, n0, m0, kTiles);
+      buildConsumer(ring, full, empty, partials, lane, warp, n0, m0, firstTile, runTiles);
     }
     b.create<func::ReturnOp>(loc);
 
     int64_t threads = lb::coreSchedule(p.schedule).threads();
     p.kernel->setAttr(kBlockThreadsAttr, b.getI64IntegerAttr(threads));
-    p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({tileN(), tileM(), 1}));
+    p.kernel->setAttr(kGridTileAttr, b.getDenseI64ArrayAttr({tileN(), tileM(), clusterK()}));
     // One block an SM: the ring and the accumulators are sized for it.
     setRegisterBudget(p, threads, 65536 / threads / 8 * 8);
   }
 
-  // The producer warpgroup fills stage t mod S with K tile t once the
-  // consumers have released the tile that used it S tiles before.
-  void buildProducer(Value ring, Value full, Value empty, Value m0, int64_t kTiles) {
-    auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles), index(1));
+  // The producer warpgroup fills stage u mod S with the run's K tile u once
+  // the consumers have released the tile that used it S tiles before.
+  void buildProducer(Value ring, Value full, Value empty, Value m0, Value firstTile,
+                     int64_t runTiles) {
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(runTiles), index(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value t = loop.getInductionVar();
-    Value stage = rem(t, stages());
-    Value use = div(t, stages());
-    ifThen(cmp(arith::CmpIPredicate::uge, t, index(stages())), [&] {
+    Value u = loop.getInductionVar();
+    Value t = add(firstTile, u);
+    Value stage = rem(u, stages());
+    Value use = div(u, stages());
+    ifThen(cmp(arith::CmpIPredicate::uge, u, index(stages())), [&] {
       Value parity = rem(b.create<arith::SubIOp>(loc, use, index(1)), 2);
       b.create<lb::MbarrierWaitOp>(loc, empty, stage, parity);
     });
@@ -382,8 +406,8 @@ struct WgmmaBuilder : TileBuilderBase {
       closedSums[i] = branch.getResult(acc.size() + i);
   }
 
-  void buildConsumer(Value ring, Value full, Value empty, Value lane, Value warp, Value n0,
-                     Value m0, int64_t kTiles) {
+  void buildConsumer(Value ring, Value full, Value empty, Value partials, Value lane,
+                     Value warp, Value n0, Value m0, Value firstTile, int64_t runTiles) {
     Value consumerWarp = b.create<arith::SubIOp>(loc, warp, index(core::kWarpgroupWarps));
     Value warpN0 = add(n0, mul(consumerWarp, index(kColumnsPerWarp)));
     Value group = div(lane, 4); // PTX groupID
@@ -397,7 +421,7 @@ struct WgmmaBuilder : TileBuilderBase {
                       : Value(b.create<arith::ConstantOp>(
                             loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f))));
 
-    TileLoads first = loadTile(warpN0, group, half, index(0));
+    TileLoads first = loadTile(warpN0, group, half, mul(firstTile, index(kTileK)));
     SmallVector<Value> init(kSlices, zero);
     // s8 codes centred on c != 0: one more wgmma a step, of a ones A, sums
     // each token's x (every row of its accumulator holds it), and the
@@ -416,11 +440,12 @@ struct WgmmaBuilder : TileBuilderBase {
     init.append(closed, f32Zero);
     SmallVector<Value> firstValues = first.flatten();
     init.append(firstValues.begin(), firstValues.end());
-    auto loop = b.create<scf::ForOp>(loc, index(0), index(kTiles), index(1), init);
+    auto loop = b.create<scf::ForOp>(loc, index(0), index(runTiles), index(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value t = loop.getInductionVar();
+      Value u = loop.getInductionVar();
+      Value t = add(firstTile, u);
       ValueRange carried = loop.getRegionIterArgs();
       SmallVector<Value> acc(carried.begin(), carried.begin() + accumulators);
       SmallVector<Value> closedSums(carried.begin() + accumulators,
@@ -428,11 +453,12 @@ struct WgmmaBuilder : TileBuilderBase {
       TileLoads current = first.rebind(carried.drop_front(accumulators + closed));
       // The next tile's loads (the last tile reloads itself: in bounds, and
       // never used).
-      Value nextT = b.create<arith::MinUIOp>(loc, add(t, index(1)), index(kTiles - 1));
+      Value nextT =
+          add(firstTile, b.create<arith::MinUIOp>(loc, add(u, index(1)), index(runTiles - 1)));
       TileLoads next = loadTile(warpN0, group, half, mul(nextT, index(kTileK)));
 
-      Value stage = rem(t, stages());
-      b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(t, stages()), 2));
+      Value stage = rem(u, stages());
+      b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(u, stages()), 2));
       b.create<lb::FenceAsyncSharedOp>(loc);
       // One k32 step a 32-wide block for s8, one k16 step a unit otherwise.
       for (int64_t step = 0; step < (byteOperands() ? kBlocks : kSteps); ++step) {
@@ -475,9 +501,35 @@ struct WgmmaBuilder : TileBuilderBase {
       storeS8(sums, warpN0, group, m0);
       return;
     }
+    if (clusterK() > 1) {
+      finishAcrossCluster(partials, loop.getResults().take_front(kSlices), consumerWarp,
+                          warpN0, m0);
+      return;
+    }
     for (int64_t r = 0; r < kSlices; ++r)
       b.create<lb::StoreWgmmaAccumulatorOp>(loc, loop.getResult(r), p.y, m0,
                                             add(warpN0, index(16 * r)), p.rows);
+  }
+
+  // cluster_k: every block keeps its partial sums of each warp's slices;
+  // after a cluster barrier block rank r adds up, in rank order, the slices
+  // r, r + cluster_k, ... and stores them; a second barrier keeps each
+  // block's partials alive until the others have read them.
+  void finishAcrossCluster(Value partials, ValueRange sums, Value consumerWarp, Value warpN0,
+                           Value m0) {
+    auto slotOf = [&](int64_t r) { return add(mul(consumerWarp, index(kSlices)), index(r)); };
+    for (int64_t r = 0; r < kSlices; ++r)
+      b.create<lb::StoreWgmmaPartialsOp>(loc, sums[r], partials, slotOf(r));
+    b.create<lb::ClusterBarrierOp>(loc);
+    Value rank = coord(lb::ThreadCoord::block_z);
+    for (int64_t r = 0; r < kSlices; ++r)
+      ifThen(cmp(arith::CmpIPredicate::eq, rank, index(r % clusterK())), [&] {
+        Value total = b.create<lb::SumWgmmaClusterPartialsOp>(
+            loc, sums[r].getType(), partials, slotOf(r), b.getI64IntegerAttr(clusterK()));
+        b.create<lb::StoreWgmmaAccumulatorOp>(loc, total, p.y, m0, add(warpN0, index(16 * r)),
+                                              p.rows);
+      });
+    b.create<lb::ClusterBarrierOp>(loc);
   }
 };
 

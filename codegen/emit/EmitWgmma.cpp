@@ -290,6 +290,42 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         line() << "  }\n";
         return success();
       })
+      .Case<lb::StoreWgmmaPartialsOp>([&](lb::StoreWgmmaPartialsOp store) {
+        // Slice i of lane l: float4 (slot, i, l), 512 contiguous bytes a warp.
+        auto acc = cast<VectorType>(store.getAcc().getType());
+        std::string accName = name(store.getAcc());
+        line() << "{\n";
+        line() << "  float4 *slot = reinterpret_cast<float4 *>(" << name(store.getBuffer())
+               << ") + (" << name(store.getSlot()) << ") * " << acc.getNumElements() / 4 * 32
+               << " + (threadIdx.x & 31);\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (int i = 0; i < " << acc.getNumElements() / 4 << "; ++i)\n";
+        line() << "    slot[32 * i] = make_float4(" << accName << ".r[4 * i], " << accName
+               << ".r[4 * i + 1], " << accName << ".r[4 * i + 2], " << accName
+               << ".r[4 * i + 3]);\n";
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::SumWgmmaClusterPartialsOp>([&](lb::SumWgmmaClusterPartialsOp sum) {
+        // The lane's float4s of the slot in every block, ranks in order.
+        auto acc = cast<VectorType>(sum.getResult().getType());
+        std::string var = bind(sum.getResult());
+        line() << "F32x<" << acc.getNumElements() << "> " << var << " = {};\n";
+        line() << "{\n";
+        line() << "  const float4 *slot = reinterpret_cast<const float4 *>("
+               << name(sum.getBuffer()) << ") + (" << name(sum.getSlot()) << ") * "
+               << acc.getNumElements() / 4 * 32 << " + (threadIdx.x & 31);\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (u32 rank = 0; rank < " << sum.getBlocks() << "; ++rank)\n";
+        line() << "    #pragma unroll\n";
+        line() << "    for (int i = 0; i < " << acc.getNumElements() / 4 << "; ++i) {\n";
+        line() << "      const float4 part = cluster_load_f32x4(slot + 32 * i, rank);\n";
+        line() << "      " << var << ".r[4 * i] += part.x; " << var << ".r[4 * i + 1] += part.y; "
+               << var << ".r[4 * i + 2] += part.z; " << var << ".r[4 * i + 3] += part.w;\n";
+        line() << "    }\n";
+        line() << "}\n";
+        return success();
+      })
       .Case<lb::StoreWgmmaAccumulatorOp>([&](lb::StoreWgmmaAccumulatorOp store) {
         auto y = cast<MemRefType>(store.getY().getType());
         auto acc = cast<VectorType>(store.getAcc().getType());

@@ -209,9 +209,10 @@ SearchSpace enumerateWgmma(const core::Problem &p, const ArchLimits &l,
   for (int64_t tileM : o.wgmmaTileM)
     for (int64_t warps : o.wgmmaConsumerWarps)
       for (int64_t stages : o.wgmmaStages)
-        consider(space, p, l,
-                 Schedule{Family::Wgmma, tileM, warps * core::kColumnsPerUnit, core::kWgmmaTileK,
-                          1, warps, stages, 1});
+        for (int64_t clusterK : o.wgmmaClusterK)
+          consider(space, p, l,
+                   Schedule{Family::Wgmma, tileM, warps * core::kColumnsPerUnit,
+                            core::kWgmmaTileK, 1, warps, stages, 1, clusterK});
   return space;
 }
 

@@ -90,6 +90,9 @@ struct SearchSpaceOptions {
   std::vector<int64_t> wgmmaTileM = {32, 48, 64};
   std::vector<int64_t> wgmmaConsumerWarps = {4, 8};
   std::vector<int64_t> wgmmaStages = {4, 8, 12};
+  // ...and K split across a cluster's blocks (1: none), for shapes with
+  // fewer output tiles than SMs.
+  std::vector<int64_t> wgmmaClusterK = {1, 2, 4};
   // dequant (the dense path's first half): tile K a warp writes, warps a
   // block.
   std::vector<int64_t> dequantTileK = {128, 256};

@@ -76,7 +76,7 @@ func.func @gemv_tiled_bad_chunk() attributes {s = #lb.schedule<family = gemv_til
 
 // -----
 
-// expected-error @+1 {{cluster_k > 1 splits K across the blocks of a cluster, which only the split-K families do (gemv_tiled, and mma with split_k > 1); got a mma schedule with split_k = 1}}
+// expected-error @+1 {{cluster_k > 1 splits K across the blocks of a cluster, which only the split-K families (gemv_tiled, and mma with split_k > 1) and wgmma do; got a mma schedule with split_k = 1}}
 func.func @cluster_staged_mma() attributes {s = #lb.schedule<family = mma, tile = [64, 128, 64], warps = [2, 2], stages = 3, split_k = 1, cluster_k = 2>} { return }
 
 // -----
@@ -485,4 +485,20 @@ func.func @s8_load_of_sixteen(%x: memref<?x64xsi8>, %i: index) -> vector<16xi8> 
   // expected-error @+1 {{s8 activations are loaded 8 at a time (one m16n8k32 B fragment), not 16}}
   %v = lb.load_activations %x[%i, %i] rows %i : memref<?x64xsi8> -> vector<16xi8>
   return %v : vector<16xi8>
+}
+
+// -----
+
+func.func @wgmma_partials_of_one_block(%buffer: memref<16x8x128xf32, 3>, %i: index) -> vector<32xf32> {
+  // expected-error @+1 {{adds the partials of 2 or more blocks, got 1}}
+  %v = lb.sum_wgmma_cluster_partials %buffer[%i] blocks 1 : memref<16x8x128xf32, 3> -> vector<32xf32>
+  return %v : vector<32xf32>
+}
+
+// -----
+
+func.func @wgmma_partials_of_another_shape(%acc: vector<32xf32>, %buffer: memref<16x4x128xf32, 3>, %i: index) {
+  // expected-error @+1 {{needs a [slots, N / 8, 128] f32 buffer for a 32-float accumulator}}
+  lb.store_wgmma_partials %acc, %buffer[%i] : vector<32xf32>, memref<16x4x128xf32, 3>
+  return
 }

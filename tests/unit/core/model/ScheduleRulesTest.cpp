@@ -191,6 +191,57 @@ TEST(ScheduleRules, WgmmaServesEveryCodeWithWholeLayoutTilesPerWarp) {
   EXPECT_EQ(kWgmma.threads(), 8 * 32 + 128) << "the producer warpgroup";
 }
 
+// wgmma with cluster_k: equal runs of K tiles a block, each block's rank
+// adding whole slices (so 2 or 4), f16 and bf16 activations only, and the
+// partials in shared memory after the ring.
+TEST(ScheduleRules, WgmmaSplitsKAcrossClustersOfTwoOrFourBlocks) {
+  Problem p = problem(formats::DataFormat::unsignedInt(4));
+  p.scheme.granularity = formats::Granularity::PerGroup;
+  p.scheme.groupSize = 128;
+  for (int64_t clusterK : {2, 4}) {
+    Schedule s = kWgmma;
+    s.clusterK = clusterK;
+    EXPECT_TRUE(checkScheduleStructure(s).ok()) << checkScheduleStructure(s).error();
+    EXPECT_TRUE(checkSchedule(p, s).ok()) << checkSchedule(p, s).error();
+  }
+  Schedule three = kWgmma;
+  three.clusterK = 3;
+  EXPECT_EQ(checkSchedule(p, three).error(),
+            "wgmma schedule: cluster_k must divide a warp's 4 slices (2 or 4), got 3");
+  Schedule four = kWgmma;
+  four.clusterK = 4;
+  Problem oddK = problem(formats::DataFormat::unsignedInt(4), 4096, 4224);
+  EXPECT_EQ(checkSchedule(oddK, four).error(),
+            "wgmma schedule: cluster_k = 4 needs K a multiple of 256 (equal runs of 64-wide K "
+            "tiles), got 4224");
+  Schedule two = kWgmma;
+  two.clusterK = 2;
+  EXPECT_TRUE(checkSchedule(oddK, two).ok()) << "33 K tiles a block";
+  Problem s8 = p;
+  s8.activation = Activation::S8;
+  Schedule s8Tile = two;
+  s8Tile.tileM = 32;
+  EXPECT_NE(checkSchedule(s8, s8Tile).error().find("cluster_k > 1 with quantized activations"),
+            std::string::npos);
+  // 8-bit codes on one warpgroup: the epilogue spilled at tile M 64.
+  Problem bytes = p;
+  bytes.code = formats::DataFormat::signedInt(8);
+  Schedule oneGroup{Family::Wgmma, 64, 256, 64, 1, 4, 8, 1, 2};
+  EXPECT_NE(checkSchedule(bytes, oneGroup).error().find("needs tile M <= 48"), std::string::npos);
+  oneGroup.tileM = 48;
+  EXPECT_TRUE(checkSchedule(bytes, oneGroup).ok()) << checkSchedule(bytes, oneGroup).error();
+  // Every consumer warp's four m64 x 64 f32 accumulators, after the ring.
+  EXPECT_EQ(wgmmaClusterPartialBytes(two), 8 * 4 * 32 * 128);
+  EXPECT_EQ(wgmmaClusterPartialBytes(kWgmma), 0);
+  EXPECT_EQ(dynamicSharedBytes(two, p), wgmmaRingBytes(two, Activation::F16) + 8 * 4 * 32 * 128);
+  Schedule deep = two;
+  deep.stages = 13;
+  EXPECT_NE(checkSchedule(p, deep).error().find("the activation ring and the cluster's partial "
+                                                "sums need 238592 bytes"),
+            std::string::npos)
+      << checkSchedule(p, deep).error();
+}
+
 TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
   for (const TargetArch &arch : targetArchs()) {
     Status onArch = checkScheduleArch(kWgmma, arch);
@@ -230,7 +281,9 @@ TEST(ScheduleRules, ClustersSplitKOnlyInTheSplitKFamiliesFromSm90) {
     s.clusterK = 2;
     Status rejected = checkScheduleStructure(s);
     ASSERT_FALSE(rejected.ok()) << s.text();
-    EXPECT_NE(rejected.error().find("only the split-K families do"), std::string::npos)
+    EXPECT_NE(rejected.error().find("only the split-K families (gemv_tiled, and mma with "
+                                    "split_k > 1) and wgmma do"),
+              std::string::npos)
         << rejected.error();
   }
   Schedule clustered = kMmaSplitK;
