@@ -398,11 +398,17 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
     if (kColumnsPerUnit / 16 % s.clusterK)
       return reject(s, "cluster_k must divide a warp's " + str(kColumnsPerUnit / 16) +
                            " slices (2 or 4), got " + str(s.clusterK));
-    // The cluster's epilogue on top of one warpgroup's 255 registers: bf16
-    // int8 g128 spilled 48 bytes at tile M 64 (1536 x 4224, sm_90a); 48 fit.
-    if (s.warpsN == kWarpgroupWarps && s.tileM > 48 && fragment && fragment->wordsPerUnit() > 4)
-      return reject(s, "cluster_k > 1 with codes of 5 bits or more on one consumer warpgroup "
-                       "needs tile M <= 48, got " + str(s.tileM));
+    // The cluster's epilogue on top of a K tile's heavier quant or codes
+    // spilled (sm_90a): at tile M 64 bf16 int8 g128 48 bytes (1536 x 4224,
+    // one warpgroup), int4 g32 sub_code 44 (4096 x 4096, one), uint4 g16 32
+    // (4096 x 4096, two); at tile M 48 8-bit codes with zero points or short
+    // groups 8 to 228 (1024 x 2048). So clusters take the light tiles only.
+    const bool heavyTile = (fragment && fragment->wordsPerUnit() > 4) || p.scheme.hasZeros() ||
+                           (isGrouped(p) && p.scheme.groupSize < s.tileK);
+    if (heavyTile)
+      return reject(s, "cluster_k > 1 is for codes of at most 4 bits without zero points and "
+                       "with groups of at least tile K (the cluster's epilogue spilled on the "
+                       "others)");
     if (p.k % (kWgmmaTileK * s.clusterK))
       return reject(s, "cluster_k = " + str(s.clusterK) + " needs K a multiple of " +
                            str(kWgmmaTileK * s.clusterK) + " (equal runs of " +

@@ -223,13 +223,20 @@ TEST(ScheduleRules, WgmmaSplitsKAcrossClustersOfTwoOrFourBlocks) {
   s8Tile.tileM = 32;
   EXPECT_NE(checkSchedule(s8, s8Tile).error().find("cluster_k > 1 with quantized activations"),
             std::string::npos);
-  // 8-bit codes on one warpgroup: the epilogue spilled at tile M 64.
+  // 8-bit codes, zero points and groups shorter than tile K: the epilogue
+  // spilled.
   Problem bytes = p;
   bytes.code = formats::DataFormat::signedInt(8);
-  Schedule oneGroup{Family::Wgmma, 64, 256, 64, 1, 4, 8, 1, 2};
-  EXPECT_NE(checkSchedule(bytes, oneGroup).error().find("needs tile M <= 48"), std::string::npos);
-  oneGroup.tileM = 48;
-  EXPECT_TRUE(checkSchedule(bytes, oneGroup).ok()) << checkSchedule(bytes, oneGroup).error();
+  Problem zeros = p;
+  zeros.scheme.zero = formats::ZeroMode::SubtractCode;
+  Problem shortGroups = p;
+  shortGroups.scheme.groupSize = 32;
+  Schedule oneGroup{Family::Wgmma, 32, 256, 64, 1, 4, 8, 1, 2};
+  for (const Problem &heavy : {bytes, zeros, shortGroups})
+    EXPECT_NE(checkSchedule(heavy, oneGroup).error().find("cluster_k > 1 is for codes of at most "
+                                                          "4 bits without zero points"),
+              std::string::npos);
+  EXPECT_TRUE(checkSchedule(p, oneGroup).ok()) << checkSchedule(p, oneGroup).error();
   // Every consumer warp's four m64 x 64 f32 accumulators, after the ring.
   EXPECT_EQ(wgmmaClusterPartialBytes(two), 8 * 4 * 32 * 128);
   EXPECT_EQ(wgmmaClusterPartialBytes(kWgmma), 0);
