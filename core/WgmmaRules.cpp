@@ -1,0 +1,144 @@
+// The wgmma family's schedule rules and shared-memory sizes (sm_90a), each
+// rule with the spill or error it came from.
+#include "core/DecodeFacts.h"
+#include "core/ScheduleRulesSupport.h"
+
+namespace lowbit::core {
+namespace rules {
+
+// wgmma: [1, 4 c] warps are c consumer warpgroups; warp q of them owns the
+// 64 columns 64 q .. of the block's tile N and multiplies them by the tile
+// M rows of x staged in shared memory, in four m64 x tile M accumulators
+// (one per 16-row slice of its layout tile).
+// (Two warpgroups sharing four tiles, two slices each, so that tile M could
+// double to 128 with m64n128 wgmmas, measured slower on the H200: 300
+// TFLOP/s against 370 at M = 1024-4096, W4 g128; x's tile, 4 times the
+// bytes of a weight's per element, then dominates what a block reads.)
+Status checkWgmma(const Problem &p, const Schedule &s) {
+  if (Status c = checkCode(p, s); !c)
+    return c;
+  if (s.warpsM != 1 || (s.warpsN != kWarpgroupWarps && s.warpsN != 2 * kWarpgroupWarps))
+    return reject(s, "warps must be [1, 4] or [1, 8] (one or two consumer warpgroups), got [" +
+                         str(s.warpsM) + ", " + str(s.warpsN) + "]");
+  if (s.tileN != s.warpsN * kColumnsPerUnit)
+    return reject(s, "each consumer warp owns one " + str(kColumnsPerUnit) +
+                         "-column layout tile: need tile N = " +
+                         str(s.warpsN * kColumnsPerUnit) + ", got " + str(s.tileN));
+  // Two consumer warpgroups share the registers setmaxnreg gives them; the
+  // f32 q·s − z of two-level mins spilled there (8 bytes: compact int4
+  // 1536 x 4224, 48 x 512 x 64).
+  if (heavyTwoLevel(p) && s.warpsN == 2 * kWarpgroupWarps && s.tileM > 32)
+    return reject(s, "two-level scales with mins or groups of 16 on two consumer warpgroups "
+                     "need tile M <= 32, got " + str(s.tileM));
+  // Groups shorter than the K tile carry a set of subtile scales and mins
+  // per 32-wide block, twice what a tile's one set held: with two-level
+  // mins that spilled on two consumer warpgroups (16-40 bytes: Q4_K- and
+  // Q5_K-like g32 at tile M 16 and 32) and on one at tile M 48 (40: Q2_K-like
+  // g16), sm_90a.
+  const bool shortGroups = isGrouped(p) && p.scheme.groupSize < s.tileK;
+  if (shortGroups && p.scheme.hasSuperBlocks() && p.scheme.hasZeros()) {
+    if (s.warpsN != kWarpgroupWarps)
+      return reject(s, "two-level mins in groups shorter than tile K need one consumer "
+                       "warpgroup (two scale and min sets a K tile), got " +
+                           str(s.warpsN / kWarpgroupWarps));
+    if (s.tileM > 32)
+      return reject(s, "two-level mins in groups shorter than tile K need tile M <= 32 (two "
+                       "scale and min sets a K tile), got " + str(s.tileM));
+  }
+  // A two-plane unit (3, 5 and 6 bits) holds its high words and their
+  // shifted copies next to the low words; with zero points that spilled at
+  // tile M 48 and 64 (6-bit sub_code 1024 x 2048: 8 bytes at 48 x 512 x 64,
+  // 56 at 64 x 256 x 64; 3-bit: 8 at 64 x 256 x 64, sm_90a).
+  if (Expected<CodeFragment> fragment = codeFragment(p.code);
+      fragment && fragment->hasPlanes() && p.scheme.hasZeros() && s.tileM > 32)
+    return reject(s, "two-plane codes (3, 5 and 6 bits) with zero points need tile M <= 32, "
+                     "got " + str(s.tileM));
+  // Four accumulators of m64 x tile M: tile M / 2 floats each per thread.
+  if (s.tileM < 8 || s.tileM > 64 || s.tileM % 8)
+    return reject(s, "tile M must be a multiple of 8 in 8 .. 64 (four m64 x tile M accumulators "
+                     "take 2 x tile M registers a thread), got " + str(s.tileM));
+  // Two consumer warpgroups get 232 registers a thread (setmaxnreg): four
+  // accumulators of tile M 64 (128 registers) fit next to a K tile's loads
+  // in flight only without zero points, with units of at most 4 words (4 bits) and
+  // with the integer decodes' few live values (int4 g128 sub_code spilled 88
+  // bytes, uint8 per channel 40, e2m1 g128 56 and nf4's table constants 48,
+  // on sm_90a).
+  Expected<CodeFragment> fragment = codeFragment(p.code);
+  if (s.warpsN > kWarpgroupWarps && s.tileM > 56 &&
+      (p.scheme.hasZeros() || fragment->wordsPerUnit() > 4 || !p.code.asInt()))
+    return reject(s, "with two consumer warpgroups, zero points, codes of 5 bits or more, "
+                     "minifloats and lookup tables need tile M <= 56 (a thread has 232 "
+                     "registers), got " +
+                         str(s.tileM));
+  if (s.tileK != kWgmmaTileK)
+    return reject(s, "tile K must be " + str(kWgmmaTileK) +
+                         " (one swizzled row of activations), got " + str(s.tileK));
+  if (s.splitK != 1)
+    return reject(s, "split_k > 1 is not implemented for wgmma (cluster_k splits K across "
+                     "blocks)");
+  // cluster_k: the cluster's blocks take equal runs of K tiles, and block
+  // rank r adds up the partials of the slices r, r + cluster_k, ... of
+  // every consumer warp, so cluster_k divides the four slices.
+  if (s.clusterK > 1) {
+    if (isQuantized(p.activation))
+      return reject(s, "cluster_k > 1 with quantized activations is not implemented for "
+                       "wgmma (their sums are scaled after the loop)");
+    if (kColumnsPerUnit / 16 % s.clusterK)
+      return reject(s, "cluster_k must divide a warp's " + str(kColumnsPerUnit / 16) +
+                           " slices (2 or 4), got " + str(s.clusterK));
+    // The cluster's epilogue on top of a K tile's heavier quant or codes
+    // spilled (sm_90a): at tile M 64 bf16 int8 g128 48 bytes (1536 x 4224,
+    // one warpgroup), int4 g32 sub_code 44 (4096 x 4096, one), uint4 g16 32
+    // (4096 x 4096, two); at tile M 48 8-bit codes with zero points or short
+    // groups 8 to 228 (1024 x 2048). So clusters take the light tiles only.
+    const bool heavyTile = (fragment && fragment->wordsPerUnit() > 4) || p.scheme.hasZeros() ||
+                           (isGrouped(p) && p.scheme.groupSize < s.tileK);
+    if (heavyTile)
+      return reject(s, "cluster_k > 1 is for codes of at most 4 bits without zero points and "
+                       "with groups of at least tile K (the cluster's epilogue spilled on the "
+                       "others)");
+    if (p.k % (kWgmmaTileK * s.clusterK))
+      return reject(s, "cluster_k = " + str(s.clusterK) + " needs K a multiple of " +
+                           str(kWgmmaTileK * s.clusterK) + " (equal runs of " +
+                           str(kWgmmaTileK) + "-wide K tiles), got " + str(p.k));
+  }
+  // The ring hides the producer's copy latency: about 1.5 us against a
+  // K tile's 0.3 us of wgmma at tile M 64, so up to 16 stages.
+  if (s.stages < 2 || s.stages > 16)
+    return reject(s, "stages (the activation ring) must be 2..16, got " + str(s.stages));
+  if (wgmmaSharedBytes(s, p.activation) > kMaxSharedBytesPerBlock)
+    return reject(s, "the activation ring" +
+                         std::string(s.clusterK > 1 ? " and the cluster's partial sums" : "") +
+                         " need " + str(wgmmaSharedBytes(s, p.activation)) +
+                         " bytes of shared memory; at most " + str(kMaxSharedBytesPerBlock) +
+                         " are supported");
+  if (Status tiles = checkWholeBlockTiles(p, s); !tiles)
+    return tiles;
+  return checkQuantTail(p, s);
+}
+
+} // namespace rules
+
+using namespace rules;
+
+int64_t wgmmaRingBytes(const Schedule &s, Activation activation) {
+  return add(mul(mul(s.stages, s.tileM), kWgmmaTileK * activationBytes(activation)),
+             kWgmmaRingAlignment);
+}
+
+int64_t wgmmaClusterPartialBytes(const Schedule &s) {
+  if (s.clusterK <= 1)
+    return 0;
+  constexpr int64_t kSlicesPerWarp = kColumnsPerUnit / 16, kFloatBytes = 4;
+  return mul(mul(s.warpsN * kSlicesPerWarp, s.tileM / 2), 32 * kFloatBytes);
+}
+
+int64_t wgmmaSharedBytes(const Schedule &s, Activation activation) {
+  // Dynamic buffers are carved 128-byte aligned, in order (lb-to-cuda).
+  constexpr int64_t kCarveAlignment = 128;
+  int64_t ring = wgmmaRingBytes(s, activation);
+  return add(add(ring, kCarveAlignment - 1) / kCarveAlignment * kCarveAlignment,
+             wgmmaClusterPartialBytes(s));
+}
+
+} // namespace lowbit::core
