@@ -88,7 +88,8 @@ public:
     if (!matrix)
       return leaveOut(layer, matrix.error(), report);
     Expected<KernelWeights> weights =
-        checkpoint::toKernelWeights(std::move(matrix).value(), options_.activation);
+        checkpoint::toKernelWeights(std::move(matrix).value(), options_.activation,
+                                    options_.activationScale, options_.output);
     if (!weights)
       return leaveOut(layer, weights.error(), report);
     core::Problem &problem = weights->problem;

@@ -27,6 +27,7 @@
 #include "core/support/Expected.h"
 
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace lowbit::import {
@@ -39,6 +40,9 @@ Expected<CheckpointFormat> parseCheckpointFormat(const std::string &text);
 struct ImportOptions {
   CheckpointFormat format = CheckpointFormat::Auto;
   core::Activation activation = core::Activation::F16;
+  // s8 and e4m3 activations: their scales and y's type (core::Problem's).
+  core::ActivationScale activationScale = core::ActivationScale::None;
+  std::optional<core::Output> output;
   std::vector<std::string> archs; // the spec's; empty: every arch lowbit targets
   std::string outputDir;
   // Quantized layers that no kernel serves are an error unless this is set;

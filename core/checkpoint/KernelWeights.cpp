@@ -204,7 +204,9 @@ Expected<std::vector<int32_t>> sortColumnsByGroup(QuantizedMatrix &m) {
   return perm;
 }
 
-Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation activation) {
+Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation activation,
+                                        core::ActivationScale activationScale,
+                                        std::optional<core::Output> output) {
   if (Status valid = formats::validateQuantizedMatrix(m); !valid)
     return makeError(valid.error());
   KernelWeights out;
@@ -238,6 +240,8 @@ Expected<KernelWeights> toKernelWeights(QuantizedMatrix m, core::Activation acti
   p.n = m.rows;
   p.k = m.cols;
   p.activation = activation;
+  p.activationScale = activationScale;
+  p.output = output;
   p.code = m.scheme.element;
   p.scheme = *scheme;
   if (Status valid = core::validate(p); !valid)

@@ -26,6 +26,7 @@
 #include "core/support/Expected.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,11 +48,14 @@ struct KernelWeights {
 };
 
 // `matrix` is consumed (its codes move into the result). The problem gets
-// `activation` and an empty name. An error says why no kernel scheme holds
-// the matrix exactly; whether default schedules accept the problem is
-// core::problemKernels' question.
-Expected<KernelWeights> toKernelWeights(formats::QuantizedMatrix matrix,
-                                        core::Activation activation);
+// `activation` (with, for s8 and e4m3, its scales and y's type, which
+// core::validate requires of them) and an empty name. An error says why no
+// kernel scheme holds the matrix exactly; whether default schedules accept
+// the problem is core::problemKernels' question.
+Expected<KernelWeights>
+toKernelWeights(formats::QuantizedMatrix matrix, core::Activation activation,
+                core::ActivationScale activationScale = core::ActivationScale::None,
+                std::optional<core::Output> output = std::nullopt);
 
 // The f64 weights W'[N][K] the buffers describe (the formats library's
 // dequantize of the same codes, scales and zeros): the reference an import is

@@ -35,12 +35,24 @@ checkpoint::Shape shapeOf(const HostArray &a) {
   return shape;
 }
 
+// The activation side of the problem the weights are for: x's type and,
+// for s8 and e4m3, their scales and y's type (as lowbit.Problem spells them).
+core::Problem activationSide(const std::string &activation, const std::string &activationScale,
+                             const std::optional<std::string> &output) {
+  core::Problem side;
+  side.activation = unwrap(core::parseActivation(activation));
+  side.activationScale = unwrap(core::parseActivationScale(activationScale));
+  if (output)
+    side.output = unwrap(core::parseOutput(*output));
+  return side;
+}
+
 KernelWeights kernelWeightsOf(Expected<formats::QuantizedMatrix> matrix,
-                              const std::string &activation, const char *what) {
+                              const core::Problem &side, const char *what) {
   if (!matrix)
     throw std::invalid_argument(std::string(what) + ": " + matrix.error());
-  Expected<KernelWeights> weights =
-      checkpoint::toKernelWeights(std::move(*matrix), unwrap(core::parseActivation(activation)));
+  Expected<KernelWeights> weights = checkpoint::toKernelWeights(
+      std::move(*matrix), side.activation, side.activationScale, side.output);
   if (!weights)
     throw std::invalid_argument(std::string(what) + ": " + weights.error());
   return std::move(*weights);
@@ -96,8 +108,7 @@ KernelWeights quantize(const HostArray &weights, const core::Problem &target,
       hessian ? quantizeWithHessian(values, target, scheme, *hessian, damping, clipRatios,
                                     descendingOrder)
               : formats::quantize(values.data(), target.n, target.k, scheme);
-  KernelWeights out =
-      kernelWeightsOf(std::move(matrix), core::activationName(target.activation), "quantize");
+  KernelWeights out = kernelWeightsOf(std::move(matrix), target, "quantize");
   if (!out.problem.sameAs(target))
     throw std::invalid_argument("quantize: the formats library's scheme for " +
                                 core::signature(target) + " is read by kernels as " +
@@ -108,7 +119,8 @@ KernelWeights quantize(const HostArray &weights, const core::Problem &target,
 
 KernelWeights importGptq(const HostArray &qweight, const HostArray &qzeros,
                          const HostArray &scales, const std::optional<HostArray> &gIdx, bool v2,
-                         const std::string &activation) {
+                         const std::string &activation, const std::string &activationScale,
+                         const std::optional<std::string> &output) {
   checkArray(qweight, "qweight", {kInt32}, 2);
   checkArray(qzeros, "qzeros", {kInt32}, 2);
   checkArray(scales, "scales", {kFloat16}, 2);
@@ -121,11 +133,14 @@ KernelWeights importGptq(const HostArray &qweight, const HostArray &qzeros,
     checkArray(*gIdx, "g_idx", {kInt32, kInt64}, 1);
     c.gIdx = indicesOf(*gIdx, "g_idx");
   }
-  return kernelWeightsOf(formats::importGptq(c), activation, "GPTQ layer");
+  return kernelWeightsOf(formats::importGptq(c),
+                         activationSide(activation, activationScale, output), "GPTQ layer");
 }
 
 KernelWeights importAwq(const HostArray &qweight, const HostArray &qzeros,
-                        const HostArray &scales, const std::string &activation) {
+                        const HostArray &scales, const std::string &activation,
+                        const std::string &activationScale,
+                        const std::optional<std::string> &output) {
   checkArray(qweight, "qweight", {kInt32}, 2);
   checkArray(qzeros, "qzeros", {kInt32}, 2);
   checkArray(scales, "scales", {kFloat16}, 2);
@@ -134,7 +149,8 @@ KernelWeights importAwq(const HostArray &qweight, const HostArray &qzeros,
   c.qweight = copyOf<int32_t>(qweight);
   c.qzeros = copyOf<int32_t>(qzeros);
   c.scales = copyOf<uint16_t>(scales);
-  return kernelWeightsOf(formats::importAwq(c), activation, "AWQ layer");
+  return kernelWeightsOf(formats::importAwq(c), activationSide(activation, activationScale, output),
+                         "AWQ layer");
 }
 
 formats::GgufType ggufType(const std::variant<int, std::string> &type) {
@@ -152,12 +168,14 @@ formats::GgufType ggufType(const std::variant<int, std::string> &type) {
 }
 
 KernelWeights importGguf(const std::variant<int, std::string> &type, const HostArray &data,
-                         int64_t n, int64_t k, const std::string &activation) {
+                         int64_t n, int64_t k, const std::string &activation,
+                         const std::string &activationScale,
+                         const std::optional<std::string> &output) {
   checkArray(data, "data", {kUInt8}, 1);
   return kernelWeightsOf(formats::importGguf(ggufType(type),
                                              static_cast<const uint8_t *>(data.data()),
                                              data.size(), n, k),
-                         activation, "GGUF tensor");
+                         activationSide(activation, activationScale, output), "GGUF tensor");
 }
 
 // Buffers already in the C ABI's form: checked by dequantizing them once.
@@ -235,14 +253,16 @@ void bindWeights(nb::module_ &m) {
         "per-slot clipping candidates (default 1, 0.98, ..., 0.72), descending_order sweeps "
         "columns by decreasing H[k][k].");
   m.def("import_gptq", &importGptq, "qweight"_a, "qzeros"_a, "scales"_a, "g_idx"_a = nb::none(),
-        "v2"_a = false, "activation"_a = "f16",
+        "v2"_a = false, "activation"_a = "f16", "activation_scale"_a = "none",
+        "output"_a = nb::none(),
         "A GPTQ layer's tensors (qweight [K·bits/32, N] int32, qzeros [G, N·bits/32] int32, "
         "scales [G, N] float16, g_idx [K]); v2 for GPTQModel's zero convention.");
   m.def("import_awq", &importAwq, "qweight"_a, "qzeros"_a, "scales"_a, "activation"_a = "f16",
+        "activation_scale"_a = "none", "output"_a = nb::none(),
         "An AWQ (GEMM) layer's tensors: qweight [K, N/8], qzeros [K/g, N/8] int32, scales "
         "[K/g, N] float16.");
   m.def("import_gguf", &importGguf, "ggml_type"_a, "data"_a, "n"_a, "k"_a,
-        "activation"_a = "f16",
+        "activation"_a = "f16", "activation_scale"_a = "none", "output"_a = nb::none(),
         "A GGUF tensor's blocks (uint8) of type Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K "
         "(name or id) as W[n][k].");
   m.def("kernel_weights", &fromBuffers, "problem"_a, "codes"_a, "scales"_a, "zeros"_a = nb::none(),

@@ -74,6 +74,38 @@ def test_quantize_is_the_formats_librarys_round_to_nearest():
     assert np.all(np.abs(ours - w) <= scales[:, g] / 2 + 1e-7)
 
 
+@pytest.mark.parametrize("activation, settings", [
+    ("s8", dict(activation_scale="token", output="f16")),
+    ("e4m3", dict(activation_scale="tensor", output="f32")),
+])
+def test_quantize_for_quantized_activations_gives_the_same_weights(activation, settings):
+    # The weights do not depend on x's type; the problem names x's scales
+    # and y's type, which s8 and e4m3 need.
+    rng = np.random.default_rng(6)
+    w = rng.normal(0, 0.02, size=(64, 256)).astype(np.float32)
+    weight = "int8" if activation == "s8" else "e4m3fn"
+    p = lowbit.Problem(64, 256, weight=weight, granularity="channel", activation=activation,
+                       **settings)
+    kw = lowbit.quantize(w, p)
+    assert kw.problem == p
+    f16 = lowbit.quantize(w, lowbit.Problem(64, 256, weight=weight, granularity="channel"))
+    np.testing.assert_array_equal(kw.codes, f16.codes)
+    np.testing.assert_array_equal(kw.scales, f16.scales)
+    np.testing.assert_array_equal(kw.dequantize(), f16.dequantize())
+
+
+def test_imported_checkpoints_serve_quantized_activations():
+    # W4A8 from a GPTQ layer: the same weights, for s8 x with per-token scales.
+    rng = np.random.default_rng(7)
+    tensors, w = reference.gptq_layer(rng, 256, 1024, 128, act_order=False, force_zero=0)
+    kw = lowbit.import_gptq(**tensors, activation="s8", activation_scale="token", output="bf16")
+    p = kw.problem
+    assert (p.activation, p.activation_scale, p.output) == ("s8", "token", "bf16")
+    np.testing.assert_array_equal(kw.dequantize(), w)
+    with pytest.raises(ValueError, match="activation scale"):
+        lowbit.import_gptq(**tensors, activation="s8")
+
+
 def test_two_level_scales_quantize_to_the_buffers_kernels_read():
     # The compact int4 encoding: uint8 scale and min codes per 32 times f16
     # steps per 256, each buffer's steps after its codes (16-byte aligned).

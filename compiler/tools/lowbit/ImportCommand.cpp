@@ -17,6 +17,8 @@ struct ImportArguments {
   std::vector<std::string> paths;
   std::string format = "auto";
   std::string activation = "f16";
+  std::string activationScale = "none";
+  std::string outputType;
   std::vector<std::string> archs;
   std::string output;
   bool skipUnservable = false;
@@ -46,13 +48,37 @@ int runImport(ImportArguments args) {
     std::cerr << "lowbit import: " << activation.error() << "\n";
     return 2;
   }
-  if (core::isQuantized(*activation)) {
-    std::cerr << "lowbit import: --activation " << args.activation
-              << ": checkpoints import as f16 or bf16 kernel sets\n";
+  Expected<core::ActivationScale> activationScale =
+      core::parseActivationScale(args.activationScale);
+  if (!activationScale) {
+    std::cerr << "lowbit import: " << activationScale.error() << "\n";
     return 2;
+  }
+  // s8 and e4m3 layers (W8A8, W4A8) name x's scales and y's type; f16 and
+  // bf16 ones take neither.
+  const bool quantized = core::isQuantized(*activation);
+  const bool scaled = *activationScale != core::ActivationScale::None;
+  if (quantized ? !(scaled && !args.outputType.empty()) : (scaled || !args.outputType.empty())) {
+    std::cerr << "lowbit import: "
+              << (quantized ? "--activation " + args.activation +
+                            " needs --activation-scale token | tensor and --output-type f16 | "
+                            "bf16 | f32"
+                      : "--activation-scale and --output-type are for s8 and e4m3 "
+                        "activations, not " + args.activation)
+              << "\n";
+    return 2;
+  }
+  if (!args.outputType.empty()) {
+    Expected<core::Output> output = core::parseOutput(args.outputType);
+    if (!output) {
+      std::cerr << "lowbit import: " << output.error() << "\n";
+      return 2;
+    }
+    options.output = *output;
   }
   options.format = *format;
   options.activation = *activation;
+  options.activationScale = *activationScale;
   options.archs = args.archs;
   options.outputDir = args.output;
   options.skipUnservable = args.skipUnservable;
@@ -94,8 +120,13 @@ void addImportCommand(CLI::App &app) {
   command->add_option("-o,--output", args->output, "output directory")->required();
   command->add_option("--format", args->format, "auto | gptq | gptq-v2 | awq | gguf")
       ->capture_default_str();
-  command->add_option("--activation", args->activation, "the layers' activations: f16 | bf16")
+  command->add_option("--activation", args->activation,
+                      "the layers' activations: f16 | bf16 | s8 | e4m3")
       ->capture_default_str();
+  command->add_option("--activation-scale", args->activationScale,
+                      "s8 and e4m3 activations' scales: token | tensor");
+  command->add_option("--output-type", args->outputType,
+                      "y's type with s8 and e4m3 activations: f16 | bf16 | f32");
   command->add_option("--arch", args->archs, "archs for the spec (default: every arch)");
   command->add_flag("--skip-unservable", args->skipUnservable,
                     "leave out quantized layers no kernel serves instead of failing");

@@ -238,8 +238,10 @@ TEST_F(CheckpointImport, GptqV2FromTheConfigStoresZerosAsTheyAre) {
   EXPECT_EQ(*w.problem.scheme.zeroCodes, formats::DataFormat::unsignedInt(4));
 }
 
-TEST_F(CheckpointImport, AwqLayersKeepEveryWeight) {
-  std::mt19937 rng(5);
+// A random 256 x 64 AWQ layer (group 128) as "mlp.up" in one safetensors
+// file.
+formats::AwqCheckpoint awqLayer(unsigned seed) {
+  std::mt19937 rng(seed);
   formats::AwqCheckpoint c;
   c.inFeatures = 256;
   c.outFeatures = 64;
@@ -247,14 +249,22 @@ TEST_F(CheckpointImport, AwqLayersKeepEveryWeight) {
   c.qweight = randomWords(256 * 8, rng);
   c.qzeros = randomWords(2 * 8, rng);
   c.scales = randomScales(2 * 64, rng);
-  {
-    Expected<checkpoint::SafetensorsWriter> writer =
-        checkpoint::SafetensorsWriter::create(in("awq.safetensors"));
-    add(*writer, "mlp.up.qweight", SafetensorsDtype::I32, {256, 8}, c.qweight);
-    add(*writer, "mlp.up.qzeros", SafetensorsDtype::I32, {2, 8}, c.qzeros);
-    add(*writer, "mlp.up.scales", SafetensorsDtype::F16, {2, 64}, c.scales);
-    ASSERT_TRUE(writer->finish());
-  }
+  return c;
+}
+
+bool writeAwqLayer(const formats::AwqCheckpoint &c, const std::string &path) {
+  Expected<checkpoint::SafetensorsWriter> writer = checkpoint::SafetensorsWriter::create(path);
+  if (!writer)
+    return false;
+  add(*writer, "mlp.up.qweight", SafetensorsDtype::I32, {256, 8}, c.qweight);
+  add(*writer, "mlp.up.qzeros", SafetensorsDtype::I32, {2, 8}, c.qzeros);
+  add(*writer, "mlp.up.scales", SafetensorsDtype::F16, {2, 64}, c.scales);
+  return bool(writer->finish());
+}
+
+TEST_F(CheckpointImport, AwqLayersKeepEveryWeight) {
+  formats::AwqCheckpoint c = awqLayer(5);
+  ASSERT_TRUE(writeAwqLayer(c, in("awq.safetensors")));
   ImportOptions options;
   options.outputDir = out();
   options.activation = core::Activation::BF16;
@@ -264,6 +274,27 @@ TEST_F(CheckpointImport, AwqLayersKeepEveryWeight) {
   Output output = readOutput(out());
   checkpoint::KernelWeights w = readLayer(output.weights, "mlp.up");
   EXPECT_EQ(w.problem.activation, core::Activation::BF16);
+  expectLayerEquals(w, *formats::dequantizeAwq(c));
+}
+
+// W4A8 from an AWQ checkpoint: the same weights, for s8 x with per-token
+// scales and f16 y.
+TEST_F(CheckpointImport, LayersImportForQuantizedActivations) {
+  formats::AwqCheckpoint c = awqLayer(5);
+  ASSERT_TRUE(writeAwqLayer(c, in("awq.safetensors")));
+  ImportOptions options;
+  options.outputDir = out();
+  options.activation = core::Activation::S8;
+  options.activationScale = core::ActivationScale::PerToken;
+  options.output = core::Output::F16;
+  Expected<ImportReport> report = importCheckpoints({in("awq.safetensors")}, options);
+  ASSERT_TRUE(report) << report.error();
+  EXPECT_EQ(report->format, CheckpointFormat::Awq);
+  Output output = readOutput(out());
+  checkpoint::KernelWeights w = readLayer(output.weights, "mlp.up");
+  EXPECT_EQ(w.problem.activation, core::Activation::S8);
+  EXPECT_EQ(w.problem.activationScale, core::ActivationScale::PerToken);
+  EXPECT_EQ(w.problem.output, core::Output::F16);
   expectLayerEquals(w, *formats::dequantizeAwq(c));
 }
 

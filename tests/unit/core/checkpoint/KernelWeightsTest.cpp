@@ -259,5 +259,25 @@ TEST(KernelWeights, Fp6CodesPassThrough) {
   EXPECT_EQ(w->codes, m.codes);
 }
 
+// Quantized activations name their scales and y's type (core::validate):
+// the weights are the same bytes, for a problem that says so.
+TEST(KernelWeights, QuantizedActivationsCarryTheirScaleAndOutput) {
+  QuantizedMatrix m = quantized(builtin("w8-channel"), 4, 64);
+  Expected<KernelWeights> f16 = toKernelWeights(m, core::Activation::F16);
+  Expected<KernelWeights> s8 = toKernelWeights(m, core::Activation::S8,
+                                               core::ActivationScale::PerToken, core::Output::F16);
+  ASSERT_TRUE(f16) << f16.error();
+  ASSERT_TRUE(s8) << s8.error();
+  EXPECT_EQ(s8->problem.activation, core::Activation::S8);
+  EXPECT_EQ(s8->problem.activationScale, core::ActivationScale::PerToken);
+  EXPECT_EQ(s8->problem.output, core::Output::F16);
+  EXPECT_TRUE(core::validate(s8->problem));
+  EXPECT_EQ(s8->codes, f16->codes);
+  EXPECT_EQ(s8->scales, f16->scales);
+  Expected<KernelWeights> unscaled = toKernelWeights(m, core::Activation::S8);
+  ASSERT_FALSE(unscaled);
+  EXPECT_NE(unscaled.error().find("activation scale"), std::string::npos) << unscaled.error();
+}
+
 } // namespace
 } // namespace lowbit::checkpoint
