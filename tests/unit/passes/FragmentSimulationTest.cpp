@@ -8,6 +8,7 @@
 #include "ir/LbDialect.h"
 #include "ir/LbOps.h"
 #include "passes/Passes.h"
+#include "core/FragmentFacts.h"
 #include "core/layout/WeightLayout.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -213,6 +214,56 @@ TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
         }
 }
 
+// The wgmma family reads the same units, and each warp's A operand is its
+// decoded B-fragment registers renamed (lb.pack_a_fragment: a0..a3 = low.r0,
+// high.r0, low.r1, high.r1, low the slice's first subtile, high its second).
+// PTX's wgmma .m64nNk16 register A fragment: half h of register a of lane
+// (groupID g, threadID t) of warp q of the warpgroup is A[16 q + g + 8 (a %
+// 2)][2 t + h + 8 (a / 2)]; row 16 q + g' of slice r's accumulator is W
+// column 64 q + 16 r + g' (lb.store_wgmma_accumulator), and row kk of step j
+// of B is the staged x in slot 16 j + kk of its 32-wide block, whose K
+// core::pairedSlotOfK says. So every A value must be the weight at that
+// column and K.
+TEST_P(FragmentSimulation, WgmmaWarpgroupsHoldTheirPtxAFragmentsAgainstTheStagedX) {
+  const int bits = GetParam();
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  const int64_t n = 256, k = 128, unitBytes = 4 * planes.lowBits;
+  const int64_t highStart = n * k * planes.lowBits / 8, highUnitBytes = 4 * planes.highBits;
+  std::string text = derivedLayout(
+      "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 4, "
+      "split_k = 1>",
+      problem(n, k, bits));
+  ASSERT_FALSE(text.empty());
+  Packed p = pack(text, n, k, bits);
+  int kOfSlot[32];
+  for (int kk = 0; kk < 32; ++kk)
+    kOfSlot[core::pairedSlotOfK(kk)] = kk;
+  for (int q = 0; q < 4; ++q)
+    for (int64_t k0 = 0; k0 < k; k0 += 32)
+      for (int j = 0; j < 2; ++j)
+        for (int lane = 0; lane < 32; ++lane) {
+          const int g = lane / 4, t = lane % 4;
+          int64_t unitInTile = unitBytes <= 8 ? 2 * lane + j : 32 * j + lane;
+          int64_t unit = (q * (k / 32) + k0 / 32) * 64 + unitInTile;
+          std::vector<int> values =
+              decodeUnit(&p.bytes[static_cast<size_t>(unit * unitBytes)],
+                         &p.bytes[static_cast<size_t>(highStart + unit * highUnitBytes)], bits);
+          for (int r = 0; r < 4; ++r)
+            for (int a = 0; a < 4; ++a)
+              for (int h = 0; h < 2; ++h) {
+                // The B register behind A register a: subtile 2 r + a % 2,
+                // its register a / 2, which holds decoded values 2 reg, + 1.
+                int subtile = 2 * r + a % 2, reg = 2 * subtile + a / 2;
+                int value = values[static_cast<size_t>(2 * reg + h)];
+                int64_t column = 64 * q + 16 * r + g + 8 * (a % 2);
+                int64_t kIndex = k0 + kOfSlot[16 * j + 2 * t + h + 8 * (a / 2)];
+                ASSERT_EQ(value, p.codes[static_cast<size_t>(column * k + kIndex)])
+                    << "warp " << q << " K block " << k0 << " step " << j << " lane " << lane
+                    << " slice " << r << " register " << a << " half " << h;
+              }
+        }
+}
+
 // gemv_tiled multiplies the same B-fragment registers on CUDA cores and the
 // split-K mma reads them straight from global memory, so both must derive
 // the very layout the staged mma family reads: one packed copy of the
@@ -228,9 +279,13 @@ TEST_P(FragmentSimulation, EveryFamilyButGemvSharesTheMmaLayout) {
   std::string splitK = derivedLayout(
       "#lb.schedule<family = mma, tile = [16, 128, 128], warps = [1, 1], stages = 2, split_k = 4>",
       p);
+  std::string wgmma = derivedLayout(
+      "#lb.schedule<family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 4, split_k = 1>",
+      p);
   ASSERT_FALSE(mma.empty());
   EXPECT_EQ(gemv, mma);
   EXPECT_EQ(splitK, mma);
+  EXPECT_EQ(wgmma, mma);
 }
 
 } // namespace
