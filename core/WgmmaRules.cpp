@@ -91,9 +91,7 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
     // one warpgroup), int4 g32 sub_code 44 (4096 x 4096, one), uint4 g16 32
     // (4096 x 4096, two); at tile M 48 8-bit codes with zero points or short
     // groups 8 to 228 (1024 x 2048). So clusters take the light tiles only.
-    const bool heavyTile = (fragment && fragment->wordsPerUnit() > 4) || p.scheme.hasZeros() ||
-                           (isGrouped(p) && p.scheme.groupSize < s.tileK);
-    if (heavyTile)
+    if (fragment->wordsPerUnit() > 4 || p.scheme.hasZeros() || shortGroups)
       return reject(s, "cluster_k > 1 is for codes of at most 4 bits without zero points and "
                        "with groups of at least tile K (the cluster's epilogue spilled on the "
                        "others)");

@@ -45,6 +45,14 @@ std::string barrierAddress(const std::string &barriers, const std::string &index
   return "shared_addr(&" + barriers + "[" + index + "])";
 }
 
+// The calling lane's first float4 of `slot` in a [slots, N / 8, 128] buffer
+// of wgmma partials: slice i is 32 i float4s on (lb.store_wgmma_partials).
+std::string partialsSlot(const std::string &buffer, const std::string &slot, VectorType acc,
+                         const std::string &qualifier) {
+  return "reinterpret_cast<" + qualifier + "float4 *>(" + buffer + ") + (" + slot + ") * " +
+         std::to_string(acc.getNumElements() / 4 * 32) + " + (threadIdx.x & 31)";
+}
+
 } // namespace
 
 // A lane copies one 4-byte word of a row into its slot in the paired K
@@ -295,9 +303,8 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         auto acc = cast<VectorType>(store.getAcc().getType());
         std::string accName = name(store.getAcc());
         line() << "{\n";
-        line() << "  float4 *slot = reinterpret_cast<float4 *>(" << name(store.getBuffer())
-               << ") + (" << name(store.getSlot()) << ") * " << acc.getNumElements() / 4 * 32
-               << " + (threadIdx.x & 31);\n";
+        line() << "  float4 *slot = " << partialsSlot(name(store.getBuffer()), name(store.getSlot()), acc, "")
+               << ";\n";
         line() << "  #pragma unroll\n";
         line() << "  for (int i = 0; i < " << acc.getNumElements() / 4 << "; ++i)\n";
         line() << "    slot[32 * i] = make_float4(" << accName << ".r[4 * i], " << accName
@@ -312,9 +319,8 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         std::string var = bind(sum.getResult());
         line() << "F32x<" << acc.getNumElements() << "> " << var << " = {};\n";
         line() << "{\n";
-        line() << "  const float4 *slot = reinterpret_cast<const float4 *>("
-               << name(sum.getBuffer()) << ") + (" << name(sum.getSlot()) << ") * "
-               << acc.getNumElements() / 4 * 32 << " + (threadIdx.x & 31);\n";
+        line() << "  const float4 *slot = "
+               << partialsSlot(name(sum.getBuffer()), name(sum.getSlot()), acc, "const ") << ";\n";
         line() << "  #pragma unroll\n";
         line() << "  for (u32 rank = 0; rank < " << sum.getBlocks() << "; ++rank)\n";
         line() << "    #pragma unroll\n";

@@ -120,6 +120,22 @@ std::vector<int> decodeUnit(const uint8_t *low, const uint8_t *high, int bits) {
   return values;
 }
 
+// Lane `lane`'s unit of k16 step j in the 64 x 32 tile at (n0, k0) of an
+// n x k mma_b_paired packing, decoded. Units of 8 bytes or fewer share a
+// load between the two steps (core::CodeFragment::pairedUnitsPerLoad): a
+// lane's two units are adjacent, at 2 u l + u j; wider ones are the step's
+// 32 units in lane order. The high plane keeps the low plane's unit order.
+std::vector<int> laneUnit(const Packed &p, int bits, int64_t n, int64_t k, int64_t n0,
+                          int64_t k0, int j, int lane) {
+  const layout::CodePlanes planes = layout::codePlanes(bits);
+  const int64_t unitBytes = 4 * planes.lowBits, highUnitBytes = 4 * planes.highBits;
+  const int64_t highStart = n * k * planes.lowBits / 8;
+  int64_t unitInTile = unitBytes <= 8 ? 2 * lane + j : 32 * j + lane;
+  int64_t unit = ((n0 / 64) * (k / 32) + k0 / 32) * 64 + unitInTile;
+  return decodeUnit(&p.bytes[static_cast<size_t>(unit * unitBytes)],
+                    &p.bytes[static_cast<size_t>(highStart + unit * highUnitBytes)], bits);
+}
+
 core::Problem problem(int64_t n, int64_t k, int bits) {
   core::Problem p;
   p.name = "sim";
@@ -170,9 +186,7 @@ TEST_P(FragmentSimulation, GemvLanesSeeTheirRowChunkInOrder) {
 
 TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
   const int bits = GetParam();
-  const layout::CodePlanes planes = layout::codePlanes(bits);
-  const int64_t n = 256, k = 128, unitBytes = 4 * planes.lowBits;
-  const int64_t highStart = n * k * planes.lowBits / 8, highUnitBytes = 4 * planes.highBits;
+  const int64_t n = 256, k = 128;
   std::string text = derivedLayout(
       "#lb.schedule<family = mma, tile = [32, 128, 64], warps = [2, 2], stages = 2, split_k = 1>",
       problem(n, k, bits));
@@ -193,16 +207,7 @@ TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
       for (int j = 0; j < 2; ++j)
         for (int lane = 0; lane < 32; ++lane) {
           int g = lane / 4, t = lane % 4;
-          // Units of 8 bytes or fewer share a load between the two steps
-          // (core::CodeFragment::pairedUnitsPerLoad): a lane's two units
-          // are adjacent, at 2 u l + u j.
-          // The unit's index among the tile's 64 (the high plane keeps
-          // the low plane's unit order).
-          int64_t unitInTile = unitBytes <= 8 ? 2 * lane + j : 32 * j + lane;
-          int64_t unit = ((n0 / 64) * (k / 32) + k0 / 32) * 64 + unitInTile;
-          std::vector<int> values =
-              decodeUnit(&p.bytes[static_cast<size_t>(unit * unitBytes)],
-                         &p.bytes[static_cast<size_t>(highStart + unit * highUnitBytes)], bits);
+          std::vector<int> values = laneUnit(p, bits, n, k, n0, k0, j, lane);
           for (int v = 0; v < 32; ++v) {
             int reg = v / 2, half = v % 2;
             int subtile = reg / 2, r = reg % 2;
@@ -226,9 +231,7 @@ TEST_P(FragmentSimulation, MmaLanesHoldTheirPtxBFragmentsInPairedKOrder) {
 // column and K.
 TEST_P(FragmentSimulation, WgmmaWarpgroupsHoldTheirPtxAFragmentsAgainstTheStagedX) {
   const int bits = GetParam();
-  const layout::CodePlanes planes = layout::codePlanes(bits);
-  const int64_t n = 256, k = 128, unitBytes = 4 * planes.lowBits;
-  const int64_t highStart = n * k * planes.lowBits / 8, highUnitBytes = 4 * planes.highBits;
+  const int64_t n = 256, k = 128;
   std::string text = derivedLayout(
       "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 4, "
       "split_k = 1>",
@@ -243,11 +246,7 @@ TEST_P(FragmentSimulation, WgmmaWarpgroupsHoldTheirPtxAFragmentsAgainstTheStaged
       for (int j = 0; j < 2; ++j)
         for (int lane = 0; lane < 32; ++lane) {
           const int g = lane / 4, t = lane % 4;
-          int64_t unitInTile = unitBytes <= 8 ? 2 * lane + j : 32 * j + lane;
-          int64_t unit = (q * (k / 32) + k0 / 32) * 64 + unitInTile;
-          std::vector<int> values =
-              decodeUnit(&p.bytes[static_cast<size_t>(unit * unitBytes)],
-                         &p.bytes[static_cast<size_t>(highStart + unit * highUnitBytes)], bits);
+          std::vector<int> values = laneUnit(p, bits, n, k, 64 * q, k0, j, lane);
           for (int r = 0; r < 4; ++r)
             for (int a = 0; a < 4; ++a)
               for (int h = 0; h < 2; ++h) {
