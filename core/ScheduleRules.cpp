@@ -392,8 +392,11 @@ Status checkScheduleStructure(const Schedule &s) {
   } else if (s.family == Family::Wgmma) {
     // W·xᵀ again: warps own 64-column layout tiles (the m64 side of a
     // warpgroup's four warps), x's rows are wgmma's N in 8s, K in k16 steps.
-    if (s.tileM % kMmaFragmentN || s.tileN % (s.warpsN * kColumnsPerUnit) || s.tileK % kUnitK)
-      return makeError("a 'wgmma' tile needs M a multiple of 8, N of 64 per warp and K of 16, "
+    // Two warpgroups may instead share four layout tiles (wgmmaSharesTiles).
+    if (s.tileM % kMmaFragmentN ||
+        (s.tileN % (s.warpsN * kColumnsPerUnit) && !wgmmaSharesTiles(s)) || s.tileK % kUnitK)
+      return makeError("a 'wgmma' tile needs M a multiple of 8, N of 64 per warp (or 256 over "
+                       "two warpgroups that share it) and K of 16, "
                        "got tile [" +
                        str(s.tileM) + ", " + str(s.tileN) + ", " + str(s.tileK) + "] over warps [" +
                        str(s.warpsM) + ", " + str(s.warpsN) + "]");
@@ -490,7 +493,7 @@ int64_t staticSharedBytes(const Schedule &s, int codeBits) {
 
 int64_t dynamicSharedBytes(const Schedule &s, const Problem &p) {
   if (s.family == Family::Wgmma)
-    return wgmmaSharedBytes(s, p.activation);
+    return wgmmaSharedBytes(s, p.activation, p.codeBits());
   return s.family == Family::Mma && s.splitK > 1 ? mmaSplitKRingBytes(s, p.codeBits()) : 0;
 }
 

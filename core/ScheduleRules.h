@@ -115,8 +115,20 @@ int64_t wgmmaRingBytes(const Schedule &schedule, Activation activation);
 // m64 x tile M f32 accumulators, which the cluster's blocks add over
 // distributed shared memory (tile M / 2 floats a thread each).
 int64_t wgmmaClusterPartialBytes(const Schedule &schedule);
-// The ring and the partials: what a wgmma kernel's launch passes.
-int64_t wgmmaSharedBytes(const Schedule &schedule, Activation activation);
+// ...and where warpgroups share layout tiles (wgmmaSharesTiles), a ring of
+// the block's codes next to it: `stages` tile N x 64 codes of `codeBits`
+// bits, which the producer copies with the activations, so the two
+// warpgroups read their shared tiles once from global memory (0 otherwise).
+int64_t wgmmaWeightRingBytes(const Schedule &schedule, int codeBits);
+// The rings and the partials: what a wgmma kernel's launch passes.
+int64_t wgmmaSharedBytes(const Schedule &schedule, Activation activation, int codeBits);
+// wgmma: how many of its layout tile's four 16-row slices a consumer warp
+// multiplies. Four, unless two consumer warpgroups share the block's four
+// layout tiles (tile N 256 over warps [1, 8]): then warpgroup g takes slices
+// 2 g and 2 g + 1 of every tile, so each decoded weight meets twice the
+// tokens (tile M up to 128) for the same accumulator registers.
+int64_t wgmmaSlicesPerWarp(const Schedule &schedule);
+bool wgmmaSharesTiles(const Schedule &schedule);
 
 // Whether the schedule's family has kernels for the arch (wgmma: only
 // sm_90a; cluster_k > 1: sm_90 and up); the reason when not.

@@ -20,16 +20,24 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   if (s.warpsM != 1 || (s.warpsN != kWarpgroupWarps && s.warpsN != 2 * kWarpgroupWarps))
     return reject(s, "warps must be [1, 4] or [1, 8] (one or two consumer warpgroups), got [" +
                          str(s.warpsM) + ", " + str(s.warpsN) + "]");
-  if (s.tileN != s.warpsN * kColumnsPerUnit)
+  const bool shared = wgmmaSharesTiles(s);
+  if (s.tileN != s.warpsN * kColumnsPerUnit && !shared)
     return reject(s, "each consumer warp owns one " + str(kColumnsPerUnit) +
-                         "-column layout tile: need tile N = " +
-                         str(s.warpsN * kColumnsPerUnit) + ", got " + str(s.tileN));
+                         "-column layout tile (tile N = " + str(s.warpsN * kColumnsPerUnit) +
+                         "), or two warpgroups share four (tile N = " +
+                         str(kWarpgroupWarps * kColumnsPerUnit) + " over warps [1, 8]), got " +
+                         str(s.tileN));
+  // The register rules below were found at four slices a warp; a warp that
+  // multiplies two slices of twice the tokens holds as many accumulator
+  // floats, so they apply to this tile M.
+  const int64_t accumulatorTileM = s.tileM * wgmmaSlicesPerWarp(s) / (kColumnsPerUnit / 16);
   // Two consumer warpgroups share the registers setmaxnreg gives them; the
   // f32 q·s − z of two-level mins spilled there (8 bytes: compact int4
   // 1536 x 4224, 48 x 512 x 64).
-  if (heavyTwoLevel(p) && s.warpsN == 2 * kWarpgroupWarps && s.tileM > 32)
+  if (heavyTwoLevel(p) && s.warpsN == 2 * kWarpgroupWarps && accumulatorTileM > 32)
     return reject(s, "two-level scales with mins or groups of 16 on two consumer warpgroups "
-                     "need tile M <= 32, got " + str(s.tileM));
+                     "need tile M <= 32 (64 where they share layout tiles), got " +
+                         str(s.tileM));
   // Groups shorter than the K tile carry a set of subtile scales and mins
   // per 32-wide block, twice what a tile's one set held: with two-level
   // mins that spilled on two consumer warpgroups (16-40 bytes: Q4_K- and
@@ -50,13 +58,23 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   // tile M 48 and 64 (6-bit sub_code 1024 x 2048: 8 bytes at 48 x 512 x 64,
   // 56 at 64 x 256 x 64; 3-bit: 8 at 64 x 256 x 64, sm_90a).
   if (Expected<CodeFragment> fragment = codeFragment(p.code);
-      fragment && fragment->hasPlanes() && p.scheme.hasZeros() && s.tileM > 32)
-    return reject(s, "two-plane codes (3, 5 and 6 bits) with zero points need tile M <= 32, "
-                     "got " + str(s.tileM));
-  // Four accumulators of m64 x tile M: tile M / 2 floats each per thread.
-  if (s.tileM < 8 || s.tileM > 64 || s.tileM % 8)
-    return reject(s, "tile M must be a multiple of 8 in 8 .. 64 (four m64 x tile M accumulators "
-                     "take 2 x tile M registers a thread), got " + str(s.tileM));
+      fragment && fragment->hasPlanes() && p.scheme.hasZeros() && accumulatorTileM > 32)
+    return reject(s, "two-plane codes (3, 5 and 6 bits) with zero points need tile M <= 32 "
+                     "(64 where warpgroups share layout tiles), got " + str(s.tileM));
+  // Four accumulators of m64 x tile M (tile M / 2 floats each per thread),
+  // or two of twice the tile M where warpgroups share tiles.
+  const int64_t maxTileM = shared ? 128 : 64;
+  if (s.tileM < 8 || s.tileM > maxTileM || s.tileM % 8)
+    return reject(s, "tile M must be a multiple of 8 in 8 .. " + str(maxTileM) + " (" +
+                         str(wgmmaSlicesPerWarp(s)) +
+                         " m64 x tile M accumulators a warp, at most 128 registers a thread), "
+                         "got " + str(s.tileM));
+  if (shared && s.clusterK > 1)
+    return reject(s, "cluster_k > 1 is not implemented for warpgroups that share layout tiles "
+                     "(tile N 256 over warps [1, 8])");
+  if (shared && isQuantized(p.activation))
+    return reject(s, "warpgroups that share layout tiles (tile N 256 over warps [1, 8]) are "
+                     "implemented for f16 and bf16 activations only");
   // Two consumer warpgroups get 232 registers a thread (setmaxnreg): four
   // accumulators of tile M 64 (128 registers) fit next to a K tile's loads
   // in flight only without zero points, with units of at most 4 words (4 bits) and
@@ -64,11 +82,11 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   // bytes, uint8 per channel 40, e2m1 g128 56 and nf4's table constants 48,
   // on sm_90a).
   Expected<CodeFragment> fragment = codeFragment(p.code);
-  if (s.warpsN > kWarpgroupWarps && s.tileM > 56 &&
+  if (s.warpsN > kWarpgroupWarps && accumulatorTileM > 56 &&
       (p.scheme.hasZeros() || fragment->wordsPerUnit() > 4 || !p.code.asInt()))
     return reject(s, "with two consumer warpgroups, zero points, codes of 5 bits or more, "
-                     "minifloats and lookup tables need tile M <= 56 (a thread has 232 "
-                     "registers), got " +
+                     "minifloats and lookup tables need tile M <= 56 (112 where they share "
+                     "layout tiles; a thread has 232 registers), got " +
                          str(s.tileM));
   if (s.tileK != kWgmmaTileK)
     return reject(s, "tile K must be " + str(kWgmmaTileK) +
@@ -104,10 +122,11 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   // K tile's 0.3 us of wgmma at tile M 64, so up to 16 stages.
   if (s.stages < 2 || s.stages > 16)
     return reject(s, "stages (the activation ring) must be 2..16, got " + str(s.stages));
-  if (wgmmaSharedBytes(s, p.activation) > kMaxSharedBytesPerBlock)
+  if (wgmmaSharedBytes(s, p.activation, p.codeBits()) > kMaxSharedBytesPerBlock)
     return reject(s, "the activation ring" +
+                         std::string(shared ? " and the weight ring" : "") +
                          std::string(s.clusterK > 1 ? " and the cluster's partial sums" : "") +
-                         " need " + str(wgmmaSharedBytes(s, p.activation)) +
+                         " need " + str(wgmmaSharedBytes(s, p.activation, p.codeBits())) +
                          " bytes of shared memory; at most " + str(kMaxSharedBytesPerBlock) +
                          " are supported");
   if (Status tiles = checkWholeBlockTiles(p, s); !tiles)
@@ -131,11 +150,30 @@ int64_t wgmmaClusterPartialBytes(const Schedule &s) {
   return mul(mul(s.warpsN * kSlicesPerWarp, s.tileM / 2), 32 * kFloatBytes);
 }
 
-int64_t wgmmaSharedBytes(const Schedule &s, Activation activation) {
-  // Dynamic buffers are carved 128-byte aligned, in order (lb-to-cuda).
+bool wgmmaSharesTiles(const Schedule &s) {
+  return s.family == Family::Wgmma && s.warpsN == 2 * kWarpgroupWarps &&
+         s.tileN == kWarpgroupWarps * kColumnsPerUnit;
+}
+
+int64_t wgmmaSlicesPerWarp(const Schedule &s) {
+  constexpr int64_t kSlices = kColumnsPerUnit / 16;
+  return wgmmaSharesTiles(s) ? kSlices / 2 : kSlices;
+}
+
+int64_t wgmmaWeightRingBytes(const Schedule &s, int codeBits) {
+  if (!wgmmaSharesTiles(s))
+    return 0;
+  return mul(mul(s.stages, s.tileN), kWgmmaTileK * codeBits) / 8;
+}
+
+int64_t wgmmaSharedBytes(const Schedule &s, Activation activation, int codeBits) {
+  // Dynamic buffers are carved 128-byte aligned, in order (lb-to-cuda): the
+  // activation ring, the weight ring, the partials.
   constexpr int64_t kCarveAlignment = 128;
-  int64_t ring = wgmmaRingBytes(s, activation);
-  return add(add(ring, kCarveAlignment - 1) / kCarveAlignment * kCarveAlignment,
+  auto carved = [](int64_t bytes) {
+    return add(bytes, kCarveAlignment - 1) / kCarveAlignment * kCarveAlignment;
+  };
+  return add(add(carved(wgmmaRingBytes(s, activation)), carved(wgmmaWeightRingBytes(s, codeBits))),
              wgmmaClusterPartialBytes(s));
 }
 

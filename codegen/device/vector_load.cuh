@@ -120,6 +120,15 @@ __device__ __forceinline__ U32x4 ld_global_v4(const void *p) {
   v.r[0] = w.x; v.r[1] = w.y; v.r[2] = w.z; v.r[3] = w.w;
   return v;
 }
+// 16 bytes of shared memory (a lane's staged unit of codes). Through uint4,
+// so the compiler knows the access is 16-byte aligned and issues one LDS.128
+// (U32x4 itself is only 4-byte aligned).
+__device__ __forceinline__ U32x4 ld_shared_v4(const void *p) {
+  const uint4 w = *static_cast<const uint4 *>(p);
+  U32x4 v;
+  v.r[0] = w.x; v.r[1] = w.y; v.r[2] = w.z; v.r[3] = w.w;
+  return v;
+}
 // Plain 8-byte load: a lane's 8 s8 activations (an m16n8k32 B fragment).
 __device__ __forceinline__ U32x2 ld_global_v2(const void *p) {
   const uint2 w = *static_cast<const uint2 *>(p);

@@ -323,9 +323,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
         };
         auto loadRun = [&](int64_t runWords, const std::string &address) {
           std::string type = "U32x" + std::to_string(runWords);
-          return load.getStage() ? "*reinterpret_cast<const " + type + " *>(" + address + ")"
-                                 : "ld_global_nc_na_v" + std::to_string(runWords) + "(" +
-                                       address + ")";
+          if (!load.getStage())
+            return "ld_global_nc_na_v" + std::to_string(runWords) + "(" + address + ")";
+          return runWords == 4 ? "ld_shared_v4(" + address + ")"
+                               : "*reinterpret_cast<const " + type + " *>(" + address + ")";
         };
         const layout::CodePlanes planes = layout::codePlanes(static_cast<int>(bits));
         std::string stageStart;

@@ -213,6 +213,12 @@ SearchSpace enumerateWgmma(const core::Problem &p, const ArchLimits &l,
           consider(space, p, l,
                    Schedule{Family::Wgmma, tileM, warps * core::kColumnsPerUnit,
                             core::kWgmmaTileK, 1, warps, stages, 1, clusterK});
+  constexpr int64_t kSharedWarps = 2 * core::kWarpgroupWarps;
+  for (int64_t tileM : o.wgmmaSharedTileM)
+    for (int64_t stages : o.wgmmaStages)
+      consider(space, p, l,
+               Schedule{Family::Wgmma, tileM, core::kWarpgroupWarps * core::kColumnsPerUnit,
+                        core::kWgmmaTileK, 1, kSharedWarps, stages, 1, 1});
   return space;
 }
 

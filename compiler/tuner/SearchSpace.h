@@ -93,6 +93,9 @@ struct SearchSpaceOptions {
   // ...and K split across a cluster's blocks (1: none), for shapes with
   // fewer output tiles than SMs.
   std::vector<int64_t> wgmmaClusterK = {1, 2, 4};
+  // ...and two warpgroups that share four layout tiles (tile N 256), each
+  // multiplying two slices by up to 128 tokens (core::wgmmaSharesTiles).
+  std::vector<int64_t> wgmmaSharedTileM = {64, 96, 128};
   // dequant (the dense path's first half): tile K a warp writes, warps a
   // block.
   std::vector<int64_t> dequantTileK = {128, 256};

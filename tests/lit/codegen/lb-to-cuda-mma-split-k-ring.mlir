@@ -20,7 +20,7 @@
 // The main loop: block i has landed when at most 6 groups are pending.
 // CHECK: cp_async_wait<6>();
 // CHECK-NEXT: __syncwarp();
-// CHECK: = *reinterpret_cast<const U32x4 *>([[W]] + (
+// CHECK: = ld_shared_v4([[W]] + (
 // CHECK: const U32x4 w = *reinterpret_cast<const U32x4 *>([[X]] + ((
 // CHECK: mma_m16n8k16(
 func.func @m(%x: tensor<?x1024xf16>, %w: tensor<256x1024xui4>, %s: tensor<256x8xf16>) -> tensor<?x256xf16> {

@@ -15,7 +15,7 @@
 // CHECK: const uint4 lo = *reinterpret_cast<const uint4 *>(stage + (r) * 128 + ((chunk) ^ ((r) & 6) ^ ((((r) >> 0) & 1) * 5)) * 16)
 // Each lane's B fragments: one 16-byte shared load per 64 x 16 step of a
 // 64 x 32 tile.
-// CHECK: *reinterpret_cast<const U32x4 *>([[W]] + {{.*}} * 1024LL + (({{.*}}) % 32LL) * 32LL + 16 * (threadIdx.x & 31));
+// CHECK: ld_shared_v4([[W]] + {{.*}} * 1024LL + (({{.*}}) % 32LL) * 32LL + 16 * (threadIdx.x & 31));
 // CHECK: lop3<0x6a>(
 // CHECK: mul_f16x2(
 // CHECK: mma_m16n8k16(

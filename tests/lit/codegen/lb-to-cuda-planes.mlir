@@ -28,7 +28,7 @@
 // CHECK: const unsigned char *source = arg1 + 131072LL + {{.*}} * 256LL + chunk * 16;
 // CHECK: cp_async16(base + (u32)(2048 + group * 512 + chunk * 16), source);
 // CHECK: U32x6 [[PAIR:v[0-9]+]];
-// CHECK: const U32x4 low = *reinterpret_cast<const U32x4 *>({{.*}} * 3072LL + {{.*}} * 512LL + {{.*}} * 16LL + 16 * (threadIdx.x & 31));
+// CHECK: const U32x4 low = ld_shared_v4({{.*}} * 3072LL + {{.*}} * 512LL + {{.*}} * 16LL + 16 * (threadIdx.x & 31));
 // CHECK: const U32x2 high = *reinterpret_cast<const U32x2 *>({{.*}} * 3072LL + 2048LL + {{.*}} * 256LL + {{.*}} * 8LL + 8 * (threadIdx.x & 31));
 // CHECK: [[PAIR]].r[0] = low.r[0]; [[PAIR]].r[1] = low.r[1]; [[PAIR]].r[2] = high.r[0];
 // CHECK: [[PAIR]].r[3] = low.r[2]; [[PAIR]].r[4] = low.r[3]; [[PAIR]].r[5] = high.r[1];

@@ -60,7 +60,7 @@ func.func @u2split(%x: tensor<?x2048xf16>, %w: tensor<256x2048xui2>, %s: tensor<
 // then the activations ring.
 // CHECK: unsigned char *const {{smem[0-9]+}} = lb_dynamic_smem + 0;
 // CHECK-NEXT: unsigned char *const {{smem[0-9]+}} = lb_dynamic_smem + 32768;
-// CHECK: const U32x4 {{v[0-9]+}} = *reinterpret_cast<const U32x4 *>(
+// CHECK: const U32x4 {{v[0-9]+}} = ld_shared_v4(
 func.func @tern(%x: tensor<?x2048xf16>, %w: tensor<256x2048x!lb.int<bits = 2, offset = -1, ternary = true>>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
       schedule <family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 2, split_k = 8>

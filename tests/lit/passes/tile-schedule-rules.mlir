@@ -62,7 +62,7 @@ func.func @act_order(%x: tensor<?x4096xf16>, %w: tensor<256x4096xui4>, %s: tenso
 
 // wgmma's consumer warps own one 64-column layout tile each.
 func.func @wgmma_tile_n(%x: tensor<?x4096xf16>, %w: tensor<512x4096xui4>, %s: tensor<512xf16>) -> tensor<?x512xf16> {
-  // expected-error @+1 {{wgmma schedule: each consumer warp owns one 64-column layout tile: need tile N = 256, got 512}}
+  // expected-error @+1 {{wgmma schedule: each consumer warp owns one 64-column layout tile (tile N = 256), or two warpgroups share four (tile N = 256 over warps [1, 8]), got 512}}
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
       schedule <family = wgmma, tile = [64, 512, 64], warps = [1, 4], stages = 4, split_k = 1>
       : (tensor<?x4096xf16>, tensor<512x4096xui4>, tensor<512xf16>) -> tensor<?x512xf16>

@@ -108,8 +108,8 @@ TEST(ScheduleRules, StructureComesFirstInTheVerifiersWords) {
             "tile [48, 128, 64] over warps [2, 2]");
   Schedule wgmma{Family::Wgmma, 12, 64, 64, 1, 1, 4, 1};
   EXPECT_EQ(checkScheduleStructure(wgmma).error(),
-            "a 'wgmma' tile needs M a multiple of 8, N of 64 per warp and K of 16, got tile "
-            "[12, 64, 64] over warps [1, 1]");
+            "a 'wgmma' tile needs M a multiple of 8, N of 64 per warp (or 256 over two "
+            "warpgroups that share it) and K of 16, got tile [12, 64, 64] over warps [1, 1]");
   Schedule manyWarps{Family::Mma, 16, 64, 64, int64_t{1} << 40, int64_t{1} << 40, 2, 1};
   EXPECT_FALSE(checkScheduleStructure(manyWarps).ok());
 }
@@ -165,8 +165,8 @@ TEST(ScheduleRules, WgmmaServesEveryCodeWithWholeLayoutTilesPerWarp) {
   Schedule wideN = oneGroup;
   wideN.tileN = 512;
   EXPECT_EQ(checkSchedule(p, wideN).error(),
-            "wgmma schedule: each consumer warp owns one 64-column layout tile: need tile N = "
-            "256, got 512");
+            "wgmma schedule: each consumer warp owns one 64-column layout tile (tile N = 256), or "
+            "two warpgroups share four (tile N = 256 over warps [1, 8]), got 512");
   Schedule tallM = kWgmma;
   tallM.tileM = 72;
   EXPECT_NE(checkSchedule(p, tallM).error().find("tile M must be a multiple of 8 in 8 .. 64"),
@@ -189,6 +189,64 @@ TEST(ScheduleRules, WgmmaServesEveryCodeWithWholeLayoutTilesPerWarp) {
   // s8 rows are 64 bytes.
   EXPECT_EQ(wgmmaRingBytes(kWgmma, Activation::S8), 8 * 64 * 64 + 1024);
   EXPECT_EQ(kWgmma.threads(), 8 * 32 + 128) << "the producer warpgroup";
+}
+
+// Two warpgroups sharing four layout tiles: tile M up to 128 (two slices a
+// warp, the same accumulator floats as four at 64), the register rules at
+// half the tile M, no clusters or quantized activations, and the block's
+// codes in a weight ring after the activation ring.
+TEST(ScheduleRules, WgmmaWarpgroupsShareLayoutTilesUpToTileM128) {
+  Problem p = problem(formats::DataFormat::unsignedInt(4));
+  p.scheme.granularity = formats::Granularity::PerGroup;
+  p.scheme.groupSize = 128;
+  Schedule shared{Family::Wgmma, 128, 256, 64, 1, 8, 8, 1};
+  EXPECT_TRUE(checkScheduleStructure(shared).ok()) << checkScheduleStructure(shared).error();
+  EXPECT_TRUE(wgmmaSharesTiles(shared));
+  EXPECT_EQ(wgmmaSlicesPerWarp(shared), 2);
+  EXPECT_FALSE(wgmmaSharesTiles(kWgmma));
+  EXPECT_EQ(wgmmaSlicesPerWarp(kWgmma), 4);
+  EXPECT_TRUE(checkSchedule(p, shared).ok()) << checkSchedule(p, shared).error();
+  Schedule taller = shared;
+  taller.tileM = 136;
+  EXPECT_NE(checkSchedule(p, taller).error().find("tile M must be a multiple of 8 in 8 .. 128"),
+            std::string::npos)
+      << checkSchedule(p, taller).error();
+  Schedule clustered = shared;
+  clustered.clusterK = 2;
+  EXPECT_EQ(checkSchedule(p, clustered).error(),
+            "wgmma schedule: cluster_k > 1 is not implemented for warpgroups that share layout "
+            "tiles (tile N 256 over warps [1, 8])");
+  Problem s8 = p;
+  s8.activation = Activation::S8;
+  s8.scheme.granularity = formats::Granularity::PerChannel;
+  Schedule s8Tile = shared;
+  s8Tile.tileM = 64;
+  EXPECT_NE(checkSchedule(s8, s8Tile).error().find("f16 and bf16 activations only"),
+            std::string::npos)
+      << checkSchedule(s8, s8Tile).error();
+  // Zero points: tile M 112 holds what 56 did with four slices a warp.
+  Problem zeros = p;
+  zeros.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_NE(checkSchedule(zeros, shared).error().find("need tile M <= 56 (112 where they share"),
+            std::string::npos)
+      << checkSchedule(zeros, shared).error();
+  Schedule fits = shared;
+  fits.tileM = 112;
+  EXPECT_TRUE(checkSchedule(zeros, fits).ok()) << checkSchedule(zeros, fits).error();
+  // The weight ring: stages x 256 columns x 64 codes, after the activation
+  // ring (128-byte carved).
+  EXPECT_EQ(wgmmaWeightRingBytes(shared, 4), 8 * 256 * 64 / 2);
+  EXPECT_EQ(wgmmaWeightRingBytes(kWgmma, 4), 0);
+  EXPECT_EQ(dynamicSharedBytes(shared, p),
+            wgmmaRingBytes(shared, Activation::F16) + 8 * 256 * 64 / 2);
+  Problem bytes = p;
+  bytes.code = formats::DataFormat::unsignedInt(8);
+  Schedule byteTile = shared;
+  byteTile.tileM = 64;
+  EXPECT_TRUE(checkSchedule(bytes, byteTile).ok()) << checkSchedule(bytes, byteTile).error();
+  byteTile.stages = 12; // 12 x 8 KiB of x (and 1 KiB) + 12 x 16 KiB of codes
+  EXPECT_NE(checkSchedule(bytes, byteTile).error().find("the activation ring and the weight ring need 295936 bytes"), std::string::npos)
+      << checkSchedule(bytes, byteTile).error();
 }
 
 // wgmma with cluster_k: equal runs of K tiles a block, each block's rank

@@ -1,0 +1,48 @@
+// RUN: lowbit-opt %s --lb-tile | FileCheck %s
+
+// Two consumer warpgroups share the block's four layout tiles (tile N 256
+// over warps [1, 8]): warpgroup g multiplies slices 2 g and 2 g + 1 of every
+// tile by 128 tokens, and both read the block's codes from a weight ring
+// that the producer fills with each stage's activations.
+func.func @shared(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x1xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
+      schedule <family = wgmma, tile = [128, 256, 64], warps = [1, 8], stages = 2, split_k = 1>
+      : (tensor<?x128xf16>, tensor<256x128xui4>, tensor<256x1xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// The activation ring (2 x 128 rows of 128 bytes and 1 KiB for its
+// alignment), then the weight ring (2 x 256 x 64 four-bit codes).
+// CHECK-LABEL: func.func @shared__wgmma_t128x256x64_w1x8_s2_k1
+// CHECK-SAME: lb.block_threads = 384
+// CHECK-SAME: lb.dynamic_shared_bytes = 50176
+// CHECK-SAME: lb.grid_tile = array<i64: 256, 128, 1>
+// CHECK: %[[RING:.*]] = lb.shared_buffer 2 x 128 x 64 dynamic layout <bytes = 128, xor = [1, 2, 4]> : memref<2x128x64xf16, 3>
+// CHECK: %[[CODES:.*]] = lb.shared_buffer 2 x 256 x 64 dynamic : memref<2x256x64xui4, 3>
+// CHECK: %[[FULL:.*]] = lb.mbarriers 2 arrivals 128
+// CHECK: %[[EMPTY:.*]] = lb.mbarriers 2 arrivals 256
+// The producer copies the stage's codes before its activations, whose
+// arrival on `full` covers both.
+// CHECK: lb.mbarrier_wait %[[EMPTY]]
+// CHECK: lb.copy_codes_async %arg1[{{.*}}] to %[[CODES]][{{.*}}] threads 128
+// CHECK-NOT: lb.mbarrier
+// CHECK: lb.copy_paired_activations_async %arg0[{{.*}}] to %[[RING]][{{.*}}] barrier %[[FULL]]
+// Warpgroup 0 (consumer warps 0-3): its own copy of the loop. Scales come a
+// tile ahead; the codes from the stage once it is full.
+// CHECK: scf.if
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: lb.mbarrier_wait %[[FULL]]
+// CHECK: lb.load_codes %[[CODES]] stage
+// Two m64 x n128 accumulators a warpgroup: two wgmmas a k16 step.
+// CHECK-COUNT-2: lb.wgmma {{.*}} k_step 0 : vector<64xf32>
+// CHECK-NEXT: lb.wgmma_commit
+// CHECK: lb.mbarrier_arrive %[[EMPTY]]
+// Slices 0 and 1 of the warp's tile: columns + 0 and + 16.
+// CHECK: lb.store_wgmma_accumulator
+// CHECK: lb.store_wgmma_accumulator
+// Warpgroup 1: slices 2 and 3.
+// CHECK: } else {
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: lb.load_codes %[[CODES]] stage
+// CHECK: lb.store_wgmma_accumulator
+// CHECK: lb.store_wgmma_accumulator
