@@ -223,13 +223,22 @@ struct Band {
 // Below M = 257 the split-K mma serves every band (what the H200's tuned
 // tables chose on 19 shapes: the model presets' and those of
 // examples/specs/untuned-small-n.toml and -large-m.toml); gemv remains the fallback where a set has no
-// mma kernel. From 257 the tensor cores' work decides: the tallest tile.
+// mma kernel. From 257 the tensor cores' work decides: the tallest tile,
+// with the estimate at the top of each band, because a tile's row blocks
+// fill whole waves at some M and not at others (4096 x 4096, H100: a
+// 96-row wgmma tile chosen for all M >= 257 from M = 512 ran 153 us at
+// M = 1024, where the 128-row tile fills one wave and the 96-row one
+// takes two); sized for its top, a band's tile never adds a wave there.
 constexpr Band kBands[] = {
     {1, 9, {"mma", "gemv", "wgmma"}, 8, 1},
     {9, 33, {"mma", "wgmma", "gemv"}, 16, 16},
     {33, 97, {"mma", "wgmma", "gemv"}, 16, 64},
     {97, 257, {"mma", "wgmma", "gemv"}, 32, 128},
-    {257, std::nullopt, {"wgmma", "mma", "gemv"}, 128, 512},
+    {257, 513, {"wgmma", "mma", "gemv"}, 128, 512},
+    {513, 1025, {"wgmma", "mma", "gemv"}, 128, 1024},
+    {1025, 2049, {"wgmma", "mma", "gemv"}, 128, 2048},
+    {2049, 4097, {"wgmma", "mma", "gemv"}, 128, 4096},
+    {4097, std::nullopt, {"wgmma", "mma", "gemv"}, 128, 8192},
 };
 constexpr int64_t kTensorBandFrom = 257;
 

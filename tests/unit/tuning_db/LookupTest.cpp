@@ -230,6 +230,36 @@ TEST_F(LookupTest, HeuristicTakesTheTallerTileAtM64WhereItsGridFillsTheSms) {
   }
 }
 
+// From M = 257 each band weighs the wgmma tiles at its own M. At N = K =
+// 4096 (16 column tiles of 256, one block of 384 threads an SM): at M = 384
+// 96-row blocks (4 row blocks, 64 blocks) are cheaper than 128-row ones in
+// the same single wave; at M = 1024 the 128-row tile's 128 blocks still fit
+// one wave where the 96-row tile's 176 take two, and from there on the
+// 128-row tile keeps needing fewer waves.
+TEST_F(LookupTest, HeuristicWeighsLargeMTilesAtEachBandsM) {
+  std::string shape = putShape(4096, 4096);
+  auto wgmma = [&](int tileM, int dynamicShared) {
+    KernelRecord k = makeKernel(shape, "w" + std::to_string(tileM), "sm_90a", "wgmma");
+    k.launch.gridRule = "n_tile=256;m_tile=" + std::to_string(tileM) + ";split_k=1";
+    k.launch.blockX = 384;
+    k.registers = 168;
+    k.sharedBytes = 128;
+    k.launch.dynamicSharedBytes = dynamicShared;
+    return put(k);
+  };
+  std::string t96 = wgmma(96, 164864), t128 = wgmma(128, 197632);
+  for (int64_t m : {int64_t{300}, int64_t{512}}) {
+    Expected<Choice> choice = lookup({db.get()}, shape, h100(), m);
+    ASSERT_TRUE(choice.ok()) << choice.error();
+    EXPECT_EQ(choice->kernelId, t96) << "M = " << m;
+  }
+  for (int64_t m : {int64_t{1024}, int64_t{2048}, int64_t{4096}, int64_t{16384}}) {
+    Expected<Choice> choice = lookup({db.get()}, shape, h100(), m);
+    ASSERT_TRUE(choice.ok()) << choice.error();
+    EXPECT_EQ(choice->kernelId, t128) << "M = " << m;
+  }
+}
+
 TEST_F(LookupTest, HeuristicSkipsKernelsThatFailedEveryCheck) {
   ASSERT_TRUE(db->putDevice(rtx4090()).ok());
   ASSERT_TRUE(db->addResult(makeResult(mma86, rtx4090().id(), 64, 3.0, /*passed=*/false)).ok());
