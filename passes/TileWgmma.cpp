@@ -53,6 +53,7 @@
 #include "core/DecodeFacts.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace lowbit::passes {
@@ -131,6 +132,10 @@ SmallVector<Value> WgmmaBuilder::stepFragments(const TileLoads &loads, int64_t s
 }
 
 void WgmmaBuilder::build() {
+  // Warpgroups that share tiles multiply two slices a warp; the 8-bit and
+  // cluster paths assume four, and core::checkWgmma keeps them apart.
+  assert((!sharesTiles() || (!byteOperands() && clusterK() == 1)) &&
+         "tile sharing is for 16-bit activations without clusters");
   int64_t consumerGroups = consumerWarps() / core::kWarpgroupWarps;
   int64_t kTiles = p.k / kTileK;
   Value lane = coord(lb::ThreadCoord::lane);

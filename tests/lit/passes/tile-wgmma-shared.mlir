@@ -46,3 +46,18 @@ func.func @shared(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256
 // CHECK: lb.load_codes %[[CODES]] stage
 // CHECK: lb.store_wgmma_accumulator
 // CHECK: lb.store_wgmma_accumulator
+
+// Zero points: every subtile of a decoded unit takes a zero, those of the
+// slices a warpgroup does not multiply (dead lanes) standing in with one it
+// loaded: warpgroup 0 loads subtiles 0-3's, warpgroup 1 subtiles 4-7's.
+func.func @zeros(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x1xf16>, %z: tensor<256x1xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<256x1xf16>) quant <granularity = group, group_size = 128, scale = f16, zero = sub_code>
+      schedule <family = wgmma, tile = [112, 256, 64], warps = [1, 8], stages = 2, split_k = 1>
+      : (tensor<?x128xf16>, tensor<256x128xui4>, tensor<256x1xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// CHECK-LABEL: func.func @zeros__wgmma_t112x256x64_w1x8_s2_k1
+// CHECK: lb.decode {{.*}} minus(%[[A:arg[0-9]+]], %[[B:arg[0-9]+]], %[[C:arg[0-9]+]], %[[D:arg[0-9]+]], %[[A]], %[[A]], %[[A]], %[[A]])
+// CHECK: } else {
+// CHECK: lb.decode {{.*}} minus(%[[E:arg[0-9]+]], %[[E]], %[[E]], %[[E]], %[[E]], %{{arg[0-9]+}}, %{{arg[0-9]+}}, %{{arg[0-9]+}})

@@ -137,6 +137,7 @@ tuner::SearchSpaceOptions aroundTheLegalValues() {
   o.wgmmaTileM = {8, 56, 64, 72};
   o.wgmmaConsumerWarps = {4, 8, 12};
   o.wgmmaStages = {1, 8, 17};
+  o.wgmmaSharedTileM = {8, 112, 120, 128, 136};
   o.dequantTileK = {32, 96, 128, 512};
   o.dequantWarps = {4, 33};
   return o;
@@ -155,6 +156,7 @@ std::vector<Schedule> offTheEnumeration() {
       {Family::Mma, 16, 64, 128, 2, 1, 1, 4},       {Family::Mma, 16, 64, 48, 1, 1, 2, 1},
       {Family::Mma, 32, 64, 64, 1, 2, 2, 1},        {Family::Mma, 64, 128, 64, 8, 8, 2, 1},
       {Family::Wgmma, 64, 128, 64, 1, 1, 2, 1},     {Family::Wgmma, 64, 128, 64, 1, 1, 2, 2},
+      {Family::Wgmma, 128, 512, 64, 1, 8, 2, 1},    {Family::Wgmma, 64, 256, 64, 1, 12, 2, 1},
       {Family::Dequant, 2, 64, 128, 1, 1, 1, 4},    {Family::Dequant, 1, 128, 128, 1, 1, 1, 4},
       {Family::Dequant, 1, 64, 48, 1, 1, 1, 4},     {Family::Dequant, 1, 64, 128, 1, 2, 1, 4},
       {Family::Dequant, 1, 64, 128, 1, 1, 5, 4},
