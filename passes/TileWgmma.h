@@ -16,7 +16,7 @@ namespace lowbit::passes::wgmma {
 using namespace mlir;
 
 constexpr int64_t kColumnsPerWarp = core::kColumnsPerUnit; // one layout tile
-constexpr int64_t kSlices = kColumnsPerWarp / 16;          // accumulators per warpgroup
+constexpr int64_t kSlices = kColumnsPerWarp / 16;          // 16-row slices of a layout tile
 constexpr int64_t kTileK = core::kWgmmaTileK;
 constexpr int64_t kSteps = kTileK / core::kUnitK; // k16 steps per K tile
 constexpr int64_t kStepsPerBlock = core::kBlockK / core::kUnitK;
