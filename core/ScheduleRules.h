@@ -59,6 +59,9 @@ constexpr int64_t kStagedActivationBytes = 2;
 // warps a warpgroup, each of whose warps owns one 64-column layout tile.
 constexpr int64_t kWgmmaTileK = 64;
 constexpr int64_t kWarpgroupWarps = 4;
+// A layout tile's 16-row slices: wgmma's m64 is slice r of a warpgroup's
+// four tiles, and a warp keeps one accumulator a slice it multiplies.
+constexpr int64_t kWgmmaSlicesPerTile = kColumnsPerUnit / 16;
 // The split-K families' blocks along K in one cluster: 8 is the portable
 // cluster size every sm_90 part launches without an opt-in.
 constexpr int64_t kMaxClusterK = 8;

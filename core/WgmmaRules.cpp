@@ -31,7 +31,7 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   // The register rules below were found at four slices a warp; a warp that
   // multiplies two slices of twice the tokens holds as many accumulator
   // floats, so they apply to this tile M.
-  const int64_t accumulatorTileM = s.tileM * wgmmaSlicesPerWarp(s) / (kColumnsPerUnit / 16);
+  const int64_t accumulatorTileM = s.tileM * wgmmaSlicesPerWarp(s) / kWgmmaSlicesPerTile;
   // Two consumer warpgroups share the registers setmaxnreg gives them; the
   // f32 q·s − z of two-level mins spilled there (8 bytes: compact int4
   // 1536 x 4224, 48 x 512 x 64).
@@ -102,8 +102,8 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
     if (isQuantized(p.activation))
       return reject(s, "cluster_k > 1 with quantized activations is not implemented for "
                        "wgmma (their sums are scaled after the loop)");
-    if (kColumnsPerUnit / 16 % s.clusterK)
-      return reject(s, "cluster_k must divide a warp's " + str(kColumnsPerUnit / 16) +
+    if (kWgmmaSlicesPerTile % s.clusterK)
+      return reject(s, "cluster_k must divide a warp's " + str(kWgmmaSlicesPerTile) +
                            " slices (2 or 4), got " + str(s.clusterK));
     // The cluster's epilogue on top of a K tile's heavier quant or codes
     // spilled (sm_90a): at tile M 64 bf16 int8 g128 48 bytes (1536 x 4224,
@@ -147,8 +147,8 @@ int64_t wgmmaRingBytes(const Schedule &s, Activation activation) {
 int64_t wgmmaClusterPartialBytes(const Schedule &s) {
   if (s.clusterK <= 1)
     return 0;
-  constexpr int64_t kSlicesPerWarp = kColumnsPerUnit / 16, kFloatBytes = 4;
-  return mul(mul(s.warpsN * kSlicesPerWarp, s.tileM / 2), 32 * kFloatBytes);
+  constexpr int64_t kFloatBytes = 4;
+  return mul(mul(s.warpsN * kWgmmaSlicesPerTile, s.tileM / 2), 32 * kFloatBytes);
 }
 
 bool wgmmaSharesTiles(const Schedule &s) {
@@ -157,8 +157,7 @@ bool wgmmaSharesTiles(const Schedule &s) {
 }
 
 int64_t wgmmaSlicesPerWarp(const Schedule &s) {
-  constexpr int64_t kSlices = kColumnsPerUnit / 16;
-  return wgmmaSharesTiles(s) ? kSlices / 2 : kSlices;
+  return wgmmaSharesTiles(s) ? kWgmmaSlicesPerTile / 2 : kWgmmaSlicesPerTile;
 }
 
 int64_t wgmmaWeightRingBytes(const Schedule &s, int codeBits) {

@@ -125,7 +125,7 @@ SmallVector<Value> WgmmaBuilder::stepFragments(const TileLoads &loads, int64_t s
                                    loads.biases[first + s]));
   }
   SmallVector<Value> fragments;
-  for (int64_t r = 0; r < slices; ++r)
+  for (int64_t r = 0; r < slices(); ++r)
     fragments.push_back(
         b.create<lb::PackAFragmentOp>(loc, aType, scaled[2 * r], scaled[2 * r + 1]));
   return fragments;
@@ -251,14 +251,13 @@ void WgmmaBuilder::buildConsumer(Value ring, Value weightRing, Value full, Value
                   firstTile, runTiles);
     return;
   }
-  slices = kSlices / 2;
   Value layoutTile = rem(consumerWarp, core::kWarpgroupWarps);
   Value firstGroup = cmp(arith::CmpIPredicate::ult, consumerWarp, index(core::kWarpgroupWarps));
   auto branch = b.create<scf::IfOp>(loc, firstGroup, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   for (int64_t g = 0; g < 2; ++g) {
     b.setInsertionPointToStart(g ? branch.elseBlock() : branch.thenBlock());
-    firstSlice = g * slices;
+    firstSlice = g * slices();
     consumeSlices(ring, weightRing, full, empty, partials, lane, consumerWarp, layoutTile, n0, m0,
                   firstTile, runTiles);
   }
@@ -287,7 +286,7 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
     return loads;
   };
   TileLoads first = loadAhead(mul(firstTile, index(kTileK)));
-  SmallVector<Value> init(slices, zero);
+  SmallVector<Value> init(slices(), zero);
   // s8 codes centred on c != 0: one more wgmma a step, of a ones A, sums
   // each token's x (every row of its accumulator holds it), and the
   // epilogue adds 2^shift c Σx in s32 (as the split-K mma does).
@@ -332,7 +331,7 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
       SmallVector<Value> fragments =
           byteOperands() ? blockFragmentsS8(current, step) : stepFragments(current, step);
       b.create<lb::WgmmaFenceOp>(loc);
-      for (int64_t r = 0; r < slices; ++r)
+      for (int64_t r = 0; r < slices(); ++r)
         acc[r] = b.create<lb::WgmmaOp>(loc, accType, acc[r], fragments[r], ring, stage,
                                        b.getI64IntegerAttr(step));
       if (ones)
@@ -372,7 +371,7 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
     finishAcrossCluster(partials, loop.getResults().take_front(kSlices), consumerWarp, warpN0, m0);
     return;
   }
-  for (int64_t r = 0; r < slices; ++r)
+  for (int64_t r = 0; r < slices(); ++r)
     b.create<lb::StoreWgmmaAccumulatorOp>(loc, loop.getResult(r), p.y, m0,
                                           add(warpN0, index(16 * (firstSlice + r))), p.rows);
 }

@@ -16,7 +16,7 @@ namespace lowbit::passes::wgmma {
 using namespace mlir;
 
 constexpr int64_t kColumnsPerWarp = core::kColumnsPerUnit; // one layout tile
-constexpr int64_t kSlices = kColumnsPerWarp / 16;          // 16-row slices of a layout tile
+constexpr int64_t kSlices = core::kWgmmaSlicesPerTile;
 constexpr int64_t kTileK = core::kWgmmaTileK;
 constexpr int64_t kSteps = kTileK / core::kUnitK; // k16 steps per K tile
 constexpr int64_t kStepsPerBlock = core::kBlockK / core::kUnitK;
@@ -60,9 +60,9 @@ struct WgmmaBuilder : TileBuilderBase {
   // slices - 1 of its layout tile (all four, or its warpgroup's two where
   // warpgroups share tiles); accumulator i is slice firstSlice + i.
   int64_t firstSlice = 0;
-  int64_t slices = kSlices;
+  int64_t slices() const { return core::wgmmaSlicesPerWarp(lb::coreSchedule(p.schedule)); }
   int64_t firstSubtile() const { return 2 * firstSlice; }
-  int64_t subtiles() const { return 2 * slices; }
+  int64_t subtiles() const { return 2 * slices(); }
   // Sets of subtile quant a K tile takes: one per 32-wide block where the
   // groups are shorter than the tile, else one.
   int64_t quantSets() const {
