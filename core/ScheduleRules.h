@@ -114,9 +114,10 @@ int64_t mmaSplitKRingBytes(const Schedule &schedule, int codeBits);
 //   the swizzle's pattern (at most 1024 bytes) may take (dynamic).
 constexpr int64_t kWgmmaRingAlignment = 1024;
 int64_t wgmmaRingBytes(const Schedule &schedule, Activation activation);
-// ...and with cluster_k > 1, after the ring, every consumer warp's four
-// m64 x tile M f32 accumulators, which the cluster's blocks add over
-// distributed shared memory (tile M / 2 floats a thread each).
+// ...and with cluster_k > 1, after the rings, every consumer warp's m64 x
+// tile M f32 accumulators (four, or two where warpgroups share layout
+// tiles), which the cluster's blocks add over distributed shared memory
+// (tile M / 2 floats a thread each).
 int64_t wgmmaClusterPartialBytes(const Schedule &schedule);
 // ...and where warpgroups share layout tiles (wgmmaSharesTiles), a ring of
 // the block's codes next to it: `stages` tile N x 64 codes of `codeBits`

@@ -70,9 +70,6 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
                          str(wgmmaSlicesPerWarp(s)) +
                          " m64 x tile M accumulators a warp, at most 128 registers a thread), "
                          "got " + str(s.tileM));
-  if (shared && s.clusterK > 1)
-    return reject(s, "cluster_k > 1 is not implemented for warpgroups that share layout tiles "
-                     "(tile N 256 over warps [1, 8])");
   if (shared && isQuantized(p.activation))
     return reject(s, "warpgroups that share layout tiles (tile N 256 over warps [1, 8]) are "
                      "implemented for f16 and bf16 activations only");
@@ -97,13 +94,14 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
                      "blocks)");
   // cluster_k: the cluster's blocks take equal runs of K tiles, and block
   // rank r adds up the partials of the slices r, r + cluster_k, ... of
-  // every consumer warp, so cluster_k divides the four slices.
+  // every layout tile (where warpgroups share tiles, warpgroup g's slices
+  // are 2 g and 2 g + 1), so cluster_k divides the four slices.
   if (s.clusterK > 1) {
     if (isQuantized(p.activation))
       return reject(s, "cluster_k > 1 with quantized activations is not implemented for "
                        "wgmma (their sums are scaled after the loop)");
     if (kWgmmaSlicesPerTile % s.clusterK)
-      return reject(s, "cluster_k must divide a warp's " + str(kWgmmaSlicesPerTile) +
+      return reject(s, "cluster_k must divide a layout tile's " + str(kWgmmaSlicesPerTile) +
                            " slices (2 or 4), got " + str(s.clusterK));
     // The cluster's epilogue on top of a K tile's heavier quant or codes
     // spilled (sm_90a): at tile M 64 bf16 int8 g128 48 bytes (1536 x 4224,
@@ -114,6 +112,13 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
       return reject(s, "cluster_k > 1 is for codes of at most 4 bits without zero points and "
                        "with groups of at least tile K (the cluster's epilogue spilled on the "
                        "others)");
+    // Where warpgroups share tiles, a warp's sum of one m64 x tile M slice
+    // over four ranks spilled 160 bytes at tile M 128 (W4 g128, sm_90a;
+    // none at 64, or over two ranks).
+    if (shared && s.clusterK > 2 && s.tileM > 64)
+      return reject(s, "where warpgroups share layout tiles, cluster_k > 2 needs tile M <= 64 "
+                       "(the sums over the cluster's blocks spilled at 128), got " +
+                           str(s.tileM));
     if (p.k % (kWgmmaTileK * s.clusterK))
       return reject(s, "cluster_k = " + str(s.clusterK) + " needs K a multiple of " +
                            str(kWgmmaTileK * s.clusterK) + " (equal runs of " +
@@ -148,7 +153,7 @@ int64_t wgmmaClusterPartialBytes(const Schedule &s) {
   if (s.clusterK <= 1)
     return 0;
   constexpr int64_t kFloatBytes = 4;
-  return mul(mul(s.warpsN * kWgmmaSlicesPerTile, s.tileM / 2), 32 * kFloatBytes);
+  return mul(mul(s.warpsN * wgmmaSlicesPerWarp(s), s.tileM / 2), 32 * kFloatBytes);
 }
 
 bool wgmmaSharesTiles(const Schedule &s) {

@@ -132,10 +132,9 @@ SmallVector<Value> WgmmaBuilder::stepFragments(const TileLoads &loads, int64_t s
 }
 
 void WgmmaBuilder::build() {
-  // Warpgroups that share tiles multiply two slices a warp; the 8-bit and
-  // cluster paths assume four, and core::checkWgmma keeps them apart.
-  assert((!sharesTiles() || (!byteOperands() && clusterK() == 1)) &&
-         "tile sharing is for 16-bit activations without clusters");
+  // Warpgroups that share tiles multiply two slices a warp; the 8-bit path
+  // assumes four, and core::checkWgmma keeps them apart.
+  assert((!sharesTiles() || !byteOperands()) && "tile sharing is for 16-bit activations");
   int64_t consumerGroups = consumerWarps() / core::kWarpgroupWarps;
   int64_t kTiles = p.k / kTileK;
   Value lane = coord(lb::ThreadCoord::lane);
@@ -163,11 +162,11 @@ void WgmmaBuilder::build() {
     weightRing = b.create<lb::SharedBufferOp>(loc, weightRingType, stages(), tileN(), kTileK,
                                               /*dynamic=*/true);
   }
-  // cluster_k: each consumer warp's four accumulators, for the cluster's
-  // blocks to add (core::wgmmaClusterPartialBytes).
+  // cluster_k: each consumer warp's accumulators, for the cluster's blocks
+  // to add (core::wgmmaClusterPartialBytes).
   Value partials;
   if (clusterK() > 1) {
-    int64_t slots = consumerWarps() * kSlices, chunks = tileM() / 8;
+    int64_t slots = consumerWarps() * slices(), chunks = tileM() / 8;
     auto partialsType = MemRefType::get({slots, chunks, 128}, b.getF32Type(),
                                         MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
     partials = b.create<lb::SharedBufferOp>(loc, partialsType, slots, chunks, 128,
@@ -368,7 +367,8 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
     return;
   }
   if (clusterK() > 1) {
-    finishAcrossCluster(partials, loop.getResults().take_front(kSlices), consumerWarp, warpN0, m0);
+    finishAcrossCluster(partials, loop.getResults().take_front(slices()), consumerWarp, warpN0,
+                        m0);
     return;
   }
   for (int64_t r = 0; r < slices(); ++r)
@@ -378,18 +378,22 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
 
 void WgmmaBuilder::finishAcrossCluster(Value partials, ValueRange sums, Value consumerWarp,
                                        Value warpN0, Value m0) {
-  auto slotOf = [&](int64_t r) { return add(mul(consumerWarp, index(kSlices)), index(r)); };
-  for (int64_t r = 0; r < kSlices; ++r)
+  auto slotOf = [&](int64_t r) { return add(mul(consumerWarp, index(slices())), index(r)); };
+  for (int64_t r = 0; r < slices(); ++r)
     b.create<lb::StoreWgmmaPartialsOp>(loc, sums[r], partials, slotOf(r));
   b.create<lb::ClusterBarrierOp>(loc);
   Value rank = coord(lb::ThreadCoord::block_z);
-  for (int64_t r = 0; r < kSlices; ++r)
-    ifThen(cmp(arith::CmpIPredicate::eq, rank, index(r % clusterK())), [&] {
+  for (int64_t r = 0; r < slices(); ++r) {
+    // By the slice of the layout tile, so that with shared tiles the two
+    // warpgroups' slices go to different ranks.
+    const int64_t slice = firstSlice + r;
+    ifThen(cmp(arith::CmpIPredicate::eq, rank, index(slice % clusterK())), [&] {
       Value total = b.create<lb::SumWgmmaClusterPartialsOp>(
           loc, sums[r].getType(), partials, slotOf(r), b.getI64IntegerAttr(clusterK()));
-      b.create<lb::StoreWgmmaAccumulatorOp>(loc, total, p.y, m0, add(warpN0, index(16 * r)),
+      b.create<lb::StoreWgmmaAccumulatorOp>(loc, total, p.y, m0, add(warpN0, index(16 * slice)),
                                             p.rows);
     });
+  }
   b.create<lb::ClusterBarrierOp>(loc);
 }
 

@@ -216,9 +216,10 @@ SearchSpace enumerateWgmma(const core::Problem &p, const ArchLimits &l,
   constexpr int64_t kSharedWarps = 2 * core::kWarpgroupWarps;
   for (int64_t tileM : o.wgmmaSharedTileM)
     for (int64_t stages : o.wgmmaStages)
-      consider(space, p, l,
-               Schedule{Family::Wgmma, tileM, core::kWarpgroupWarps * core::kColumnsPerUnit,
-                        core::kWgmmaTileK, 1, kSharedWarps, stages, 1, 1});
+      for (int64_t clusterK : o.wgmmaClusterK)
+        consider(space, p, l,
+                 Schedule{Family::Wgmma, tileM, core::kWarpgroupWarps * core::kColumnsPerUnit,
+                          core::kWgmmaTileK, 1, kSharedWarps, stages, 1, clusterK});
   return space;
 }
 

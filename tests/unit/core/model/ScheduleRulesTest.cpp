@@ -193,8 +193,9 @@ TEST(ScheduleRules, WgmmaServesEveryCodeWithWholeLayoutTilesPerWarp) {
 
 // Two warpgroups sharing four layout tiles: tile M up to 128 (two slices a
 // warp, the same accumulator floats as four at 64), the register rules at
-// half the tile M, no clusters or quantized activations, and the block's
-// codes in a weight ring after the activation ring.
+// half the tile M, clusters with two accumulators a warp in the partials,
+// no quantized activations, and the block's codes in a weight ring after
+// the activation ring.
 TEST(ScheduleRules, WgmmaWarpgroupsShareLayoutTilesUpToTileM128) {
   Problem p = problem(formats::DataFormat::unsignedInt(4));
   p.scheme.granularity = formats::Granularity::PerGroup;
@@ -211,11 +212,30 @@ TEST(ScheduleRules, WgmmaWarpgroupsShareLayoutTilesUpToTileM128) {
   EXPECT_NE(checkSchedule(p, taller).error().find("tile M must be a multiple of 8 in 8 .. 128"),
             std::string::npos)
       << checkSchedule(p, taller).error();
+  // K across a cluster: the partials are each warp's two accumulators
+  // (8 warps x 2 x 64 floats a lane x 32 lanes x 4 bytes), after both
+  // rings; at 8 stages they do not fit, at 4 they do.
   Schedule clustered = shared;
   clustered.clusterK = 2;
-  EXPECT_EQ(checkSchedule(p, clustered).error(),
-            "wgmma schedule: cluster_k > 1 is not implemented for warpgroups that share layout "
-            "tiles (tile N 256 over warps [1, 8])");
+  EXPECT_EQ(wgmmaClusterPartialBytes(clustered), 8 * 2 * 64 * 32 * 4);
+  EXPECT_NE(checkSchedule(p, clustered).error().find("the activation ring and the weight ring and "
+                                                     "the cluster's partial sums need 328704 bytes"),
+            std::string::npos)
+      << checkSchedule(p, clustered).error();
+  clustered.stages = 4;
+  EXPECT_TRUE(checkSchedule(p, clustered).ok()) << checkSchedule(p, clustered).error();
+  EXPECT_EQ(dynamicSharedBytes(clustered, p), wgmmaRingBytes(clustered, Activation::F16) +
+                                                  4 * 256 * 64 / 2 + 8 * 2 * 64 * 32 * 4);
+  clustered.clusterK = 4;
+  EXPECT_NE(checkSchedule(p, clustered).error().find("cluster_k > 2 needs tile M <= 64"),
+            std::string::npos)
+      << checkSchedule(p, clustered).error();
+  clustered.tileM = 64;
+  EXPECT_TRUE(checkSchedule(p, clustered).ok()) << checkSchedule(p, clustered).error();
+  clustered.clusterK = 3;
+  EXPECT_NE(checkSchedule(p, clustered).error().find("cluster_k must divide a layout tile's 4"),
+            std::string::npos)
+      << checkSchedule(p, clustered).error();
   Problem s8 = p;
   s8.activation = Activation::S8;
   s8.scheme.granularity = formats::Granularity::PerChannel;
@@ -265,7 +285,7 @@ TEST(ScheduleRules, WgmmaSplitsKAcrossClustersOfTwoOrFourBlocks) {
   Schedule three = kWgmma;
   three.clusterK = 3;
   EXPECT_EQ(checkSchedule(p, three).error(),
-            "wgmma schedule: cluster_k must divide a warp's 4 slices (2 or 4), got 3");
+            "wgmma schedule: cluster_k must divide a layout tile's 4 slices (2 or 4), got 3");
   Schedule four = kWgmma;
   four.clusterK = 4;
   Problem oddK = problem(formats::DataFormat::unsignedInt(4), 4096, 4224);
