@@ -160,7 +160,9 @@ Expected<Schedule> parseSchedule(const std::string &text) {
 // the wgmma ones split K so that M = 64 fills the SMs on sm_90a (H100,
 // 2026-12-06: 28672 x 8192 106 -> 75 us, 8192 x 8192 101 -> 41 us), and
 // the tile-sharing one (tile N 256 over two warpgroups, tile M 128) is the
-// large-M one. (Tile M 96 stays in the tuner's space only: the untuned
+// large-M one, with K split across clusters of 2 at tile M 128 and 64 for
+// N of 8192 and less (H100, M = 256: 4096 x 14336 115 -> 73 us, 8192 x
+// 8192 70 -> 62, 4096 x 4096 31 -> 25). (Tile M 96 stays in the tuner's space only: the untuned
 // heuristic took it for 6144 x 4096 at M = 1024 and it ran 197 us, 0.36x
 // cuBLAS, on an H100.)
 // The gemv ones with 2 or 4 rows of W a warp are the fastest at M = 1 and 2
@@ -200,6 +202,8 @@ const std::vector<Schedule> &defaultSchedules() {
       "#lb.schedule<family = wgmma, tile = [64, 512, 64], warps = [1, 8], stages = 6, split_k = 1, cluster_k = 4>",
       "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 4], stages = 8, split_k = 1, cluster_k = 4>",
       "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, 8], stages = 8, split_k = 1>",
+      "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, 8], stages = 4, split_k = 1, cluster_k = 2>",
+      "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 8], stages = 8, split_k = 1, cluster_k = 2>",
       "#lb.schedule<family = gemv, tile = [1, 4, 4096], warps = [1, 4], stages = 1, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [1, 16, 4096], warps = [1, 4], stages = 1, split_k = 1>",
       "#lb.schedule<family = gemv, tile = [1, 16, 2048], warps = [1, 4], stages = 1, split_k = 1>",

@@ -212,7 +212,11 @@ Expected<std::vector<Candidate>> heuristicCandidates(Context &ctx) {
 struct Band {
   int64_t lo;
   std::optional<int64_t> hi;
+  // Families in the order they are tried; the band's kernel is the best of
+  // the first one the set has, and with `tensorTogether` mma and wgmma are
+  // one family there, ranked by the estimate alone.
   const char *families[3];
+  bool tensorTogether;
   // The block tile M that suits the band: a kernel pads M to its tile, and
   // one tile per row block re-reads the weights M / tile times. It breaks
   // ties the estimate below leaves (a signature without N and K).
@@ -220,25 +224,31 @@ struct Band {
   // The M the band's launches are sized for.
   int64_t typicalM;
 };
-// Below M = 257 the split-K mma serves every band (what the H200's tuned
+// Up to M = 32 the split-K mma serves every band (what the H200's tuned
 // tables chose on 19 shapes: the model presets' and those of
-// examples/specs/untuned-small-n.toml and -large-m.toml); gemv remains the fallback where a set has no
-// mma kernel. From 257 the tensor cores' work decides: the tallest tile,
+// examples/specs/untuned-small-n.toml and -large-m.toml); gemv remains the
+// fallback where a set has no mma kernel. From 33 to 256 the estimate
+// weighs the split-K mma against wgmma, which the H100's tuned tables took
+// at M = 64 where its grid fills the SMs (28672 x 8192, 14336 x 4096) and
+// at M = 256 on 15 of 16 shapes (the PERF.md shapes, the Llama-3-8B presets
+// and untuned-small-n.toml, 2026-12-06: the mma-only bands ran 0.41-0.52x
+// cuBLAS at M = 256 there). From 257 the tensor cores' work decides: the tallest tile,
 // with the estimate at the top of each band, because a tile's row blocks
 // fill whole waves at some M and not at others (4096 x 4096, H100: a
 // 96-row wgmma tile chosen for all M >= 257 from M = 512 ran 153 us at
 // M = 1024, where the 128-row tile fills one wave and the 96-row one
 // takes two); sized for its top, a band's tile never adds a wave there.
 constexpr Band kBands[] = {
-    {1, 9, {"mma", "gemv", "wgmma"}, 8, 1},
-    {9, 33, {"mma", "wgmma", "gemv"}, 16, 16},
-    {33, 97, {"mma", "wgmma", "gemv"}, 16, 64},
-    {97, 257, {"mma", "wgmma", "gemv"}, 32, 128},
-    {257, 513, {"wgmma", "mma", "gemv"}, 128, 512},
-    {513, 1025, {"wgmma", "mma", "gemv"}, 128, 1024},
-    {1025, 2049, {"wgmma", "mma", "gemv"}, 128, 2048},
-    {2049, 4097, {"wgmma", "mma", "gemv"}, 128, 4096},
-    {4097, std::nullopt, {"wgmma", "mma", "gemv"}, 128, 8192},
+    {1, 9, {"mma", "gemv", "wgmma"}, false, 8, 1},
+    {9, 33, {"mma", "wgmma", "gemv"}, false, 16, 16},
+    {33, 97, {"mma", "wgmma", "gemv"}, true, 16, 64},
+    {97, 129, {"mma", "wgmma", "gemv"}, true, 32, 128},
+    {129, 257, {"mma", "wgmma", "gemv"}, true, 32, 256},
+    {257, 513, {"wgmma", "mma", "gemv"}, false, 128, 512},
+    {513, 1025, {"wgmma", "mma", "gemv"}, false, 128, 1024},
+    {1025, 2049, {"wgmma", "mma", "gemv"}, false, 128, 2048},
+    {2049, 4097, {"wgmma", "mma", "gemv"}, false, 128, 4096},
+    {4097, std::nullopt, {"wgmma", "mma", "gemv"}, false, 128, 8192},
 };
 constexpr int64_t kTensorBandFrom = 257;
 
@@ -268,10 +278,13 @@ int tileMisfit(const KernelRecord &kernel, const Band &band) {
   return misfit;
 }
 
-// Whether the kernel splits K over warps or blocks (the split-K mma,
-// gemv_tiled): below M = 257 those stream the weights, where the staged mma
-// (split_k = 1) pays for its shared-memory pipeline in every row block.
-bool splitsK(const KernelRecord &kernel) {
+// Whether the kernel streams the weights: it splits K over warps or blocks
+// (the split-K mma, gemv_tiled), or it is wgmma, whose producer warps keep
+// the consumers' ring full. Below M = 257 the staged mma (split_k = 1) pays
+// for its shared-memory pipeline in every row block instead.
+bool streamsWeights(const KernelRecord &kernel) {
+  if (kernel.family == "wgmma")
+    return true;
   nlohmann::json record = nlohmann::json::parse(kernel.scheduleJson, nullptr, false);
   if (!record.is_object() || !record.contains("schedule") || !record["schedule"].is_string())
     return false;
@@ -286,19 +299,27 @@ bool splitsK(const KernelRecord &kernel) {
 // reduction.
 //  - A block decodes its n_tile columns over K / cluster_k, and multiplies
 //    them by its tile M rows at kMmaRowCost a row (decoding dominates up to
-//    M = 128: tile 32 served M = 64 best wherever its grid filled the SMs).
+//    M = 128: tile 32 served M = 64 best wherever its grid filled the SMs),
+//    or kWgmmaRowCost for wgmma, whose m64nNk16 takes a warpgroup's rows in
+//    one instruction.
 //  - Blocks run in waves of (SMs x blocks an SM holds); an SM of the last
 //    wave holds fewer. A wave's SM works through resident x block work at a
 //    rate that grows with its warps up to kWarpsWantedPerSm: Little's law for
 //    16-byte loads in flight (compiler/tuner/CostModel.cpp's latency and
-//    bytes in flight ask for about that many).
+//    bytes in flight ask for about that many). wgmma's producer warpgroup
+//    decodes nothing, so only its consumer warps count.
 //  - Each block of a cluster adds its n_tile x tile M partials to the
 //    owners', cluster_k reads a value (kClusterReductionCost a partial).
 // The three constants were fitted on the H200's tuned results for those 19
 // shapes at M = 1, 16, 64, 128 (76 points; within 15% of the tuned table at
 // 66 of them, against 49 for the fill-and-tile order it replaced), and are
-// flat near the fit: 0.005-0.015, 12, 8-16 all kept 65-66.
+// flat near the fit: 0.005-0.015, 12, 8-16 all kept 65-66. kWgmmaRowCost
+// was fitted on the H100's tuned results for the 16 shapes above at M = 64
+// and 256, with the mma's constants kept (within 15% of the tuned table at
+// 29 of 32 points, against 19 with mma alone below M = 257; 0.0025-0.01
+// kept 28-29).
 constexpr double kMmaRowCost = 0.01;
+constexpr double kWgmmaRowCost = 0.005;
 constexpr double kWarpsWantedPerSm = 12;
 constexpr double kClusterReductionCost = 8;
 std::optional<double> streamingEstimate(const KernelRecord &kernel, int64_t m, int64_t n,
@@ -325,8 +346,11 @@ std::optional<double> streamingEstimate(const KernelRecord &kernel, int64_t m, i
   int64_t blocks = std::max<int64_t>(1, n / nTile) * rowBlocks * cluster;
   int64_t waves = (blocks + device.smCount * perSm - 1) / (device.smCount * perSm);
   int64_t resident = std::min(perSm, (blocks + device.smCount - 1) / device.smCount);
-  double warps = double(resident * threads) / 32;
-  double blockWork = double(nTile) * double(k) / double(cluster) * (1 + kMmaRowCost * tileM);
+  const bool wgmma = kernel.family == "wgmma";
+  int64_t decodingThreads = wgmma ? threads - core::Schedule::kProducerThreads : threads;
+  double warps = double(resident * decodingThreads) / 32;
+  double rowCost = wgmma ? kWgmmaRowCost : kMmaRowCost;
+  double blockWork = double(nTile) * double(k) / double(cluster) * (1 + rowCost * tileM);
   double busy = std::min(1.0, warps / kWarpsWantedPerSm);
   double reduction =
       cluster > 1 ? kClusterReductionCost * double(nTile * tileM * cluster) : 0.0;
@@ -360,7 +384,7 @@ Expected<Resolution> heuristicTier(Context &ctx) {
   }
   std::vector<bool> streams;
   for (const Candidate &c : *candidates)
-    streams.push_back(splitsK(c.kernel));
+    streams.push_back(streamsWeights(c.kernel));
   for (const Band &band : kBands) {
     // The closest arch, a cubin, a passing measurement; then, below M =
     // 257, a kernel that splits K; then the estimate at the band's M, the
@@ -384,9 +408,14 @@ Expected<Resolution> heuristicTier(Context &ctx) {
                              gridRuleField(c.kernel, "n_tile"), c.kernel.id);
     };
     std::optional<size_t> bestIndex;
+    auto inFamily = [&](const std::string &kernelFamily, const std::string &family) {
+      const bool tensor = kernelFamily == "mma" || kernelFamily == "wgmma";
+      return kernelFamily == family || (band.tensorTogether && tensor && family == "mma");
+    };
     for (const char *family : band.families) {
       for (size_t i = 0; i < candidates->size(); ++i)
-        if ((*candidates)[i].kernel.family == family && (!bestIndex || rank(i) < rank(*bestIndex)))
+        if (inFamily((*candidates)[i].kernel.family, family) &&
+            (!bestIndex || rank(i) < rank(*bestIndex)))
           bestIndex = i;
       if (bestIndex)
         break;

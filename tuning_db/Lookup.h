@@ -21,24 +21,27 @@
 //    out: kernels without a launch configuration (migrated from schema v1),
 //    kernels needing more shared memory than the device's opt-in limit, and
 //    kernels whose every recorded measurement failed the reference check.
-//  - M falls in a band: [1, 9), [9, 33), [33, 97), [97, 257), then one an
-//    octave from 257: [257, 513), [513, 1025), [1025, 2049), [2049, 4097),
-//    [4097, inf).
-//    Below 257 the mma family comes first (its split-K schedules stream the
-//    weights best there), then gemv and wgmma up to M = 8, wgmma and gemv
-//    from 9; from 257 the order is wgmma, mma, gemv. The first family with a
+//  - M falls in a band: [1, 9), [9, 33), [33, 97), [97, 129), [129, 257),
+//    then one an octave from 257: [257, 513), [513, 1025), [1025, 2049),
+//    [2049, 4097), [4097, inf).
+//    Up to M = 32 the mma family comes first (its split-K schedules stream
+//    the weights best there), then gemv and wgmma up to M = 8, wgmma and
+//    gemv from 9; from 33 to 256 mma and wgmma are ranked together, then
+//    gemv; from 257 the order is wgmma, mma, gemv. The first family with a
 //    candidate serves the band.
 //  - Within the family, kernels are ranked by: the closest compiled-for arch
 //    <= the device's; a runnable cubin over PTX that needs a JIT; a passing
-//    measurement over an unmeasured one; below M = 257, a kernel that splits
-//    K (over warps or blocks) over one that does not; in the first band, the
+//    measurement over an unmeasured one; below M = 257, a kernel that
+//    streams the weights (splits K over warps or blocks, or is wgmma) over
+//    the staged mma; in the first band, the
 //    tile M closest to 8; then an estimate of the kernel's time at the
-//    band's typical M (1, 16, 64, 128, then each large band's top: 512 ..
+//    band's typical M (1, 16, 64, 128, 256, then each large band's top: 512 ..
 //    4096, and 8192) on this device, from the
 //    problem's N and K, the launch (grid rule, threads), the registers and
 //    shared memory against the arch's per-SM limits, and the SM count:
 //    waves of resident blocks, each decoding its columns over its share of
-//    K, slowed where too few warps keep loads in flight, plus a cluster's
+//    K and multiplying them by its rows, slowed where too few decoding
+//    warps keep loads in flight, plus a cluster's
 //    reduction (Lookup.cpp states the model and its fitted constants).
 //    Ties, and kernels the estimate cannot rate, go to the tile M nearest
 //    the band's, the fewest blocks along K, the narrowest column tile, and

@@ -260,6 +260,40 @@ TEST_F(LookupTest, HeuristicWeighsLargeMTilesAtEachBandsM) {
   }
 }
 
+// From M = 33 to 256 the split-K mma and wgmma are ranked together by the
+// estimate. The launches are the default schedules' for 14336 x 4096 W4
+// g128 on sm_90a: the split-K mma t32x64x128 k4 (128 threads, 32 KiB
+// static shared) and wgmma t64x256 w1x8 s8 c2 (384 threads of which 256
+// decode, 193 KiB of rings). On an H100 they ran 35.9 and 25.6 us at M = 64,
+// 116.2 and 94.3 at M = 256 (the tuned table's picks there were the wgmma
+// one and a 128-row wgmma tile); the mma still serves M = 16.
+TEST_F(LookupTest, HeuristicWeighsWgmmaAgainstTheSplitKMmaFromM33) {
+  std::string shape = putShape(14336, 4096);
+  KernelRecord mma = makeKernel(shape, "t32k4", "sm_90a", "mma");
+  mma.scheduleJson = R"({"schedule":"#lb.schedule<family = mma, tile = [32, 64, 128], )"
+                     R"(warps = [1, 1], stages = 1, split_k = 4>"})";
+  mma.launch.gridRule = "n_tile=64;m_tile=32;split_k=1";
+  mma.launch.blockX = 128;
+  mma.registers = 186;
+  mma.sharedBytes = 32768;
+  mma.launch.dynamicSharedBytes = 0;
+  KernelRecord wgmma = makeKernel(shape, "t64c2", "sm_90a", "wgmma");
+  wgmma.launch.gridRule = "n_tile=256;m_tile=64;split_k=2";
+  wgmma.launch.blockX = 384;
+  wgmma.registers = 168;
+  wgmma.sharedBytes = 128;
+  wgmma.launch.dynamicSharedBytes = 197632;
+  std::string mmaId = put(mma), wgmmaId = put(wgmma);
+  for (int64_t m : {int64_t{64}, int64_t{256}}) {
+    Expected<Choice> choice = lookup({db.get()}, shape, h100(), m);
+    ASSERT_TRUE(choice.ok()) << choice.error();
+    EXPECT_EQ(choice->kernelId, wgmmaId) << "M = " << m;
+  }
+  Expected<Choice> at16 = lookup({db.get()}, shape, h100(), 16);
+  ASSERT_TRUE(at16.ok()) << at16.error();
+  EXPECT_EQ(at16->kernelId, mmaId);
+}
+
 TEST_F(LookupTest, HeuristicSkipsKernelsThatFailedEveryCheck) {
   ASSERT_TRUE(db->putDevice(rtx4090()).ok());
   ASSERT_TRUE(db->addResult(makeResult(mma86, rtx4090().id(), 64, 3.0, /*passed=*/false)).ok());
