@@ -3,6 +3,7 @@
 #include "core/Arch.h"
 #include "core/Problem.h"
 #include "core/Schedule.h"
+#include "core/ScheduleRules.h"
 
 #include <nlohmann/json.hpp>
 
@@ -282,13 +283,18 @@ int tileMisfit(const KernelRecord &kernel, const Band &band) {
 // (the split-K mma, gemv_tiled), or it is wgmma, whose producer warps keep
 // the consumers' ring full. Below M = 257 the staged mma (split_k = 1) pays
 // for its shared-memory pipeline in every row block instead.
+std::optional<core::Schedule> scheduleOf(const KernelRecord &kernel) {
+  nlohmann::json record = nlohmann::json::parse(kernel.scheduleJson, nullptr, false);
+  if (!record.is_object() || !record.contains("schedule") || !record["schedule"].is_string())
+    return std::nullopt;
+  Expected<core::Schedule> schedule = core::parseSchedule(record["schedule"].get<std::string>());
+  return schedule ? std::optional<core::Schedule>(*schedule) : std::nullopt;
+}
+
 bool streamsWeights(const KernelRecord &kernel) {
   if (kernel.family == "wgmma")
     return true;
-  nlohmann::json record = nlohmann::json::parse(kernel.scheduleJson, nullptr, false);
-  if (!record.is_object() || !record.contains("schedule") || !record["schedule"].is_string())
-    return false;
-  Expected<core::Schedule> schedule = core::parseSchedule(record["schedule"].get<std::string>());
+  std::optional<core::Schedule> schedule = scheduleOf(kernel);
   return schedule && schedule->splitsK();
 }
 
@@ -301,7 +307,8 @@ bool streamsWeights(const KernelRecord &kernel) {
 //    them by its tile M rows at kMmaRowCost a row (decoding dominates up to
 //    M = 128: tile 32 served M = 64 best wherever its grid filled the SMs),
 //    or kWgmmaRowCost for wgmma, whose m64nNk16 takes a warpgroup's rows in
-//    one instruction.
+//    one instruction. Where wgmma's warpgroups share layout tiles, both
+//    decode each unit for their own slices: kSharedTileDecodeCost a weight.
 //  - Blocks run in waves of (SMs x blocks an SM holds); an SM of the last
 //    wave holds fewer. A wave's SM works through resident x block work at a
 //    rate that grows with its warps up to kWarpsWantedPerSm: Little's law for
@@ -317,9 +324,11 @@ bool streamsWeights(const KernelRecord &kernel) {
 // was fitted on the H100's tuned results for the 16 shapes above at M = 64
 // and 256, with the mma's constants kept (within 15% of the tuned table at
 // 29 of 32 points, against 19 with mma alone below M = 257; 0.0025-0.01
-// kept 28-29).
+// kept 28-29); kSharedTileDecodeCost on the same points (30 of 32 with 1.25
+// and 1.5, 24 with 2: nvcc drops part of the unused decode).
 constexpr double kMmaRowCost = 0.01;
 constexpr double kWgmmaRowCost = 0.005;
+constexpr double kSharedTileDecodeCost = 1.5;
 constexpr double kWarpsWantedPerSm = 12;
 constexpr double kClusterReductionCost = 8;
 std::optional<double> streamingEstimate(const KernelRecord &kernel, int64_t m, int64_t n,
@@ -350,7 +359,10 @@ std::optional<double> streamingEstimate(const KernelRecord &kernel, int64_t m, i
   int64_t decodingThreads = wgmma ? threads - core::Schedule::kProducerThreads : threads;
   double warps = double(resident * decodingThreads) / 32;
   double rowCost = wgmma ? kWgmmaRowCost : kMmaRowCost;
-  double blockWork = double(nTile) * double(k) / double(cluster) * (1 + rowCost * tileM);
+  std::optional<core::Schedule> schedule = wgmma ? scheduleOf(kernel) : std::nullopt;
+  double decodeCost = schedule && core::wgmmaSharesTiles(*schedule) ? kSharedTileDecodeCost : 1;
+  double blockWork =
+      double(nTile) * double(k) / double(cluster) * (decodeCost + rowCost * tileM);
   double busy = std::min(1.0, warps / kWarpsWantedPerSm);
   double reduction =
       cluster > 1 ? kClusterReductionCost * double(nTile * tileM * cluster) : 0.0;

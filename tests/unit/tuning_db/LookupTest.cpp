@@ -264,9 +264,10 @@ TEST_F(LookupTest, HeuristicWeighsLargeMTilesAtEachBandsM) {
 // estimate. The launches are the default schedules' for 14336 x 4096 W4
 // g128 on sm_90a: the split-K mma t32x64x128 k4 (128 threads, 32 KiB
 // static shared) and wgmma t64x256 w1x8 s8 c2 (384 threads of which 256
-// decode, 193 KiB of rings). On an H100 they ran 35.9 and 25.6 us at M = 64,
-// 116.2 and 94.3 at M = 256 (the tuned table's picks there were the wgmma
-// one and a 128-row wgmma tile); the mma still serves M = 16.
+// decode, and share layout tiles, 193 KiB of rings). On an H100 they ran
+// 35.9 and 25.6 us at M = 64, 116.2 and 94.3 at M = 256 (the tuned table's
+// picks there were the wgmma one and a 128-row wgmma tile); the mma still
+// serves M = 16.
 TEST_F(LookupTest, HeuristicWeighsWgmmaAgainstTheSplitKMmaFromM33) {
   std::string shape = putShape(14336, 4096);
   KernelRecord mma = makeKernel(shape, "t32k4", "sm_90a", "mma");
@@ -278,6 +279,8 @@ TEST_F(LookupTest, HeuristicWeighsWgmmaAgainstTheSplitKMmaFromM33) {
   mma.sharedBytes = 32768;
   mma.launch.dynamicSharedBytes = 0;
   KernelRecord wgmma = makeKernel(shape, "t64c2", "sm_90a", "wgmma");
+  wgmma.scheduleJson = R"({"schedule":"#lb.schedule<family = wgmma, tile = [64, 256, 64], )"
+                       R"(warps = [1, 8], stages = 8, split_k = 1, cluster_k = 2>"})";
   wgmma.launch.gridRule = "n_tile=256;m_tile=64;split_k=2";
   wgmma.launch.blockX = 384;
   wgmma.registers = 168;
