@@ -307,8 +307,10 @@ bool streamsWeights(const KernelRecord &kernel) {
 //    them by its tile M rows at kMmaRowCost a row (decoding dominates up to
 //    M = 128: tile 32 served M = 64 best wherever its grid filled the SMs),
 //    or kWgmmaRowCost for wgmma, whose m64nNk16 takes a warpgroup's rows in
-//    one instruction. Where wgmma's warpgroups share layout tiles, both
-//    decode each unit for their own slices: kSharedTileDecodeCost a weight.
+//    one instruction. Where wgmma's warpgroups share layout tiles a weight
+//    costs kSharedTileDecodeCost: its codes pass through the weight ring,
+//    and each warp loads a whole 16-byte unit to decode half of it (an
+//    empirical factor, not a count of instructions).
 //  - Blocks run in waves of (SMs x blocks an SM holds); an SM of the last
 //    wave holds fewer. A wave's SM works through resident x block work at a
 //    rate that grows with its warps up to kWarpsWantedPerSm: Little's law for
@@ -325,7 +327,7 @@ bool streamsWeights(const KernelRecord &kernel) {
 // and 256, with the mma's constants kept (within 15% of the tuned table at
 // 29 of 32 points, against 19 with mma alone below M = 257; 0.0025-0.01
 // kept 28-29); kSharedTileDecodeCost on the same points (30 of 32 with 1.25
-// and 1.5, 24 with 2: nvcc drops part of the unused decode).
+// and 1.5, 24 with 2).
 constexpr double kMmaRowCost = 0.01;
 constexpr double kWgmmaRowCost = 0.005;
 constexpr double kSharedTileDecodeCost = 1.5;
