@@ -63,22 +63,22 @@ func.func @zeros(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x
 // CHECK: lb.decode {{.*}} minus(%[[E:arg[0-9]+]], %[[E]], %[[E]], %[[E]], %[[E]], %{{arg[0-9]+}}, %{{arg[0-9]+}}, %{{arg[0-9]+}})
 
 // K split across a cluster of 4: each warp keeps its two accumulators in
-// the partials (8 warps x 2 slots of m64 x 128 floats), and block rank r
+// the partials (8 warps x 2 slots of m64 x 64 floats), and block rank r
 // adds up and stores slice r of every layout tile, so the two warpgroups'
 // slices go to different ranks (0 and 1 to warpgroup 0, 2 and 3 to 1).
 func.func @cluster(%x: tensor<?x256xf16>, %w: tensor<256x256xui4>, %s: tensor<256x2xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 128, scale = f16>
-      schedule <family = wgmma, tile = [128, 256, 64], warps = [1, 8], stages = 2, split_k = 1, cluster_k = 4>
+      schedule <family = wgmma, tile = [64, 256, 64], warps = [1, 8], stages = 2, split_k = 1, cluster_k = 4>
       : (tensor<?x256xf16>, tensor<256x256xui4>, tensor<256x2xf16>) -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
 
-// The activation ring (33792 bytes), the weight ring (16384), the partials
-// (131072).
-// CHECK-LABEL: func.func @cluster__wgmma_t128x256x64_w1x8_s2_k1_c4
-// CHECK-SAME: lb.dynamic_shared_bytes = 181248
-// CHECK-SAME: lb.grid_tile = array<i64: 256, 128, 4>
-// CHECK: %[[PARTIALS:.*]] = lb.shared_buffer 16 x 16 x 128 dynamic : memref<16x16x128xf32, 3>
+// The activation ring (17408 bytes), the weight ring (16384), the partials
+// (65536).
+// CHECK-LABEL: func.func @cluster__wgmma_t64x256x64_w1x8_s2_k1_c4
+// CHECK-SAME: lb.dynamic_shared_bytes = 99328
+// CHECK-SAME: lb.grid_tile = array<i64: 256, 64, 4>
+// CHECK: %[[PARTIALS:.*]] = lb.shared_buffer 16 x 8 x 128 dynamic : memref<16x8x128xf32, 3>
 // The producer meets the consumers' two cluster barriers.
 // CHECK: lb.cluster_barrier
 // CHECK-NEXT: lb.cluster_barrier
