@@ -28,6 +28,20 @@ Expected<std::string> explainText(const std::vector<const Database *> &databases
                                   const std::string &problemId, const DeviceFingerprint &device,
                                   int64_t m);
 
+// `heuristic`: for each device with measurements in the databases, and
+// each problem and M measured on it, the kernel the built-in heuristic picks
+// (db::resolveUntuned: as if nothing had been measured; with `defaultsOnly`
+// from the default schedules' kernels only, what `lowbit compile` gives an
+// untuned device), its measured time against the fastest measured kernel's,
+// and how many points land within `tolerance` of it. Needs no GPU: the
+// device's fingerprint is in the database.
+struct HeuristicCheckOptions {
+  bool defaultsOnly = false;
+  double tolerance = 1.15;
+};
+Expected<std::string> heuristicCheckText(const std::vector<const Database *> &databases,
+                                         const HeuristicCheckOptions &options);
+
 // `merge`: copies rows from other databases into `destination`, one
 // transaction per source. Problems, devices and kernels are added when
 // missing (ids are verified, never recomputed). For each (kernel, device, M)

@@ -5,8 +5,6 @@
 #include "core/Schedule.h"
 #include "core/ScheduleRules.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <tuple>
@@ -61,6 +59,10 @@ struct Context {
   const std::string &problemId;
   const DeviceFingerprint &device;
   std::vector<std::string> notes;
+  // resolveUntuned: only the kernels `keep` accepts, their measurements
+  // unseen.
+  const KernelFilter *keep = nullptr;
+  bool untuned = false;
 };
 
 Expected<bool> kernelKnown(const Context &ctx, const std::string &kernelId) {
@@ -166,6 +168,8 @@ Expected<std::vector<Candidate>> heuristicCandidates(Context &ctx) {
       if (std::find(seen.begin(), seen.end(), kernel.id) != seen.end())
         continue; // an earlier database takes precedence
       seen.push_back(kernel.id);
+      if (ctx.keep && *ctx.keep && !(*ctx.keep)(kernel))
+        continue;
       std::string which = "kernel " + kernel.id.substr(0, 12) + " (" + kernel.family + ", " +
                           kernel.arch + ")";
       auto arch = parseArch(kernel.arch);
@@ -195,7 +199,8 @@ Expected<std::vector<Candidate>> heuristicCandidates(Context &ctx) {
                             std::to_string(smemLimit));
         continue;
       }
-      auto results = db->results(kernel.id);
+      auto results = ctx.untuned ? Expected<std::vector<ResultRecord>>(std::vector<ResultRecord>{})
+                                 : db->results(kernel.id);
       if (!results)
         return std::move(results).takeError();
       bool anyPass = std::any_of(results->begin(), results->end(),
@@ -283,18 +288,10 @@ int tileMisfit(const KernelRecord &kernel, const Band &band) {
 // (the split-K mma, gemv_tiled), or it is wgmma, whose producer warps keep
 // the consumers' ring full. Below M = 257 the staged mma (split_k = 1) pays
 // for its shared-memory pipeline in every row block instead.
-std::optional<core::Schedule> scheduleOf(const KernelRecord &kernel) {
-  nlohmann::json record = nlohmann::json::parse(kernel.scheduleJson, nullptr, false);
-  if (!record.is_object() || !record.contains("schedule") || !record["schedule"].is_string())
-    return std::nullopt;
-  Expected<core::Schedule> schedule = core::parseSchedule(record["schedule"].get<std::string>());
-  return schedule ? std::optional<core::Schedule>(*schedule) : std::nullopt;
-}
-
 bool streamsWeights(const KernelRecord &kernel) {
   if (kernel.family == "wgmma")
     return true;
-  std::optional<core::Schedule> schedule = scheduleOf(kernel);
+  std::optional<core::Schedule> schedule = kernelSchedule(kernel);
   return schedule && schedule->splitsK();
 }
 
@@ -361,7 +358,7 @@ std::optional<double> streamingEstimate(const KernelRecord &kernel, int64_t m, i
   int64_t decodingThreads = wgmma ? threads - core::Schedule::kProducerThreads : threads;
   double warps = double(resident * decodingThreads) / 32;
   double rowCost = wgmma ? kWgmmaRowCost : kMmaRowCost;
-  std::optional<core::Schedule> schedule = wgmma ? scheduleOf(kernel) : std::nullopt;
+  std::optional<core::Schedule> schedule = wgmma ? kernelSchedule(kernel) : std::nullopt;
   double decodeCost = schedule && core::wgmmaSharesTiles(*schedule) ? kSharedTileDecodeCost : 1;
   double blockWork =
       double(nTile) * double(k) / double(cluster) * (decodeCost + rowCost * tileM);
@@ -478,6 +475,17 @@ Expected<Resolution> resolve(const std::vector<const Database *> &databases,
       return std::move(**found);
     }
   }
+  auto heuristic = heuristicTier(ctx);
+  if (!heuristic)
+    return heuristic;
+  heuristic->notes = std::move(ctx.notes);
+  return heuristic;
+}
+
+Expected<Resolution> resolveUntuned(const std::vector<const Database *> &databases,
+                                    const std::string &problemId, const DeviceFingerprint &device,
+                                    const KernelFilter &keep) {
+  Context ctx{databases, problemId, device, {}, &keep, /*untuned=*/true};
   auto heuristic = heuristicTier(ctx);
   if (!heuristic)
     return heuristic;

@@ -53,6 +53,7 @@
 #include "tuning_db/Database.h"
 #include "tuning_db/Fingerprint.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,6 +93,15 @@ struct Resolution {
 // when no kernel can run on the device.
 Expected<Resolution> resolve(const std::vector<const Database *> &databases,
                              const std::string &problemId, const DeviceFingerprint &device);
+
+// What the built-in heuristic alone picks on `device` from the problem's
+// kernels that `keep` accepts (all, when empty), as if no dispatch table
+// existed and none had been measured: what a device without a tuned table
+// gets from a kernel set of those kernels (`lowbit db heuristic`).
+using KernelFilter = std::function<bool(const KernelRecord &)>;
+Expected<Resolution> resolveUntuned(const std::vector<const Database *> &databases,
+                                    const std::string &problemId, const DeviceFingerprint &device,
+                                    const KernelFilter &keep = {});
 
 // resolve() then at(m); M must be >= 1.
 Expected<Choice> lookup(const std::vector<const Database *> &databases,

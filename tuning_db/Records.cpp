@@ -2,6 +2,8 @@
 
 #include "tuning_db/Sha256.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
 namespace lowbit::db {
@@ -76,6 +78,14 @@ Expected<Arch> parseArch(const std::string &arch) {
     result.number = result.number * 10 + (arch[i] - '0');
   }
   return result;
+}
+
+std::optional<core::Schedule> kernelSchedule(const KernelRecord &kernel) {
+  nlohmann::json record = nlohmann::json::parse(kernel.scheduleJson, nullptr, false);
+  if (!record.is_object() || !record.contains("schedule") || !record["schedule"].is_string())
+    return std::nullopt;
+  Expected<core::Schedule> schedule = core::parseSchedule(record["schedule"].get<std::string>());
+  return schedule ? std::optional<core::Schedule>(*schedule) : std::nullopt;
 }
 
 } // namespace lowbit::db

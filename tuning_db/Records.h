@@ -1,6 +1,7 @@
 // Plain rows of the kernel database, as the library's callers see them.
 #pragma once
 
+#include "core/Schedule.h"
 #include "core/support/Expected.h"
 #include "tuning_db/Fingerprint.h"
 
@@ -49,6 +50,10 @@ struct KernelRecord {
   LaunchConfig launch;
   std::string createdAt;
 };
+
+// The kernel's schedule, from the "schedule" field of its schedule JSON;
+// none when the record has no such field (or it does not parse).
+std::optional<core::Schedule> kernelSchedule(const KernelRecord &kernel);
 
 struct DeviceRecord {
   std::string id; // as stored; equals fingerprint.id() for rows this library wrote

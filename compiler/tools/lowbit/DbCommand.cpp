@@ -20,6 +20,7 @@ struct DbOptions {
   std::string problem;
   int64_t m = 0;
   std::string destination;
+  bool defaultsOnly = false;
 };
 
 // Opens each path read-only; notes (a file set aside, an old schema) go to
@@ -97,6 +98,19 @@ void addDbCommand(CLI::App &app) {
     }
     setExitCode(withDatabases(options->paths, [&](auto &dbs) {
       return db::explainText(dbs, options->problem, *device, options->m);
+    }));
+  });
+
+  CLI::App *heuristic = db->add_subcommand(
+      "heuristic", "how close the untuned heuristic lands to the fastest measured kernels "
+                   "(no GPU: the tuned device is in the database)");
+  heuristic->add_flag("--defaults", options->defaultsOnly,
+                      "choose among the default schedules' kernels only (what lowbit compile "
+                      "gives an untuned device)");
+  heuristic->add_option("databases", options->paths, "tuned databases")->required();
+  heuristic->callback([options] {
+    setExitCode(withDatabases(options->paths, [&](auto &dbs) {
+      return db::heuristicCheckText(dbs, {options->defaultsOnly});
     }));
   });
 
