@@ -1,6 +1,8 @@
 // The emitter's state, shared by the files that emit each op family
-// (CudaEmitter.cpp: control flow, arith and the gemv ops; EmitMma.cpp: the
-// mma family's staging, fragment and accumulator ops; EmitScales.cpp: scale
+// (CudaEmitter.cpp: control flow, arith and the gemv ops; EmitDecode.cpp:
+// the register ops of a lowered decode; EmitMma.cpp: the mma family's
+// staging, fragment and accumulator ops; EmitMmaS8.cpp and EmitWgmma.cpp:
+// the integer tensor cores' and the wgmma family's; EmitScales.cpp: scale
 // and zero loads).
 #pragma once
 
@@ -71,6 +73,8 @@ private:
   mlir::LogicalResult emitCopyPairedActivations(lb::CopyPairedActivationsOp copy);
   // Scale and zero loads (EmitScales.cpp).
   mlir::LogicalResult emitScaleOp(mlir::Operation &op, bool &handled);
+  // The register ops a decode lowers to (EmitDecode.cpp).
+  mlir::LogicalResult emitDecodeOp(mlir::Operation &op, bool &handled);
   // From uint4 `lo` and `hi` (8 K-consecutive activations of rows g and
   // g + 8), the A registers of both k16 steps in the mma_b_paired K order.
   void emitPairedFragment(const std::string &var);
