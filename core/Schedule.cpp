@@ -1,5 +1,6 @@
 #include "core/Schedule.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -222,6 +223,11 @@ const std::vector<Schedule> &defaultSchedules() {
     return parsed;
   }();
   return schedules;
+}
+
+bool isDefaultSchedule(const Schedule &schedule) {
+  const std::vector<Schedule> &defaults = defaultSchedules();
+  return std::find(defaults.begin(), defaults.end(), schedule) != defaults.end();
 }
 
 } // namespace lowbit::core

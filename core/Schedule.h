@@ -72,5 +72,9 @@ Expected<Schedule> parseSchedule(const std::string &text);
 // The schedules `lowbit compile` instantiates when its options name none,
 // and so the ones `lowbit formats` asks the rules about.
 const std::vector<Schedule> &defaultSchedules();
+// Whether `schedule` is one of defaultSchedules() (the tuner measures those
+// first; `lowbit db heuristic --defaults` lets the heuristic choose among
+// them alone).
+bool isDefaultSchedule(const Schedule &schedule);
 
 } // namespace lowbit::core

@@ -33,8 +33,10 @@ Expected<std::string> explainText(const std::vector<const Database *> &databases
 // (db::resolveUntuned: as if nothing had been measured; with `defaultsOnly`
 // from the default schedules' kernels only, what `lowbit compile` gives an
 // untuned device), its measured time against the fastest measured kernel's,
-// and how many points land within `tolerance` of it. Needs no GPU: the
-// device's fingerprint is in the database.
+// and how many points land within `tolerance` of it. A pick that only
+// failed the reference check is named as such, and a problem with no kernel
+// the heuristic may pick gets a row saying so. Needs no GPU: the device's
+// fingerprint is in the database.
 struct HeuristicCheckOptions {
   bool defaultsOnly = false;
   double tolerance = 1.15;

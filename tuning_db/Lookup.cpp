@@ -316,7 +316,8 @@ bool streamsWeights(const KernelRecord &kernel) {
 //    decodes nothing, so only its consumer warps count.
 //  - Each block of a cluster adds its n_tile x tile M partials to the
 //    owners', cluster_k reads a value (kClusterReductionCost a partial).
-// The three constants were fitted on the H200's tuned results for those 19
+// kMmaRowCost, kWarpsWantedPerSm and kClusterReductionCost were fitted on
+// the H200's tuned results for those 19
 // shapes at M = 1, 16, 64, 128 (76 points; within 15% of the tuned table at
 // 66 of them, against 49 for the fill-and-tile order it replaced), and are
 // flat near the fit: 0.005-0.015, 12, 8-16 all kept 65-66. kWgmmaRowCost
@@ -330,8 +331,11 @@ constexpr double kWgmmaRowCost = 0.005;
 constexpr double kSharedTileDecodeCost = 1.5;
 constexpr double kWarpsWantedPerSm = 12;
 constexpr double kClusterReductionCost = 8;
-std::optional<double> streamingEstimate(const KernelRecord &kernel, int64_t m, int64_t n,
-                                        int64_t k, const DeviceFingerprint &device) {
+// `decodeCost`: a weight's decode, 1 or kSharedTileDecodeCost
+// (heuristicTier works it out once a candidate).
+std::optional<double> streamingEstimate(const KernelRecord &kernel, double decodeCost,
+                                        int64_t m, int64_t n, int64_t k,
+                                        const DeviceFingerprint &device) {
   Expected<core::TargetArch> arch = core::targetArchForDevice(device.computeCapability());
   int64_t nTile = gridRuleField(kernel, "n_tile"), tileM = tileMOf(kernel);
   int64_t cluster = std::max<int64_t>(1, gridRuleField(kernel, "split_k"));
@@ -356,10 +360,10 @@ std::optional<double> streamingEstimate(const KernelRecord &kernel, int64_t m, i
   int64_t resident = std::min(perSm, (blocks + device.smCount - 1) / device.smCount);
   const bool wgmma = kernel.family == "wgmma";
   int64_t decodingThreads = wgmma ? threads - core::Schedule::kProducerThreads : threads;
+  if (decodingThreads <= 0) // a wgmma launch with no consumer: not a kernel lowbit builds
+    return std::nullopt;
   double warps = double(resident * decodingThreads) / 32;
   double rowCost = wgmma ? kWgmmaRowCost : kMmaRowCost;
-  std::optional<core::Schedule> schedule = wgmma ? kernelSchedule(kernel) : std::nullopt;
-  double decodeCost = schedule && core::wgmmaSharesTiles(*schedule) ? kSharedTileDecodeCost : 1;
   double blockWork =
       double(nTile) * double(k) / double(cluster) * (decodeCost + rowCost * tileM);
   double busy = std::min(1.0, warps / kWarpsWantedPerSm);
@@ -394,18 +398,24 @@ Expected<Resolution> heuristicTier(Context &ctx) {
     }
   }
   std::vector<bool> streams;
-  for (const Candidate &c : *candidates)
+  std::vector<double> decodeCosts;
+  for (const Candidate &c : *candidates) {
     streams.push_back(streamsWeights(c.kernel));
+    std::optional<core::Schedule> schedule =
+        c.kernel.family == "wgmma" ? kernelSchedule(c.kernel) : std::nullopt;
+    decodeCosts.push_back(schedule && core::wgmmaSharesTiles(*schedule) ? kSharedTileDecodeCost
+                                                                          : 1.0);
+  }
   for (const Band &band : kBands) {
     // The closest arch, a cubin, a passing measurement; then, below M =
-    // 257, a kernel that splits K; then the estimate at the band's M, the
+    // 257, a kernel that streams the weights (splits K, or wgmma); then the estimate at the band's M, the
     // tile that suits the band, the fewest blocks along K, the narrowest
     // column tile and the id (so the answer is deterministic).
     const bool tensorBand = band.lo >= kTensorBandFrom;
     auto rank = [&](size_t i) {
       const Candidate &c = (*candidates)[i];
       std::optional<double> estimate =
-          streamingEstimate(c.kernel, band.typicalM, n, k, ctx.device);
+          streamingEstimate(c.kernel, decodeCosts[i], band.typicalM, n, k, ctx.device);
       // Up to M = 8 the tile comes first: there every row of a taller tile
       // is padding, which the estimate undercounts (t16 picked for M = 1
       // ran 1.2x the t8 the tuned tables chose, twice).

@@ -287,12 +287,7 @@ std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &p,
 
 void putDefaultsFirst(std::vector<RankedSchedule> &ranked) {
   std::stable_partition(ranked.begin(), ranked.end(),
-                        [](const RankedSchedule &r) { return isDefaultSchedule(r.schedule); });
-}
-
-bool isDefaultSchedule(const core::Schedule &schedule) {
-  const std::vector<core::Schedule> &defaults = core::defaultSchedules();
-  return std::find(defaults.begin(), defaults.end(), schedule) != defaults.end();
+                        [](const RankedSchedule &r) { return core::isDefaultSchedule(r.schedule); });
 }
 
 size_t candidateCut(size_t total, size_t defaults, int64_t maxCandidates) {

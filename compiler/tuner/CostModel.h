@@ -101,7 +101,6 @@ std::vector<RankedSchedule> rankSchedules(const kernels::ProblemDesc &problem,
 // H200 the model once ranked the 26 us W1 default below 32 slower
 // candidates, and the tuned table came out 1.5x slower than no tuning.
 void putDefaultsFirst(std::vector<RankedSchedule> &ranked);
-bool isDefaultSchedule(const core::Schedule &schedule);
 
 // How many of a ranked list a max-candidates cut takes: its `defaults`
 // (ranked first) and `maxCandidates` more (0: all of `total`).

@@ -86,7 +86,7 @@ size_t candidatesWithinCut(const SweepProblem &problem, int64_t maxCandidates) {
   size_t defaults = std::count_if(
       problem.candidates.begin(), problem.candidates.end(), [](const SweepCandidate &c) {
         Expected<core::Schedule> s = core::parseSchedule(c.entry.schedule);
-        return s.ok() && isDefaultSchedule(*s);
+        return s.ok() && core::isDefaultSchedule(*s);
       });
   return candidateCut(problem.candidates.size(), defaults, maxCandidates);
 }

@@ -21,6 +21,7 @@ struct DbOptions {
   int64_t m = 0;
   std::string destination;
   bool defaultsOnly = false;
+  double tolerance = 1.15;
 };
 
 // Opens each path read-only; notes (a file set aside, an old schema) go to
@@ -107,10 +108,16 @@ void addDbCommand(CLI::App &app) {
   heuristic->add_flag("--defaults", options->defaultsOnly,
                       "choose among the default schedules' kernels only (what lowbit compile "
                       "gives an untuned device)");
+  heuristic
+      ->add_option("--tolerance", options->tolerance,
+                   "a point counts as close when the heuristic's kernel takes at most this "
+                   "times the fastest measured time")
+      ->check(CLI::Range(1.0, 100.0))
+      ->capture_default_str();
   heuristic->add_option("databases", options->paths, "tuned databases")->required();
   heuristic->callback([options] {
     setExitCode(withDatabases(options->paths, [&](auto &dbs) {
-      return db::heuristicCheckText(dbs, {options->defaultsOnly});
+      return db::heuristicCheckText(dbs, {options->defaultsOnly, options->tolerance});
     }));
   });
 

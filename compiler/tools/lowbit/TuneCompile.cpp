@@ -29,7 +29,7 @@ int compileCandidates(CompileMain compileMain, const std::vector<kernels::Proble
     // The defaults first, and always compiled (tuner::putDefaultsFirst).
     tuner::putDefaultsFirst(ranked);
     size_t defaults = std::count_if(ranked.begin(), ranked.end(), [](const auto &r) {
-      return tuner::isDefaultSchedule(r.schedule);
+      return core::isDefaultSchedule(r.schedule);
     });
     std::vector<std::string> schedules;
     for (size_t i = 0; i < tuner::candidateCut(ranked.size(), defaults, maxCandidates); ++i)

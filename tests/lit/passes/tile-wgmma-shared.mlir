@@ -85,18 +85,33 @@ func.func @cluster(%x: tensor<?x256xf16>, %w: tensor<256x256xui4>, %s: tensor<25
 // CHECK: } else {
 // CHECK-COUNT-2: lb.store_wgmma_partials {{.*}}, %[[PARTIALS]]
 // CHECK-NEXT: lb.cluster_barrier
+// Rank r sums slice r of the warp's layout tile and stores it at column
+// 16 r of the tile: warpgroup 0's slices 0 and 1 (columns + 0, + 16) ...
 // CHECK: %[[RANK:.*]] = lb.thread_coord  block_z
 // CHECK: arith.cmpi eq, %[[RANK]], %c0
 // CHECK: lb.sum_wgmma_cluster_partials %[[PARTIALS]][{{.*}}] blocks 4
+// CHECK-NEXT: %[[COL0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[N0:.*]] = arith.addi %[[WARPN:.*]], %[[COL0]] : index
+// CHECK-NEXT: lb.store_wgmma_accumulator %{{.*}}, %arg3[%{{.*}}, %[[N0]]]
 // CHECK: arith.cmpi eq, %[[RANK]], %c1
 // CHECK: lb.sum_wgmma_cluster_partials %[[PARTIALS]][{{.*}}] blocks 4
+// CHECK-NEXT: %[[COL1:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[N1:.*]] = arith.addi %[[WARPN]], %[[COL1]] : index
+// CHECK-NEXT: lb.store_wgmma_accumulator %{{.*}}, %arg3[%{{.*}}, %[[N1]]]
 // CHECK: lb.cluster_barrier
+// ... and warpgroup 1's slices 2 and 3 (columns + 32, + 48), on ranks 2 and 3.
 // CHECK: } else {
 // CHECK-COUNT-2: lb.store_wgmma_partials {{.*}}, %[[PARTIALS]]
 // CHECK-NEXT: lb.cluster_barrier
 // CHECK: %[[RANK1:.*]] = lb.thread_coord  block_z
 // CHECK: arith.cmpi eq, %[[RANK1]], %c2
 // CHECK: lb.sum_wgmma_cluster_partials %[[PARTIALS]][{{.*}}] blocks 4
+// CHECK-NEXT: %[[COL2:.*]] = arith.constant 32 : index
+// CHECK-NEXT: %[[N2:.*]] = arith.addi %[[WARPN1:.*]], %[[COL2]] : index
+// CHECK-NEXT: lb.store_wgmma_accumulator %{{.*}}, %arg3[%{{.*}}, %[[N2]]]
 // CHECK: arith.cmpi eq, %[[RANK1]], %c3
 // CHECK: lb.sum_wgmma_cluster_partials %[[PARTIALS]][{{.*}}] blocks 4
+// CHECK-NEXT: %[[COL3:.*]] = arith.constant 48 : index
+// CHECK-NEXT: %[[N3:.*]] = arith.addi %[[WARPN1]], %[[COL3]] : index
+// CHECK-NEXT: lb.store_wgmma_accumulator %{{.*}}, %arg3[%{{.*}}, %[[N3]]]
 // CHECK: lb.cluster_barrier

@@ -165,7 +165,7 @@ TEST(CostModel, EveryCutKeepsTheDefaultSchedules) {
     std::vector<Schedule> accepted = candidatesFor(p);
     size_t defaults = 0;
     for (const Schedule &s : accepted)
-      defaults += isDefaultSchedule(s);
+      defaults += core::isDefaultSchedule(s);
     ASSERT_GT(defaults, 0u) << weight;
     auto ranked = rankSchedules(p, accepted, {1, 16}, DeviceModel::h200());
     putDefaultsFirst(ranked);
@@ -174,7 +174,7 @@ TEST(CostModel, EveryCutKeepsTheDefaultSchedules) {
       EXPECT_EQ(cut, std::min(ranked.size(), defaults + size_t(maxCandidates)));
       size_t kept = 0;
       for (size_t i = 0; i < cut; ++i)
-        kept += isDefaultSchedule(ranked[i].schedule);
+        kept += core::isDefaultSchedule(ranked[i].schedule);
       EXPECT_EQ(kept, defaults) << weight << ", max candidates " << maxCandidates;
     }
     EXPECT_EQ(candidateCut(ranked.size(), defaults, 0), ranked.size());
