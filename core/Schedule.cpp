@@ -163,9 +163,9 @@ Expected<Schedule> parseSchedule(const std::string &text) {
 // the tile-sharing one (tile N 256 over two warpgroups, tile M 128) is the
 // large-M one, with K split across clusters of 2 at tile M 128 and 64 for
 // N of 8192 and less (H100, M = 256: 4096 x 14336 115 -> 73 us, 8192 x
-// 8192 70 -> 62, 4096 x 4096 31 -> 25). (Tile M 96 stays in the tuner's space only: the untuned
-// heuristic took it for 6144 x 4096 at M = 1024 and it ran 197 us, 0.36x
-// cuBLAS, on an H100.)
+// 8192 70 -> 62, 4096 x 4096 31 -> 25). (Tile M 96 stays in the tuner's
+// space only: the untuned heuristic took it for 6144 x 4096 at M = 1024
+// and it ran 197 us, 0.36x cuBLAS, on an H100.)
 // The gemv ones with 2 or 4 rows of W a warp are the fastest at M = 1 and 2
 // on the H200 (docs/measurements, 2026-12-03 gemv rows), through a table or
 // a plan that fixes the gemv layout.

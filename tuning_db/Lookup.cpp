@@ -408,9 +408,10 @@ Expected<Resolution> heuristicTier(Context &ctx) {
   }
   for (const Band &band : kBands) {
     // The closest arch, a cubin, a passing measurement; then, below M =
-    // 257, a kernel that streams the weights (splits K, or wgmma); then the estimate at the band's M, the
-    // tile that suits the band, the fewest blocks along K, the narrowest
-    // column tile and the id (so the answer is deterministic).
+    // 257, a kernel that streams the weights (splits K, or wgmma); then the
+    // estimate at the band's M, the tile that suits the band, the fewest
+    // blocks along K, the narrowest column tile and the id (so the answer
+    // is deterministic).
     const bool tensorBand = band.lo >= kTensorBandFrom;
     auto rank = [&](size_t i) {
       const Candidate &c = (*candidates)[i];
@@ -454,6 +455,7 @@ Expected<Resolution> heuristicTier(Context &ctx) {
     resolution.ranges.push_back(Choice{best->kernel.id, band.lo, band.hi, Tier::Heuristic,
                                        best->databasePath, "", ""});
   }
+  resolution.notes = std::move(ctx.notes);
   return resolution;
 }
 
@@ -485,22 +487,14 @@ Expected<Resolution> resolve(const std::vector<const Database *> &databases,
       return std::move(**found);
     }
   }
-  auto heuristic = heuristicTier(ctx);
-  if (!heuristic)
-    return heuristic;
-  heuristic->notes = std::move(ctx.notes);
-  return heuristic;
+  return heuristicTier(ctx);
 }
 
 Expected<Resolution> resolveUntuned(const std::vector<const Database *> &databases,
                                     const std::string &problemId, const DeviceFingerprint &device,
                                     const KernelFilter &keep) {
   Context ctx{databases, problemId, device, {}, &keep, /*untuned=*/true};
-  auto heuristic = heuristicTier(ctx);
-  if (!heuristic)
-    return heuristic;
-  heuristic->notes = std::move(ctx.notes);
-  return heuristic;
+  return heuristicTier(ctx);
 }
 
 Expected<Choice> lookup(const std::vector<const Database *> &databases,

@@ -14,21 +14,6 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-KernelRecord kernelWith(const std::string &problem, const std::string &tag,
-                        const std::string &family, const std::string &schedule,
-                        const std::string &gridRule, int threads, int registers,
-                        int64_t staticShared, int64_t dynamicShared) {
-  KernelRecord k = makeKernel(problem, tag, "sm_90a", family);
-  k.entry = tag;
-  k.scheduleJson = R"({"schedule":")" + schedule + R"("})";
-  k.launch.gridRule = gridRule;
-  k.launch.blockX = threads;
-  k.registers = registers;
-  k.sharedBytes = staticShared;
-  k.launch.dynamicSharedBytes = dynamicShared;
-  return k;
-}
-
 // A W4 problem of N x 4096 in `db`.
 std::string putW4Problem(Database &db, int64_t n) {
   core::Problem shape;
@@ -43,7 +28,7 @@ std::string putW4Problem(Database &db, int64_t n) {
 // is not), as lowbit compiles it.
 std::string putSplitKMma(Database &db, const std::string &problem, const std::string &tag,
                          int stages) {
-  return *db.putKernel(kernelWith(
+  return *db.putKernel(makeSm90aKernel(
       problem, tag, "mma",
       "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = " +
           std::to_string(stages) + ", split_k = 4>",
@@ -62,7 +47,7 @@ TEST(HeuristicCheck, ComparesTheUntunedPickWithTheFastestMeasuredKernel) {
   Database db = openOrDie(dir.file("tuned.db"));
   std::string problem = putW4Problem(db, 14336);
   std::string mma = putSplitKMma(db, problem, "mma_t32k4", 1);
-  std::string wgmma = *db.putKernel(kernelWith(
+  std::string wgmma = *db.putKernel(makeSm90aKernel(
       problem, "wgmma_t64c2", "wgmma",
       "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 8], stages = 8, "
       "split_k = 1, cluster_k = 2>",

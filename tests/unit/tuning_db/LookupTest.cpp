@@ -270,22 +270,15 @@ TEST_F(LookupTest, HeuristicWeighsLargeMTilesAtEachBandsM) {
 // serves M = 16.
 TEST_F(LookupTest, HeuristicWeighsWgmmaAgainstTheSplitKMmaFromM33) {
   std::string shape = putShape(14336, 4096);
-  KernelRecord mma = makeKernel(shape, "t32k4", "sm_90a", "mma");
-  mma.scheduleJson = R"({"schedule":"#lb.schedule<family = mma, tile = [32, 64, 128], )"
-                     R"(warps = [1, 1], stages = 1, split_k = 4>"})";
-  mma.launch.gridRule = "n_tile=64;m_tile=32;split_k=1";
-  mma.launch.blockX = 128;
-  mma.registers = 186;
-  mma.sharedBytes = 32768;
-  mma.launch.dynamicSharedBytes = 0;
-  KernelRecord wgmma = makeKernel(shape, "t64c2", "sm_90a", "wgmma");
-  wgmma.scheduleJson = R"({"schedule":"#lb.schedule<family = wgmma, tile = [64, 256, 64], )"
-                       R"(warps = [1, 8], stages = 8, split_k = 1, cluster_k = 2>"})";
-  wgmma.launch.gridRule = "n_tile=256;m_tile=64;split_k=2";
-  wgmma.launch.blockX = 384;
-  wgmma.registers = 168;
-  wgmma.sharedBytes = 128;
-  wgmma.launch.dynamicSharedBytes = 197632;
+  KernelRecord mma = makeSm90aKernel(
+      shape, "t32k4", "mma",
+      "#lb.schedule<family = mma, tile = [32, 64, 128], warps = [1, 1], stages = 1, split_k = 4>",
+      "n_tile=64;m_tile=32;split_k=1", 128, 186, 32768, 0);
+  KernelRecord wgmma = makeSm90aKernel(
+      shape, "t64c2", "wgmma",
+      "#lb.schedule<family = wgmma, tile = [64, 256, 64], warps = [1, 8], stages = 8, "
+      "split_k = 1, cluster_k = 2>",
+      "n_tile=256;m_tile=64;split_k=2", 384, 168, 128, 197632);
   std::string mmaId = put(mma), wgmmaId = put(wgmma);
   for (int64_t m : {int64_t{64}, int64_t{256}}) {
     Expected<Choice> choice = lookup({db.get()}, shape, h100(), m);

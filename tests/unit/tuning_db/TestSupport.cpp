@@ -93,6 +93,21 @@ KernelRecord makeKernel(const std::string &problemId, const std::string &tag,
   return k;
 }
 
+KernelRecord makeSm90aKernel(const std::string &problemId, const std::string &tag,
+                             const std::string &family, const std::string &schedule,
+                             const std::string &gridRule, int threads, int registers,
+                             int64_t staticShared, int64_t dynamicShared) {
+  KernelRecord k = makeKernel(problemId, tag, "sm_90a", family);
+  k.entry = tag;
+  k.scheduleJson = R"({"schedule":")" + schedule + R"("})";
+  k.launch.gridRule = gridRule;
+  k.launch.blockX = threads;
+  k.registers = registers;
+  k.sharedBytes = staticShared;
+  k.launch.dynamicSharedBytes = dynamicShared;
+  return k;
+}
+
 ResultRecord makeResult(const std::string &kernelId, const std::string &deviceId, int64_t m,
                         double medianUs, bool passed, const std::string &runId) {
   ResultRecord r;

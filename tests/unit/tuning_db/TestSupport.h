@@ -33,6 +33,13 @@ DeviceFingerprint rtx4090(); // cc 8.9, 128 SMs
 KernelRecord makeKernel(const std::string &problemId, const std::string &tag,
                         const std::string &arch, const std::string &family, bool withPtx = true);
 
+// An sm_90a kernel named `tag` with the schedule and launch lowbit compile
+// gives it: what the heuristic's estimate reads.
+KernelRecord makeSm90aKernel(const std::string &problemId, const std::string &tag,
+                             const std::string &family, const std::string &schedule,
+                             const std::string &gridRule, int threads, int registers,
+                             int64_t staticShared, int64_t dynamicShared);
+
 ResultRecord makeResult(const std::string &kernelId, const std::string &deviceId, int64_t m,
                         double medianUs, bool passed = true, const std::string &runId = "run");
 
