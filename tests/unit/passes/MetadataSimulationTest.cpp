@@ -8,25 +8,20 @@
 // pass; so every value's metadata must be at row n, group k / group size and
 // super-block k / super block. The GPU tests check the same end to end; this
 // checks every lane of every family without a GPU, and says which one is off.
-#include "compiler/ProblemModule.h"
 #include "core/FragmentFacts.h"
 #include "core/ScheduleRules.h"
-#include "ir/LbDialect.h"
 #include "ir/LbOps.h"
-#include "passes/Passes.h"
 #include "tests/unit/passes/IrEvaluation.h"
+#include "tests/unit/passes/MetadataReads.h"
 
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -35,90 +30,6 @@ namespace {
 
 using namespace mlir;
 using namespace lowbit::testing;
-
-// Where a metadata value was read: row n, and the group (scales, zeros and
-// runs) or super-block (steps) of K, or none of K (per channel).
-struct MetadataRead {
-  std::string what;
-  int64_t row = -1;
-  std::optional<int64_t> group, superBlock;
-};
-
-// Every metadata load behind an f32 value (through the f32 arithmetic that
-// combines a code with its step, or the tensor scale).
-bool collectReads(Value value, const Env &env, std::vector<MetadataRead> &reads, std::string &why) {
-  auto found = origin(value, env);
-  if (!found) {
-    why = "cannot follow a metadata value back to its load";
-    return false;
-  }
-  auto [source, at] = *found;
-  Operation *op = source.getDefiningOp();
-  if (!op) {
-    why = "a metadata value is a block argument";
-    return false;
-  }
-  if (auto load = dyn_cast<lb::LoadScalarOp>(op)) {
-    MetadataRead read{"scalar", -1, std::nullopt, std::nullopt};
-    std::vector<int64_t> indices;
-    for (Value index : load.getIndices()) {
-      std::optional<int64_t> v = evaluate(index, at);
-      if (!v) {
-        why = "cannot evaluate an lb.load_scalar index";
-        return false;
-      }
-      indices.push_back(*v);
-    }
-    // [n, group], [n] per channel, [0] per tensor.
-    auto type = cast<MemRefType>(load.getSource().getType());
-    if (indices.size() == 2) {
-      read.row = indices[0], read.group = indices[1];
-    } else if (type.getDimSize(0) != 1) {
-      read.row = indices[0];
-    }
-    reads.push_back(read);
-    return true;
-  }
-  if (auto pick = dyn_cast<lb::ScaleInRunOp>(op)) {
-    auto runOrigin = origin(pick.getRun(), at);
-    auto run = runOrigin ? dyn_cast_or_null<lb::LoadScaleRunOp>(runOrigin->first.getDefiningOp())
-                         : lb::LoadScaleRunOp();
-    std::optional<int64_t> position = evaluate(pick.getPosition(), at);
-    std::optional<int64_t> upper =
-        pick.getUpperHalf() ? evaluate(pick.getUpperHalf(), at) : std::optional<int64_t>(0);
-    if (!run || !position || !upper) {
-      why = "cannot follow an lb.scale_in_run to its run";
-      return false;
-    }
-    std::optional<int64_t> row = evaluate(run.getRow(), runOrigin->second),
-                           first = evaluate(run.getFirst(), runOrigin->second);
-    if (!row || !first) {
-      why = "cannot evaluate an lb.load_scale_run's row or first group";
-      return false;
-    }
-    reads.push_back({"run", *row, *first + *position + (*upper ? 1 : 0), std::nullopt});
-    return true;
-  }
-  if (auto step = dyn_cast<lb::LoadSuperStepOp>(op)) {
-    std::optional<int64_t> row = evaluate(step.getRow(), at), block = evaluate(step.getBlock(), at);
-    if (!row || !block) {
-      why = "cannot evaluate an lb.load_super_step's row or block";
-      return false;
-    }
-    reads.push_back({"super step", *row, std::nullopt, *block});
-    return true;
-  }
-  if (isa<lb::LoadTensorScaleOp, arith::ConstantOp>(op))
-    return true; // one value for the whole tensor
-  if (isa<arith::MulFOp, arith::NegFOp, arith::AddFOp, arith::SubFOp>(op)) {
-    for (Value operand : op->getOperands())
-      if (!collectReads(operand, at, reads, why))
-        return false;
-    return true;
-  }
-  why = "a metadata value comes from " + op->getName().getStringRef().str();
-  return false;
-}
 
 // Where the codes a load reads sit in W: its (n0, k0), or for a load from a
 // staging buffer (the staged mma's tiles, the wgmma weight ring) the tile's
@@ -188,40 +99,21 @@ std::string describe(const Kernel &k) {
 // it checked, with a gtest failure for the first one that is off.
 int64_t simulate(const Kernel &kernel) {
   MLIRContext context;
-  DialectRegistry registry;
-  registry.insert<lb::LbDialect, arith::ArithDialect, func::FuncDialect, memref::MemRefDialect,
-                  scf::SCFDialect>();
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
-  Attribute attr = parseAttribute(kernel.schedule, &context);
-  auto module = compiler::buildProblemModule(context, {kernel.problem}, attr);
-  if (failed(module)) {
-    ADD_FAILURE() << "no module for " << describe(kernel);
+  OwningOpRef<ModuleOp> module = tiledModule(context, kernel.problem, kernel.schedule);
+  if (!module)
     return 0;
-  }
-  PassManager pm(&context);
-  pm.addPass(passes::createLbTile());
-  if (failed(pm.run(**module))) {
-    ADD_FAILURE() << "lb-tile failed for " << describe(kernel);
-    return 0;
-  }
   const core::Problem &p = kernel.problem;
-  const bool grouped = p.scheme.granularity == formats::Granularity::PerGroup;
   Expected<core::CodeFragment> fragment = core::codeFragment(p.code);
   if (!fragment) {
     ADD_FAILURE() << describe(kernel) << ": " << fragment.error();
     return 0;
   }
   const bool bothSteps = fragment->pairedUnitsPerLoad() == 2;
-  int64_t threads = 0;
-  (*module)->walk([&](func::FuncOp f) {
-    if (auto t = f->getAttrOfType<IntegerAttr>("lb.block_threads"))
-      threads = t.getInt();
-  });
+  const int64_t threads = blockThreads(*module);
   int64_t checked = 0;
   bool failedOnce = false;
   OriginCache origins;
-  (*module)->walk([&](lb::ScaleFragmentOp scale) {
+  module->walk([&](lb::ScaleFragmentOp scale) {
     if (failedOnce)
       return;
     // fragment <- lb.slice_pairs (subtile = offset / 2) <- lb.decode <- lb.load_codes.
@@ -239,12 +131,7 @@ int64_t simulate(const Kernel &kernel) {
       for (int64_t lane : {0, 1, 2, 3, 28, 29, 30, 31}) {
         if (failedOnce)
           break;
-        Env base;
-        base.coords = {{lb::ThreadCoord::lane, lane}, {lb::ThreadCoord::warp, warp},
-                       {lb::ThreadCoord::block_x, 1}, {lb::ThreadCoord::block_y, 1},
-                       {lb::ThreadCoord::grid_x, 2},  {lb::ThreadCoord::grid_y, 2},
-                       {lb::ThreadCoord::block_z, 0}};
-        for (const Env &env : loopEnvs(scale, base)) {
+        for (const Env &env : loopEnvs(scale, threadEnv(warp, lane))) {
           if (!runsIn(scale, env))
             continue;
           auto codes = origin(decode.getWords(), env);
@@ -284,22 +171,10 @@ int64_t simulate(const Kernel &kernel) {
               const int64_t n = n0 + 8 * subtile + g;
               const int64_t k = blockK + core::pairedKOf(t, static_cast<int>(step), r, h);
               for (const MetadataRead &read : reads) {
-                bool ok = read.row < 0 || read.row == n;
-                if (read.group && grouped)
-                  ok = ok && *read.group == k / p.scheme.groupSize;
-                if (read.superBlock)
-                  ok = ok && *read.superBlock == k / p.scheme.superBlock;
-                if (!ok) {
-                  std::ostringstream where;
-                  where << describe(kernel) << ": warp " << warp << " lane " << lane << ", subtile "
-                        << subtile << " register " << r << " half " << h << " holds W[" << n << ", "
-                        << k << "], but its " << read.what << " is row " << read.row;
-                  if (read.group)
-                    where << " group " << *read.group << " (want " << k / p.scheme.groupSize << ")";
-                  if (read.superBlock)
-                    where << " super-block " << *read.superBlock << " (want "
-                          << k / p.scheme.superBlock << ")";
-                  ADD_FAILURE() << where.str();
+                if (std::string off = mismatch(read, n, k, p); !off.empty()) {
+                  ADD_FAILURE() << describe(kernel) << ": warp " << warp << " lane " << lane
+                                << ", subtile " << subtile << " register " << r << " half " << h
+                                << " holds W[" << n << ", " << k << "], but " << off;
                   failedOnce = true;
                   return;
                 }
