@@ -1,4 +1,4 @@
-// The gemv family's metadata, simulated per lane like the tensor-core
+// The gemv families' metadata, simulated per lane like the tensor-core
 // families' (MetadataSimulationTest.cpp). A gemv_row unit is 32 consecutive
 // codes of one row, W[n, k .. k + 32), in K order; groups of 16 (or odd
 // multiples) split it into two halves, each with its own scale and zero
@@ -8,6 +8,13 @@
 // super-block) of each of those K: its scale (a product after the dot, or
 // lb.scale_fragment's on the weights), its bias, its decode's zero, and the
 // min term s·Σq·x − z·Σx adds after it.
+//
+// gemv_tiled reads the tensor-core families' mma_b_paired units instead: a
+// lane's column is subtile s (row n0 + 8 s + lane / 4) of both k16 steps
+// of a 32-wide block, joined, whose 8 values are K = block + 8 (lane % 4)
+// .. + 8 in the paired order (core::pairedKOf); its dots are checked the
+// same way against those.
+#include "core/FragmentFacts.h"
 #include "core/ScheduleRules.h"
 #include "ir/LbOps.h"
 #include "tests/unit/passes/IrEvaluation.h"
@@ -19,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 
 namespace lowbit {
 namespace {
@@ -27,21 +35,40 @@ using namespace mlir;
 using namespace lowbit::testing;
 
 // The values a dot sums: its weights' slice of the unit (the first value
-// and how many), the decode they came from, and the scale_fragment on the
-// way, if any.
+// and how many), the decode they came from, and the scale_fragments on the
+// way. A gemv_tiled column joins two steps' slices of subtile `subtile`.
 struct DotWeights {
   int64_t first = 0, count = 0;
+  std::optional<int64_t> subtile;
   lb::DecodeOp decode;
-  lb::ScaleFragmentOp scaled;
+  SmallVector<lb::ScaleFragmentOp, 2> scaled;
 };
 
-std::optional<DotWeights> weightsOf(lb::DotOp dot) {
-  DotWeights found;
-  Value value = dot.getA();
-  found.count = cast<VectorType>(value.getType()).getNumElements();
+std::optional<DotWeights> weightsOf(Value value, DotWeights found) {
   while (Operation *op = value.getDefiningOp()) {
+    if (auto join = dyn_cast<lb::JoinPairsOp>(op)) {
+      // Both steps' fragments: the first names the unit and the subtile,
+      // and each may carry its own scale_fragment.
+      std::optional<DotWeights> first;
+      for (Value part : join.getParts()) {
+        DotWeights inner;
+        inner.count = cast<VectorType>(part.getType()).getNumElements();
+        std::optional<DotWeights> traced = weightsOf(part, inner);
+        if (!traced)
+          return std::nullopt;
+        if (!first)
+          first = traced;
+        else
+          first->scaled.append(traced->scaled.begin(), traced->scaled.end());
+      }
+      if (!first)
+        return std::nullopt;
+      first->subtile = first->first / 4; // 4 values (2 pairs) a subtile
+      first->scaled.append(found.scaled.begin(), found.scaled.end());
+      return first;
+    }
     if (auto scale = dyn_cast<lb::ScaleFragmentOp>(op)) {
-      found.scaled = scale;
+      found.scaled.push_back(scale);
       value = scale.getFragment();
     } else if (auto slice = dyn_cast<lb::SlicePairsOp>(op)) {
       found.first += 2 * slice.getOffset();
@@ -54,6 +81,12 @@ std::optional<DotWeights> weightsOf(lb::DotOp dot) {
     }
   }
   return std::nullopt;
+}
+
+std::optional<DotWeights> weightsOf(lb::DotOp dot) {
+  DotWeights found;
+  found.count = cast<VectorType>(dot.getA().getType()).getNumElements();
+  return weightsOf(dot.getA(), found);
 }
 
 // The scale a dot's sum is multiplied by (s·Σ q·x), and the min term added
@@ -100,9 +133,13 @@ int64_t simulateGemv(const core::Problem &p, const std::string &schedule,
     Value scale, minBias;
     scaleAndMinAfter(dot, scale, minBias);
     const auto zeros = weights->decode.getZeros();
-    const int64_t zeroIndex = zeros.empty() ? -1 : weights->first * zeros.size() / 32;
+    // A gemv_row unit splits its registers evenly between its zeros; an
+    // mma_b_paired unit has one a subtile.
+    const int64_t zeroIndex = zeros.empty()      ? -1
+                              : weights->subtile ? *weights->subtile
+                                                 : weights->first * zeros.size() / 32;
     for (int64_t warp = 0; warp < threads / 32 && !failedOnce; ++warp)
-      for (int64_t lane : {0, 1, 17, 31}) {
+      for (int64_t lane : {0, 1, 2, 3, 17, 31}) {
         if (failedOnce)
           break;
         for (const Env &env : loopEnvs(dot, threadEnv(warp, lane))) {
@@ -119,28 +156,41 @@ int64_t simulateGemv(const core::Problem &p, const std::string &schedule,
           std::vector<MetadataRead> reads;
           std::string why;
           bool traced = n >= 0 && k0 >= 0;
-          for (Value meta : {scale, minBias, weights->scaled ? weights->scaled.getScale() : Value(),
-                             weights->scaled ? weights->scaled.getBias() : Value(),
-                             zeroIndex >= 0 ? zeros[zeroIndex] : Value()})
+          SmallVector<Value> metadata = {scale, minBias,
+                                         zeroIndex >= 0 ? zeros[zeroIndex] : Value()};
+          for (lb::ScaleFragmentOp scaled : weights->scaled)
+            metadata.append({scaled.getScale(), scaled.getBias()});
+          for (Value meta : metadata)
             if (traced && meta)
               traced = collectReads(meta, env, reads, why);
+          // mma_b_paired: the subtile's row, and the lane's 8 K of the block.
+          int64_t firstK = k0 + weights->first, lastK = firstK + weights->count - 1;
+          if (weights->subtile) {
+            n += 8 * *weights->subtile + lane / 4;
+            firstK = k0 + core::pairedKOf(static_cast<int>(lane % 4), 0, 0, 0);
+            lastK = k0 + core::pairedKOf(static_cast<int>(lane % 4), 1, 1, 1);
+          }
           if (!traced || reads.empty()) {
             ADD_FAILURE() << subject << ": warp " << warp << " lane " << lane << ": "
                           << (n < 0 || k0 < 0 ? "cannot evaluate the unit's codes' origin"
-                              : reads.empty() ? "its sum meets no scale"
-                                              : why);
+                              : !traced       ? why
+                                              : "its sum meets no scale");
             failedOnce = true;
             return;
           }
           // The first and last K the dot sums: within one group by design,
           // so both ends must meet the same metadata.
-          for (int64_t k : {k0 + weights->first, k0 + weights->first + weights->count - 1})
+          for (int64_t k : {firstK, lastK})
             for (const MetadataRead &read : reads) {
               if (std::string off = mismatch(read, n, k, p); !off.empty()) {
-                ADD_FAILURE() << subject << ": warp " << warp << " lane " << lane
-                              << ", the dot over values " << weights->first << " .. "
-                              << weights->first + weights->count - 1 << " of its unit holds W[" << n
-                              << ", " << k << "], but " << off;
+                std::ostringstream dotOf;
+                if (weights->subtile)
+                  dotOf << "the dot over subtile " << *weights->subtile << " of both steps";
+                else
+                  dotOf << "the dot over values " << weights->first << " .. "
+                        << weights->first + weights->count - 1 << " of its unit";
+                ADD_FAILURE() << subject << ": warp " << warp << " lane " << lane << ", "
+                              << dotOf.str() << " holds W[" << n << ", " << k << "], but " << off;
                 failedOnce = true;
                 return;
               }
@@ -166,11 +216,16 @@ core::Problem gemvProblem(formats::DataFormat code, int64_t group) {
   return p;
 }
 
-// One, two and four rows of W a warp, one and four rows of x a block.
+// gemv with one, two and four rows of W a warp, one and four rows of x a
+// block; gemv_tiled with one and four rows of x, alone and over a cluster.
 const char *kGemvSchedules[] = {
     "#lb.schedule<family = gemv, tile = [1, 4, 1024], warps = [1, 4], stages = 1, split_k = 1>",
     "#lb.schedule<family = gemv, tile = [1, 8, 2048], warps = [1, 4], stages = 1, split_k = 1>",
     "#lb.schedule<family = gemv, tile = [4, 16, 1024], warps = [1, 4], stages = 1, split_k = 1>",
+    "#lb.schedule<family = gemv_tiled, tile = [1, 64, 128], warps = [1, 1], stages = 1, "
+    "split_k = 8>",
+    "#lb.schedule<family = gemv_tiled, tile = [4, 64, 128], warps = [1, 1], stages = 1, "
+    "split_k = 4, cluster_k = 2>",
 };
 
 TEST(GemvMetadataSimulation, EveryDotMeetsTheScalesAndZerosOfItsGroup) {
