@@ -149,7 +149,9 @@ struct WgmmaBuilder : TileBuilderBase {
   // Where warpgroups share the block's layout tiles, warp q of warpgroup g
   // loads tile q and multiplies its slices 2 g and 2 g + 1: which registers
   // of the decoded unit those are is fixed when the kernel is built, so each
-  // warpgroup gets its own copy of the loop.
+  // warpgroup gets its own copy of the loop. Never a copy per warp: the four
+  // warps of a warpgroup must issue the same wgmma.sync.aligned instruction
+  // (a copy per warp gave wrong sums, docs/measurements stop 47).
   void buildConsumer(Value ring, Value weightRing, Value full, Value empty, Value partials,
                      Value lane, Value warp, Value n0, Value m0, Value firstTile, int64_t runTiles);
 
