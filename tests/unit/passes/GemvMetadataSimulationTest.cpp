@@ -138,6 +138,16 @@ int64_t simulateGemv(const core::Problem &p, const std::string &schedule,
     const int64_t zeroIndex = zeros.empty()      ? -1
                               : weights->subtile ? *weights->subtile
                                                  : weights->first * zeros.size() / 32;
+    // Every metadata value the dot meets, and what it sums (for messages).
+    SmallVector<Value> metadata = {scale, minBias, zeroIndex >= 0 ? zeros[zeroIndex] : Value()};
+    for (lb::ScaleFragmentOp scaled : weights->scaled)
+      metadata.append({scaled.getScale(), scaled.getBias()});
+    std::ostringstream dotOf;
+    if (weights->subtile)
+      dotOf << "the dot over subtile " << *weights->subtile << " of both steps";
+    else
+      dotOf << "the dot over values " << weights->first << " .. "
+            << weights->first + weights->count - 1 << " of its unit";
     for (int64_t warp = 0; warp < threads / 32 && !failedOnce; ++warp)
       for (int64_t lane : {0, 1, 2, 3, 17, 31}) {
         if (failedOnce)
@@ -156,10 +166,6 @@ int64_t simulateGemv(const core::Problem &p, const std::string &schedule,
           std::vector<MetadataRead> reads;
           std::string why;
           bool traced = n >= 0 && k0 >= 0;
-          SmallVector<Value> metadata = {scale, minBias,
-                                         zeroIndex >= 0 ? zeros[zeroIndex] : Value()};
-          for (lb::ScaleFragmentOp scaled : weights->scaled)
-            metadata.append({scaled.getScale(), scaled.getBias()});
           for (Value meta : metadata)
             if (traced && meta)
               traced = collectReads(meta, env, reads, why);
@@ -183,12 +189,6 @@ int64_t simulateGemv(const core::Problem &p, const std::string &schedule,
           for (int64_t k : {firstK, lastK})
             for (const MetadataRead &read : reads) {
               if (std::string off = mismatch(read, n, k, p); !off.empty()) {
-                std::ostringstream dotOf;
-                if (weights->subtile)
-                  dotOf << "the dot over subtile " << *weights->subtile << " of both steps";
-                else
-                  dotOf << "the dot over values " << weights->first << " .. "
-                        << weights->first + weights->count - 1 << " of its unit";
                 ADD_FAILURE() << subject << ": warp " << warp << " lane " << lane << ", "
                               << dotOf.str() << " holds W[" << n << ", " << k << "], but " << off;
                 failedOnce = true;
