@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 
@@ -113,12 +114,17 @@ bool launchableOn(const CompiledKernel &kernel, nvrtc::Arch arch, std::ostream &
 }
 
 void printKernelSetReport(const KernelSetReport &report, std::ostream &os) {
-  // smem: static (ptxas); dsmem: dynamic, passed at launch.
-  os << std::left << std::setw(58) << "kernel" << std::setw(8) << "arch" << std::right
+  // smem: static (ptxas); dsmem: dynamic, passed at launch. The name column
+  // is as wide as the longest name, so no name runs into its arch.
+  size_t nameWidth = 58;
+  for (const CompiledKernel &k : report.kernels)
+    nameWidth = std::max(nameWidth, k.name.size() + 2);
+  const int width = static_cast<int>(nameWidth);
+  os << std::left << std::setw(width) << "kernel" << std::setw(8) << "arch" << std::right
      << std::setw(6) << "regs" << std::setw(8) << "smem" << std::setw(8) << "dsmem"
      << std::setw(7) << "spill" << std::setw(9) << "cubin" << "\n";
   for (const CompiledKernel &k : report.kernels)
-    os << std::left << std::setw(58) << k.name << std::setw(8) << k.arch << std::right
+    os << std::left << std::setw(width) << k.name << std::setw(8) << k.arch << std::right
        << std::setw(6) << k.registers << std::setw(8) << k.sharedBytes << std::setw(8)
        << k.dynamicSharedBytes << std::setw(7) << k.spillBytes << std::setw(9)
        << k.cubin.size() << "\n";

@@ -34,6 +34,22 @@ Expected<Family> parseFamily(const std::string &name) {
                    "' (known: gemv, gemv_tiled, mma, wgmma and dequant)");
 }
 
+const char *tileSchedulerName(TileScheduler scheduler) {
+  switch (scheduler) {
+  case TileScheduler::Grid: return "grid";
+  case TileScheduler::Persistent: return "persistent";
+  }
+  return "?";
+}
+
+Expected<TileScheduler> parseTileScheduler(const std::string &name) {
+  if (name == "grid")
+    return TileScheduler::Grid;
+  if (name == "persistent")
+    return TileScheduler::Persistent;
+  return makeError("unknown tile scheduler '" + name + "' (known: grid and persistent)");
+}
+
 std::string Schedule::text() const {
   std::ostringstream os;
   os << "#lb.schedule<family = " << familyName(family) << ", tile = [" << tileM << ", " << tileN
@@ -41,6 +57,8 @@ std::string Schedule::text() const {
      << ", split_k = " << splitK;
   if (clusterK != 1)
     os << ", cluster_k = " << clusterK;
+  if (scheduler != TileScheduler::Grid)
+    os << ", scheduler = " << tileSchedulerName(scheduler);
   os << ">";
   return os.str();
 }
@@ -131,6 +149,13 @@ Expected<Schedule> parseSchedule(const std::string &text) {
   for (const auto &[key, value] : values) {
     if (key == "family")
       continue;
+    if (key == "scheduler") {
+      auto scheduler = parseTileScheduler(value);
+      if (!scheduler)
+        return bad(scheduler.error());
+      s.scheduler = *scheduler;
+      continue;
+    }
     auto numbers = parseIntegers(value);
     if (!numbers)
       return bad(key + ": " + numbers.error());

@@ -26,6 +26,17 @@ namespace lowbit::core {
 // warps that each take tile K values; the grid's z covers the rest of K.
 enum class Family { Gemv, Mma, GemvTiled, Wgmma, Dequant };
 
+// How blocks meet output tiles. Grid: a block a tile, the grid covers them
+// all. Persistent (wgmma): a block an SM, each walking the tiles blockIdx.x,
+// blockIdx.x + gridDim.x, ... with one ring and one barrier phase running
+// across its tiles, so the producer fills the next tile's stages while the
+// consumers store the last one, and the ring is set up once a block rather
+// than once a tile. The runtime launches min(SMs, tiles) blocks.
+enum class TileScheduler { Grid, Persistent };
+
+const char *tileSchedulerName(TileScheduler scheduler);
+Expected<TileScheduler> parseTileScheduler(const std::string &name);
+
 const char *familyName(Family family);
 Expected<Family> parseFamily(const std::string &name);
 
@@ -36,7 +47,9 @@ struct Schedule {
   int64_t stages = 1;
   int64_t splitK = 1;
   int64_t clusterK = 1;
+  TileScheduler scheduler = TileScheduler::Grid;
 
+  bool persistent() const { return scheduler == TileScheduler::Persistent; }
   bool splitsK() const { return family == Family::GemvTiled || splitK > 1; }
   // The slices of K a split-K schedule cuts K into: split_k warps in each
   // of cluster_k blocks.
@@ -52,20 +65,22 @@ struct Schedule {
   static constexpr int64_t kProducerThreads = 128;
   // "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4,
   // split_k = 1>", exactly as the compiler's defaultSchedules() spell it;
-  // ", cluster_k = c" follows split_k only when c is not 1, so the schedules
-  // (and kernel ids) without clusters read as they always did.
+  // ", cluster_k = c" follows split_k only when c is not 1, and
+  // ", scheduler = persistent" only when not grid, so the schedules (and
+  // kernel ids) without them read as they always did.
   std::string text() const;
 
   bool operator==(const Schedule &o) const {
     return family == o.family && tileM == o.tileM && tileN == o.tileN && tileK == o.tileK &&
            warpsM == o.warpsM && warpsN == o.warpsN && stages == o.stages && splitK == o.splitK &&
-           clusterK == o.clusterK;
+           clusterK == o.clusterK && scheduler == o.scheduler;
   }
   bool operator!=(const Schedule &o) const { return !(*this == o); }
 };
 
-// Parses the text form above. Whitespace is free and split_k and cluster_k
-// may be left out (they default to 1, as in the dialect). Unknown keys are an error, so a
+// Parses the text form above. Whitespace is free; split_k and cluster_k
+// may be left out (they default to 1, as in the dialect), and scheduler
+// (grid). Unknown keys are an error, so a
 // schedule from a newer compiler is not silently misread.
 Expected<Schedule> parseSchedule(const std::string &text);
 

@@ -371,6 +371,10 @@ Status checkScheduleStructure(const Schedule &s) {
                      "got a " +
                      std::string(familyName(s.family)) + " schedule with split_k = " +
                      str(s.splitK));
+  if (s.persistent() && s.family != Family::Wgmma)
+    return makeError("scheduler = persistent (a block an SM walking the output tiles) is for "
+                     "the wgmma family, got a " +
+                     std::string(familyName(s.family)) + " schedule");
   if (s.family == Family::GemvTiled &&
       (s.tileN != kColumnsPerUnit || s.warpsM != 1 || s.warpsN != 1 || s.tileK % kBlockK))
     return makeError("a 'gemv_tiled' schedule reads 64 x 32 weight tiles with split_k warps "

@@ -124,6 +124,12 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
                            str(kWgmmaTileK * s.clusterK) + " (equal runs of " +
                            str(kWgmmaTileK) + "-wide K tiles), got " + str(p.k));
   }
+  // A persistent block's producer would wait at each tile's two cluster
+  // barriers for the consumers' epilogue, which is the overlap it exists
+  // for; so its tiles take one block each.
+  if (s.persistent() && s.clusterK > 1)
+    return reject(s, "scheduler = persistent is not implemented with cluster_k > 1 (the "
+                     "cluster's barriers would hold the producer at every tile's epilogue)");
   // The ring hides the producer's copy latency: about 1.5 us against a
   // K tile's 0.3 us of wgmma at tile M 64, so up to 16 stages.
   if (s.stages < 2 || s.stages > 16)

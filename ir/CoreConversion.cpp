@@ -61,7 +61,8 @@ core::Family coreFamily(KernelFamily family) {
 }
 
 core::Schedule coreSchedule(KernelFamily family, ArrayRef<int64_t> tile, ArrayRef<int64_t> warps,
-                            int64_t stages, int64_t splitK, int64_t clusterK) {
+                            int64_t stages, int64_t splitK, int64_t clusterK,
+                            TileScheduler scheduler) {
   core::Schedule s;
   s.family = coreFamily(family);
   // Sizes of the wrong arity (an attribute built without its verifier) read
@@ -74,12 +75,15 @@ core::Schedule coreSchedule(KernelFamily family, ArrayRef<int64_t> tile, ArrayRe
   s.stages = stages;
   s.splitK = splitK;
   s.clusterK = clusterK;
+  s.scheduler = scheduler == TileScheduler::persistent ? core::TileScheduler::Persistent
+                                                       : core::TileScheduler::Grid;
   return s;
 }
 
 core::Schedule coreSchedule(ScheduleAttr schedule) {
   return coreSchedule(schedule.getFamily(), schedule.getTile(), schedule.getWarps(),
-                      schedule.getStages(), schedule.getSplitK(), schedule.getClusterK());
+                      schedule.getStages(), schedule.getSplitK(), schedule.getClusterK(),
+                      schedule.getScheduler());
 }
 
 Expected<formats::DataFormat> dataFormat(Type type) {

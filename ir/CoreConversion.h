@@ -18,7 +18,8 @@ core::Family coreFamily(KernelFamily family);
 // which checkScheduleStructure rejects).
 core::Schedule coreSchedule(KernelFamily family, llvm::ArrayRef<int64_t> tile,
                             llvm::ArrayRef<int64_t> warps, int64_t stages, int64_t splitK,
-                            int64_t clusterK = 1);
+                            int64_t clusterK = 1,
+                            TileScheduler scheduler = TileScheduler::grid);
 core::Schedule coreSchedule(ScheduleAttr schedule);
 
 // A storage type as the formats library's descriptor: ui<N> and si<N>,

@@ -89,13 +89,91 @@ LogicalResult QuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
+  KernelFamily family;
+  SmallVector<int64_t> tile, warps;
+  int64_t stages = 0, splitK = 0, clusterK = 1;
+  TileScheduler scheduler = TileScheduler::grid;
+  auto parseSizes = [&](SmallVector<int64_t> &sizes) {
+    return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+      return parser.parseInteger(sizes.emplace_back());
+    });
+  };
+  StringRef familyName;
+  SMLoc familyLoc, start = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword("family") || parser.parseEqual() ||
+      (familyLoc = parser.getCurrentLocation(), parser.parseKeyword(&familyName)))
+    return {};
+  std::optional<KernelFamily> parsedFamily = symbolizeKernelFamily(familyName);
+  if (!parsedFamily) {
+    parser.emitError(familyLoc, "unknown kernel family '") << familyName << "'";
+    return {};
+  }
+  family = *parsedFamily;
+  if (parser.parseComma() || parser.parseKeyword("tile") || parser.parseEqual() ||
+      parseSizes(tile) || parser.parseComma() || parser.parseKeyword("warps") ||
+      parser.parseEqual() || parseSizes(warps) || parser.parseComma() ||
+      parser.parseKeyword("stages") || parser.parseEqual() || parser.parseInteger(stages) ||
+      parser.parseComma() || parser.parseKeyword("split_k") || parser.parseEqual() ||
+      parser.parseInteger(splitK))
+    return {};
+  // The optional fields, each at most once and in the printed order.
+  bool seenCluster = false, seenScheduler = false;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    SMLoc keyLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (key == "cluster_k" && !seenCluster && !seenScheduler) {
+      seenCluster = true;
+      if (parser.parseInteger(clusterK))
+        return {};
+    } else if (key == "scheduler" && !seenScheduler) {
+      seenScheduler = true;
+      StringRef name;
+      SMLoc nameLoc = parser.getCurrentLocation();
+      if (parser.parseKeyword(&name))
+        return {};
+      std::optional<TileScheduler> parsed = symbolizeTileScheduler(name);
+      if (!parsed) {
+        parser.emitError(nameLoc, "unknown tile scheduler '") << name << "' (grid or persistent)";
+        return {};
+      }
+      scheduler = *parsed;
+    } else {
+      parser.emitError(keyLoc, "expected 'cluster_k' or 'scheduler' (once each, in that "
+                               "order), got '")
+          << key << "'";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ScheduleAttr>(start, parser.getContext(), family, tile, warps, stages, splitK,
+                                         clusterK, scheduler);
+}
+
+void ScheduleAttr::print(AsmPrinter &printer) const {
+  printer << "<family = " << stringifyKernelFamily(getFamily()) << ", tile = [";
+  llvm::interleaveComma(getTile(), printer);
+  printer << "], warps = [";
+  llvm::interleaveComma(getWarps(), printer);
+  printer << "], stages = " << getStages() << ", split_k = " << getSplitK();
+  if (getClusterK() != 1)
+    printer << ", cluster_k = " << getClusterK();
+  if (getScheduler() != TileScheduler::grid)
+    printer << ", scheduler = " << stringifyTileScheduler(getScheduler());
+  printer << ">";
+}
+
 // The schedule's own rules (core::checkScheduleStructure): what holds for
 // any problem. Whether a family can compute a given problem with it is
 // lb-tile's question, asked of the same rules with the problem.
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    KernelFamily family, ArrayRef<int64_t> tile,
                                    ArrayRef<int64_t> warps, int64_t stages,
-                                   int64_t splitK, int64_t clusterK) {
+                                   int64_t splitK, int64_t clusterK,
+                                   TileScheduler scheduler) {
   if (tile.size() != 3)
     return emitError() << "tile must be [M, N, K], got " << tile.size()
                        << " sizes";
@@ -103,7 +181,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "warps must be [M, N], got " << warps.size()
                        << " sizes";
   lowbit::Status structure = lowbit::core::checkScheduleStructure(
-      coreSchedule(family, tile, warps, stages, splitK, clusterK));
+      coreSchedule(family, tile, warps, stages, splitK, clusterK, scheduler));
   if (!structure)
     return emitError() << structure.error();
   return success();

@@ -51,7 +51,8 @@ def Lb_ScheduleAttr : Lb_Attr<"Schedule", "schedule"> {
     `tile` is the block tile [M, N, K]; `warps` the warp grid over [M, N].
     `cluster_k = c` (left out when 1) splits K across c blocks of one
     thread-block cluster, which add their sums over distributed shared
-    memory (core/Schedule.h).
+    memory (core/Schedule.h). `scheduler = persistent` (left out when
+    `grid`) launches a block an SM that walks the output tiles.
     The schedule never names a datatype: the tuner searches these alone.
   }];
   let parameters = (ins
@@ -60,13 +61,15 @@ def Lb_ScheduleAttr : Lb_Attr<"Schedule", "schedule"> {
     ArrayRefParameter<"int64_t", "warp grid [M, N]">:$warps,
     "int64_t":$stages,
     "int64_t":$split_k,
-    DefaultValuedParameter<"int64_t", "1">:$cluster_k
+    DefaultValuedParameter<"int64_t", "1">:$cluster_k,
+    DefaultValuedParameter<"::lowbit::lb::TileScheduler",
+                           "::lowbit::lb::TileScheduler::grid">:$scheduler
   );
-  let assemblyFormat = [{
-    `<` `family` `=` $family `,` `tile` `=` `[` $tile `]` `,`
-    `warps` `=` `[` $warps `]` `,` `stages` `=` $stages `,` `split_k` `=` $split_k
-    (`,` `cluster_k` `=` $cluster_k^)? `>`
-  }];
+  // `<family = f, tile = [..], warps = [..], stages = s, split_k = k` and
+  // then the optional `cluster_k = c` and `scheduler = s` in that order
+  // (LbAttrs.cpp): ODS's optional groups cannot tell two that both start
+  // with a comma apart.
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 

@@ -38,6 +38,16 @@ def Lb_ZeroMode : I32EnumAttr<"ZeroMode", "how zero points apply", [
   let genSpecializedAttr = 0;
 }
 
+// How blocks meet output tiles (core::TileScheduler): `grid`, a block a
+// tile; `persistent`, a block an SM walking the tiles.
+def Lb_TileScheduler : I32EnumAttr<"TileScheduler", "tile scheduler", [
+  I32EnumAttrCase<"grid", 0>,
+  I32EnumAttrCase<"persistent", 1>
+]> {
+  let cppNamespace = "::lowbit::lb";
+  let genSpecializedAttr = 0;
+}
+
 def Lb_KernelFamily : I32EnumAttr<"KernelFamily", "kernel family", [
   I32EnumAttrCase<"gemv", 0>,
   I32EnumAttrCase<"mma", 1>,

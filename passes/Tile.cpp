@@ -26,6 +26,8 @@ std::string kernelName(StringRef problem, lb::ScheduleAttr schedule) {
   // Only cluster schedules say it, so the other names stay as they were.
   if (schedule.getClusterK() != 1)
     name += "_c" + std::to_string(schedule.getClusterK());
+  if (schedule.getScheduler() == lb::TileScheduler::persistent)
+    name += "_persistent";
   return name;
 }
 

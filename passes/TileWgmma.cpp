@@ -55,6 +55,14 @@
 // block's two groups (core::pairedLanesKeepTheirGroupOf16), so the lane loads
 // that group's quant (HalfBlockLane) and the set stays one value a subtile.
 //
+// scheduler = persistent launches a block an SM (the runtime's min(SMs,
+// tiles)); producer and consumers each loop over the tiles blockIdx.x,
+// blockIdx.x + gridDim.x, ... (forEachOutputTile). Their stage and barrier
+// phase count the K tiles the block has run through its ring, not the
+// tile's, so the ring goes on across tiles as in one long loop: the
+// producer fills the next tile's stages while the consumers store this
+// one's sums, and the barriers are set up once a block.
+//
 // s8 and e4m3 activations take the 8-bit forms (TileWgmmaS8.cpp).
 #include "passes/TileWgmma.h"
 
@@ -188,14 +196,6 @@ void WgmmaBuilder::build() {
   Value full = b.create<lb::MbarriersOp>(loc, barriersType, stages(), kProducerThreads);
   Value empty = b.create<lb::MbarriersOp>(loc, barriersType, stages(), 32 * consumerWarps());
 
-  // Row tiles fastest, as in the split-K mma: the row tiles of a column
-  // tile run side by side and share its weights in L2.
-  Value linear = add(coord(lb::ThreadCoord::block_x),
-                     mul(coord(lb::ThreadCoord::grid_x), coord(lb::ThreadCoord::block_y)));
-  Value rowTiles = coord(lb::ThreadCoord::grid_y);
-  Value n0 = mul(b.create<arith::DivUIOp>(loc, linear, rowTiles), index(tileN()));
-  Value m0 = mul(b.create<arith::RemUIOp>(loc, linear, rowTiles), index(tileM()));
-
   // cluster_k: block rank r of the cluster takes K tiles r R .. r R + R - 1
   // (R = K tiles / cluster_k; core::checkWgmma).
   const int64_t runTiles = kTiles / clusterK();
@@ -209,7 +209,9 @@ void WgmmaBuilder::build() {
     b.setInsertionPointToStart(roles.thenBlock());
     if (consumerGroups > 1)
       b.create<lb::SetMaxRegistersOp>(loc, kProducerRegisters);
-    buildProducer(ring, weightRing, full, empty, n0, m0, firstTile, runTiles);
+    forEachOutputTile(runTiles, [&](const OutputTile &tile) {
+      buildProducer(ring, weightRing, full, empty, tile, firstTile, runTiles);
+    });
     // The consumers' two cluster barriers (finishAcrossCluster's pattern).
     if (clusterK() > 1) {
       b.create<lb::ClusterBarrierOp>(loc);
@@ -218,7 +220,10 @@ void WgmmaBuilder::build() {
     b.setInsertionPointToStart(roles.elseBlock());
     if (consumerGroups > 1)
       b.create<lb::SetMaxRegistersOp>(loc, kConsumerRegisters);
-    buildConsumer(ring, weightRing, full, empty, partials, lane, warp, n0, m0, firstTile, runTiles);
+    forEachOutputTile(runTiles, [&](const OutputTile &tile) {
+      buildConsumer(ring, weightRing, full, empty, partials, lane, warp, tile, firstTile,
+                    runTiles);
+    });
   }
   b.create<func::ReturnOp>(loc);
 
@@ -229,16 +234,49 @@ void WgmmaBuilder::build() {
   setRegisterBudget(p, threads, 65536 / threads / 8 * 8);
 }
 
-void WgmmaBuilder::buildProducer(Value ring, Value weightRing, Value full, Value empty, Value n0,
-                                 Value m0, Value firstTile, int64_t runTiles) {
+void WgmmaBuilder::forEachOutputTile(int64_t runTiles,
+                                     llvm::function_ref<void(const OutputTile &)> body) {
+  // Row tiles fastest, as in the split-K mma: the row tiles of a column
+  // tile run side by side and share its weights in L2.
+  const bool persistent = p.schedule.getScheduler() == lb::TileScheduler::persistent;
+  auto tileAt = [&](Value linear, Value rowTiles, Value ringBase) {
+    return OutputTile{mul(b.create<arith::DivUIOp>(loc, linear, rowTiles), index(tileN())),
+                      mul(b.create<arith::RemUIOp>(loc, linear, rowTiles), index(tileM())),
+                      ringBase};
+  };
+  if (!persistent) {
+    Value linear = add(coord(lb::ThreadCoord::block_x),
+                       mul(coord(lb::ThreadCoord::grid_x), coord(lb::ThreadCoord::block_y)));
+    body(tileAt(linear, coord(lb::ThreadCoord::grid_y), index(0)));
+    return;
+  }
+  // A block an SM: tiles blockIdx.x, + gridDim.x, ... Its i-th tile starts
+  // at K tile i R of the run through the ring, so stages and barrier
+  // phases go on across tiles as in one long loop.
+  Value rowTiles = div(add(p.rows, index(tileM() - 1)), tileM());
+  Value tiles = mul(rowTiles, index(p.n / tileN()));
+  Value first = coord(lb::ThreadCoord::block_x), step = coord(lb::ThreadCoord::grid_x);
+  auto loop = b.create<scf::ForOp>(loc, first, tiles, step);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value linear = loop.getInductionVar();
+  Value walked = b.create<arith::DivUIOp>(loc, b.create<arith::SubIOp>(loc, linear, first), step);
+  body(tileAt(linear, rowTiles, mul(walked, index(runTiles))));
+}
+
+void WgmmaBuilder::buildProducer(Value ring, Value weightRing, Value full, Value empty,
+                                 const OutputTile &tile, Value firstTile, int64_t runTiles) {
+  Value n0 = tile.n0, m0 = tile.m0;
   auto loop = b.create<scf::ForOp>(loc, index(0), index(runTiles), index(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value u = loop.getInductionVar();
   Value t = add(firstTile, u);
-  Value stage = rem(u, stages());
-  Value use = div(u, stages());
-  ifThen(cmp(arith::CmpIPredicate::uge, u, index(stages())), [&] {
+  // The block's K tile count through the ring (u within this output tile).
+  Value through = add(tile.ringBase, u);
+  Value stage = rem(through, stages());
+  Value use = div(through, stages());
+  ifThen(cmp(arith::CmpIPredicate::uge, through, index(stages())), [&] {
     Value parity = rem(b.create<arith::SubIOp>(loc, use, index(1)), 2);
     b.create<lb::MbarrierWaitOp>(loc, empty, stage, parity);
   });
@@ -250,11 +288,11 @@ void WgmmaBuilder::buildProducer(Value ring, Value weightRing, Value full, Value
 }
 
 void WgmmaBuilder::buildConsumer(Value ring, Value weightRing, Value full, Value empty,
-                                 Value partials, Value lane, Value warp, Value n0, Value m0,
+                                 Value partials, Value lane, Value warp, const OutputTile &tile,
                                  Value firstTile, int64_t runTiles) {
   Value consumerWarp = b.create<arith::SubIOp>(loc, warp, index(core::kWarpgroupWarps));
   if (!sharesTiles()) {
-    consumeSlices(ring, weightRing, full, empty, partials, lane, consumerWarp, consumerWarp, n0, m0,
+    consumeSlices(ring, weightRing, full, empty, partials, lane, consumerWarp, consumerWarp, tile,
                   firstTile, runTiles);
     return;
   }
@@ -265,15 +303,16 @@ void WgmmaBuilder::buildConsumer(Value ring, Value weightRing, Value full, Value
   for (int64_t g = 0; g < 2; ++g) {
     b.setInsertionPointToStart(g ? branch.elseBlock() : branch.thenBlock());
     firstSlice = g * slices();
-    consumeSlices(ring, weightRing, full, empty, partials, lane, consumerWarp, layoutTile, n0, m0,
+    consumeSlices(ring, weightRing, full, empty, partials, lane, consumerWarp, layoutTile, tile,
                   firstTile, runTiles);
   }
 }
 
 void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value empty,
                                  Value partials, Value lane, Value consumerWarp, Value layoutTile,
-                                 Value n0, Value m0, Value firstTile, int64_t runTiles) {
-  Value warpN0 = add(n0, mul(layoutTile, index(kColumnsPerWarp)));
+                                 const OutputTile &tile, Value firstTile, int64_t runTiles) {
+  Value m0 = tile.m0;
+  Value warpN0 = add(tile.n0, mul(layoutTile, index(kColumnsPerWarp)));
   Value group = div(lane, 4); // PTX groupID
   const bool groupsOf16 = p.quant.getGranularity() == lb::ScaleGranularity::group &&
                           p.quant.getGroupSize() == core::kUnitK;
@@ -328,8 +367,9 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
         add(firstTile, b.create<arith::MinUIOp>(loc, add(u, index(1)), index(runTiles - 1)));
     TileLoads next = loadAhead(mul(nextT, index(kTileK)));
 
-    Value stage = rem(u, stages());
-    b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(u, stages()), 2));
+    Value through = add(tile.ringBase, u);
+    Value stage = rem(through, stages());
+    b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(through, stages()), 2));
     b.create<lb::FenceAsyncSharedOp>(loc);
     if (weightRing)
       loadCodes(current, weightRing, stage, mul(layoutTile, index(kColumnsPerWarp)), index(0));

@@ -132,11 +132,20 @@ struct WgmmaBuilder : TileBuilderBase {
 
   void build();
 
+  // An output tile: its first column and row, and how many K tiles the
+  // block has run through its ring before it (0 but for persistent blocks).
+  struct OutputTile {
+    Value n0, m0, ringBase;
+  };
+  // Builds `body` for the block's output tile, or (scheduler = persistent)
+  // inside a loop over the tiles blockIdx.x, blockIdx.x + gridDim.x, ...
+  void forEachOutputTile(int64_t runTiles, llvm::function_ref<void(const OutputTile &)> body);
+
   // The producer warpgroup fills stage u mod S with the run's K tile u once
   // the consumers have released the tile that used it S tiles before: the
   // block's codes first where there is a weight ring, then x, whose copy's
   // arrival on `full` covers every copy the thread issued before it.
-  void buildProducer(Value ring, Value weightRing, Value full, Value empty, Value n0, Value m0,
+  void buildProducer(Value ring, Value weightRing, Value full, Value empty, const OutputTile &tile,
                      Value firstTile, int64_t runTiles);
 
   // Group scales with s8: after the group's last K tile (t + 1 a multiple
@@ -153,14 +162,15 @@ struct WgmmaBuilder : TileBuilderBase {
   // warps of a warpgroup must issue the same wgmma.sync.aligned instruction
   // (a copy per warp gave wrong sums, docs/measurements stop 47).
   void buildConsumer(Value ring, Value weightRing, Value full, Value empty, Value partials,
-                     Value lane, Value warp, Value n0, Value m0, Value firstTile, int64_t runTiles);
+                     Value lane, Value warp, const OutputTile &tile, Value firstTile,
+                     int64_t runTiles);
 
   // One consumer warp's loop over the run's K tiles and its epilogue, for
   // the slices firstSlice .. of layout tile `layoutTile` of the block. Its
   // codes come from global memory a tile ahead, or from the weight ring
   // once the stage is full; its quant always a tile ahead.
   void consumeSlices(Value ring, Value weightRing, Value full, Value empty, Value partials,
-                     Value lane, Value consumerWarp, Value layoutTile, Value n0, Value m0,
+                     Value lane, Value consumerWarp, Value layoutTile, const OutputTile &tile,
                      Value firstTile, int64_t runTiles);
 
   // cluster_k: every block keeps its partial sums of each warp's slices;

@@ -280,7 +280,7 @@ Expected<std::vector<uint8_t>> BenchFixture::uploadRandomRows(int64_t m) {
 
 Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
                                              CUfunction function, int64_t m) {
-  Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m);
+  Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m, options_.smCount);
   if (!shape.ok())
     return makeError(entry.name + ": " + shape.error());
   Expected<const Rotation *> rotation = rotationFor(entry.weightLayout);

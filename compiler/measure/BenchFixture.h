@@ -60,6 +60,9 @@ struct FixtureOptions {
   // runtime runs it, its launch then cuBLASLt on what it wrote. Without it
   // such a kernel fails to measure, saying why.
   const Cublas *cublas = nullptr;
+  // The device's SM count: the blocks a persistent kernel launches
+  // (kernels::launchShape); 0 gives it a block a tile.
+  int64_t smCount = 0;
 };
 
 struct KernelTiming {

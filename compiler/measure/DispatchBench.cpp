@@ -88,6 +88,7 @@ Expected<DispatchBenchResult> benchDispatched(const cuda::DriverApi &api,
   fixtureOptions.rotationBytes = options.rotationBytes;
   fixtureOptions.replays = options.replays;
   fixtureOptions.cublas = cublas;
+  fixtureOptions.smCount = device.smCount;
 
   DispatchBenchResult result;
   const std::vector<const db::Database *> databases = {&database};
@@ -146,7 +147,7 @@ Expected<DispatchBenchResult> benchDispatched(const cuda::DriverApi &api,
       const LoadedKernel *module = loaded.modules[range.kernel].get();
       if (!module) {
         row.note = "does not load: " + loaded.errors[range.kernel];
-      } else if (Expected<kernels::LaunchShape> shape = kernels::launchShape(kernel.entry, m);
+      } else if (Expected<kernels::LaunchShape> shape = kernels::launchShape(kernel.entry, m, device.smCount);
                  !shape.ok()) {
         row.note = "cannot launch: " + shape.error();
       } else {

@@ -24,7 +24,7 @@ std::vector<size_t> kernelsToTime(const std::vector<const kernels::KernelEntry *
                                   int64_t m) {
   std::vector<size_t> worth, launchable;
   for (size_t i = 0; i < kernels.size(); ++i) {
-    if (!kernels::launchShape(*kernels[i], m).ok())
+    if (!kernels::launchShape(*kernels[i], m, /*persistentBlocks=*/0).ok())
       continue;
     launchable.push_back(i);
     if (worthBenchmarking(*kernels[i], m))
@@ -52,6 +52,7 @@ Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,
   fixtureOptions.rotationBytes = options.rotationBytes;
   fixtureOptions.replays = options.replays;
   fixtureOptions.cublas = cublas;
+  fixtureOptions.smCount = options.smCount;
   for (const std::string &name : order) {
     const std::vector<const kernels::KernelEntry *> &group = byProblem[name];
     const kernels::ProblemDesc &p = group.front()->problem;

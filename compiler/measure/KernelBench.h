@@ -38,6 +38,7 @@ struct BenchOptions {
   std::string problemFilter; // substring of the problem name
   size_t rotationBytes = 512u << 20;
   int replays = 9;
+  int64_t smCount = 0; // the device's: a persistent kernel's blocks
 };
 
 Expected<std::vector<BenchRow>> benchKernelSet(const cuda::DriverApi &api,

@@ -206,20 +206,25 @@ SearchSpace enumerateMmaSplitK(const core::Problem &p, const ArchLimits &l,
 SearchSpace enumerateWgmma(const core::Problem &p, const ArchLimits &l,
                            const SearchSpaceOptions &o) {
   SearchSpace space;
-  for (int64_t tileM : o.wgmmaTileM)
-    for (int64_t warps : o.wgmmaConsumerWarps)
+  for (core::TileScheduler scheduler : o.wgmmaSchedulers) {
+    auto wgmma = [&](int64_t tileM, int64_t tileN, int64_t warps, int64_t stages,
+                     int64_t clusterK) {
+      Schedule s{Family::Wgmma, tileM, tileN, core::kWgmmaTileK, 1, warps, stages, 1, clusterK};
+      s.scheduler = scheduler;
+      consider(space, p, l, s);
+    };
+    for (int64_t tileM : o.wgmmaTileM)
+      for (int64_t warps : o.wgmmaConsumerWarps)
+        for (int64_t stages : o.wgmmaStages)
+          for (int64_t clusterK : o.wgmmaClusterK)
+            wgmma(tileM, warps * core::kColumnsPerUnit, warps, stages, clusterK);
+    constexpr int64_t kSharedWarps = 2 * core::kWarpgroupWarps;
+    for (int64_t tileM : o.wgmmaSharedTileM)
       for (int64_t stages : o.wgmmaStages)
         for (int64_t clusterK : o.wgmmaClusterK)
-          consider(space, p, l,
-                   Schedule{Family::Wgmma, tileM, warps * core::kColumnsPerUnit,
-                            core::kWgmmaTileK, 1, warps, stages, 1, clusterK});
-  constexpr int64_t kSharedWarps = 2 * core::kWarpgroupWarps;
-  for (int64_t tileM : o.wgmmaSharedTileM)
-    for (int64_t stages : o.wgmmaStages)
-      for (int64_t clusterK : o.wgmmaClusterK)
-        consider(space, p, l,
-                 Schedule{Family::Wgmma, tileM, core::kWarpgroupWarps * core::kColumnsPerUnit,
-                          core::kWgmmaTileK, 1, kSharedWarps, stages, 1, clusterK});
+          wgmma(tileM, core::kWarpgroupWarps * core::kColumnsPerUnit, kSharedWarps, stages,
+                clusterK);
+  }
   return space;
 }
 

@@ -93,6 +93,10 @@ struct SearchSpaceOptions {
   // ...and K split across a cluster's blocks (1: none), for shapes with
   // fewer output tiles than SMs.
   std::vector<int64_t> wgmmaClusterK = {1, 2, 4};
+  // A block a tile, or a block an SM walking tiles (without clusters:
+  // core::checkWgmma).
+  std::vector<core::TileScheduler> wgmmaSchedulers = {core::TileScheduler::Grid,
+                                                      core::TileScheduler::Persistent};
   // ...and two warpgroups that share four layout tiles (tile N 256), each
   // multiplying two slices by up to 128 tokens (core::wgmmaSharesTiles).
   std::vector<int64_t> wgmmaSharedTileM = {64, 96, 128};

@@ -111,7 +111,7 @@ Result<PlannedKernel> prepareKernel(const db::KernelRecord &record, const std::s
     kernel.image = record.cubin;
   }
   // The entry carries the row's launch.dynamicSharedBytes (kernelEntry).
-  Result<LaunchGeometry> geometry = launchGeometry(*entry);
+  Result<LaunchGeometry> geometry = launchGeometry(*entry, device.smCount);
   if (!geometry)
     return corrupt(geometry.error().message);
   kernel.geometry = *geometry;
@@ -350,14 +350,18 @@ ApiStatus dropDenseRanges(PlanSpec &spec, const std::string &why) {
   return ApiStatus();
 }
 
-Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry) {
+Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry, int64_t smCount) {
   // launchShape owns the rules (tile validity, N divisible by the N tile, a
   // plausible dynamic shared size); asking it for M = 1 validates them once,
   // here, off the hot path.
-  Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, 1);
+  Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, 1, smCount);
   if (!shape)
     return apiError(LOWBIT_STATUS_CORRUPT_KERNEL, shape.error());
+  Expected<bool> persistent = kernels::walksTiles(entry); // launchShape read it already
   LaunchGeometry geometry;
+  geometry.persistent = persistent.ok() && *persistent;
+  geometry.columnTiles = entry.problem.n / entry.gridTile[0];
+  geometry.smCount = smCount;
   geometry.gridX = shape->grid[0];
   geometry.gridZ = shape->grid[2];
   geometry.blockThreads = shape->block;

@@ -32,13 +32,25 @@ struct LaunchGeometry {
   int64_t maxM = 0; // the largest M whose grid fits (gridDim.y <= 65535)
   unsigned dynamicSharedBytes = 0;
 
+  // scheduler = persistent: the blocks walk the tiles, min(SMs, tiles) of
+  // them along x (kernels::launchShape).
+  bool persistent = false;
+  int64_t columnTiles = 0, smCount = 0;
+
   unsigned gridY(int64_t m) const {
-    return static_cast<unsigned>((m + rowsPerBlock - 1) / rowsPerBlock);
+    return persistent ? 1u : static_cast<unsigned>((m + rowsPerBlock - 1) / rowsPerBlock);
+  }
+  unsigned gridXFor(int64_t m) const {
+    if (!persistent)
+      return gridX;
+    int64_t tiles = (m + rowsPerBlock - 1) / rowsPerBlock * columnTiles;
+    return static_cast<unsigned>(smCount > 0 && smCount < tiles ? smCount : tiles);
   }
 };
 
-// Derives the geometry and checks it against kernels::launchShape's rules.
-Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry);
+// Derives the geometry and checks it against kernels::launchShape's rules;
+// `smCount` is the device's, the blocks a persistent kernel launches.
+Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry, int64_t smCount);
 
 // True for a 64-bit little-endian ELF image for the CUDA machine (EM_CUDA),
 // which is what a cubin is; anything else would fail (or worse) in the driver.

@@ -1,9 +1,11 @@
 #include "runtime/kernels/KernelSet.h"
 
+#include "core/Schedule.h"
 #include "runtime/kernels/ProblemJson.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -66,7 +68,14 @@ Expected<std::vector<char>> readCubin(const KernelEntry &entry) {
   return bytes;
 }
 
-Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m) {
+Expected<bool> walksTiles(const KernelEntry &entry) {
+  Expected<core::Schedule> schedule = core::parseSchedule(entry.schedule);
+  if (!schedule)
+    return makeError("kernel " + entry.name + ": " + schedule.error());
+  return schedule->persistent();
+}
+
+Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t persistentBlocks) {
   if (m < 1)
     return makeError("M must be at least 1, got " + std::to_string(m));
   const std::vector<int64_t> &tile = entry.gridTile;
@@ -81,7 +90,27 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m) {
     return makeError("kernel " + entry.name + " asks for " +
                      std::to_string(entry.dynamicSharedBytes) +
                      " bytes of dynamic shared memory, which is not plausible");
+  if (persistentBlocks < 0)
+    return makeError("a negative block count for a persistent launch: " +
+                     std::to_string(persistentBlocks));
   int64_t blocksM = (m + tile[1] - 1) / tile[1];
+  Expected<bool> persistent = walksTiles(entry);
+  if (!persistent)
+    return makeError(persistent.error());
+  if (*persistent) {
+    // core::checkWgmma keeps persistent schedules out of clusters.
+    if (tile[2] != 1)
+      return makeError("kernel " + entry.name + " walks tiles but splits K over " +
+                       std::to_string(tile[2]) + " blocks (corrupt)");
+    const int64_t tiles = blocksM * (entry.problem.n / tile[0]);
+    LaunchShape shape;
+    shape.grid[0] = static_cast<unsigned>(
+        std::min<int64_t>(persistentBlocks > 0 ? std::min(persistentBlocks, tiles) : tiles,
+                          int64_t{0x7fffffff}));
+    shape.block = static_cast<unsigned>(entry.blockThreads);
+    shape.dynamicSharedBytes = static_cast<unsigned>(entry.dynamicSharedBytes);
+    return shape;
+  }
   if (blocksM > 65535)
     return makeError("M = " + std::to_string(m) + " needs " + std::to_string(blocksM) +
                      " row blocks; the grid allows 65535 (use a kernel with a taller tile)");

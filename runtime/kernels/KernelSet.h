@@ -50,7 +50,15 @@ struct LaunchShape {
 };
 
 // The grid for M rows; M < 1, more rows than a grid can cover, or dynamic
-// shared memory no GPU has is an error.
-Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m);
+// shared memory no GPU has is an error. A persistent kernel (its schedule's
+// scheduler = persistent) walks the tiles from min(blocks, tiles) blocks
+// along x, where `persistentBlocks` is the device's SM count (one block an
+// SM); 0, where no device is known, gives it a block a tile, which computes
+// the same result.
+Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t persistentBlocks);
+
+// Whether the entry's schedule walks tiles from a block an SM; an
+// unreadable schedule is an error.
+Expected<bool> walksTiles(const KernelEntry &entry);
 
 } // namespace lowbit::kernels

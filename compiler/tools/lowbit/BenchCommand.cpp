@@ -51,7 +51,8 @@ bool writeFile(const std::string &path, const char *what, Write &&write) {
 // The rows of --kernels mode: the kernel set's kernels for this device.
 Expected<std::vector<measure::BenchRow>> benchKernelSet(const cuda::DriverApi &api,
                                                         const BenchArgs &args,
-                                                        const std::string &arch, double copyGBs,
+                                                        const std::string &arch, int64_t smCount,
+                                                        double copyGBs,
                                                         const measure::Cublas *cublas) {
   Expected<std::vector<kernels::KernelEntry>> set = kernels::readKernelSet(args.kernels);
   if (!set.ok())
@@ -65,6 +66,7 @@ Expected<std::vector<measure::BenchRow>> benchKernelSet(const cuda::DriverApi &a
   measure::BenchOptions options;
   options.rowCounts = args.rowCounts;
   options.problemFilter = args.problem;
+  options.smCount = smCount;
   return measure::benchKernelSet(api, runnable, options, copyGBs, cublas, std::cerr);
 }
 
@@ -167,7 +169,7 @@ int runBench(const BenchArgs &args) {
     rows = std::move(result->rows);
   } else {
     Expected<std::vector<measure::BenchRow>> measured =
-        benchKernelSet(api, args, arch, copy->gbps, baseline);
+        benchKernelSet(api, args, arch, f.smCount, copy->gbps, baseline);
     if (!measured.ok()) {
       std::cerr << me << measured.error() << "\n";
       return 1;

@@ -240,6 +240,7 @@ int measureBatch(std::vector<tuner::SweepProblem> &sweep, const TuneArgs &args, 
   options.budgetSeconds = budgetSeconds;
   measure::FixtureOptions fixture;
   fixture.tolerance = args.tolerance;
+  fixture.smCount = gpu.fingerprint.smCount;
   const bool tty = isatty(2);
   // Rejections go to the log only when it is not a rewritten progress bar.
   measure::KernelMeasurer measurer(*gpu.api, measure::databaseCubins(database, sweep), cublas,

@@ -397,12 +397,12 @@ TEST_F(W4A16Kernels, DequantKernelsWriteTheReferenceWeights) {
 TEST_F(W4A16Kernels, RejectsRowCountsItCannotServe) {
   const kernels::KernelEntry &entry = entries.front();
   for (int64_t m : {int64_t{0}, int64_t{-3}}) {
-    Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m);
+    Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m, /*persistentBlocks=*/0);
     ASSERT_FALSE(shape.ok());
     EXPECT_NE(shape.error().find("at least 1"), std::string::npos) << shape.error();
   }
   Expected<kernels::LaunchShape> tooMany =
-      kernels::launchShape(entry, entry.gridTile[1] * 70000);
+      kernels::launchShape(entry, entry.gridTile[1] * 70000, /*persistentBlocks=*/0);
   ASSERT_FALSE(tooMany.ok());
   EXPECT_NE(tooMany.error().find("65535"), std::string::npos) << tooMany.error();
 }

@@ -38,7 +38,8 @@ void loadCompiledKernel(const cuda::DriverApi &api, const kernels::KernelEntry &
 
 void launchCompiledKernel(const cuda::DriverApi &api, const CompiledKernel &kernel, int64_t m,
                           const KernelOperands &operands) {
-  Expected<kernels::LaunchShape> shape = kernels::launchShape(*kernel.entry, m);
+  constexpr int64_t persistentBlocks = 3;
+  Expected<kernels::LaunchShape> shape = kernels::launchShape(*kernel.entry, m, persistentBlocks);
   ASSERT_TRUE(shape.ok()) << shape.error();
   core::KernelParameterValues values;
   values.x = operands.x;

@@ -11,6 +11,9 @@ kernels::KernelEntry entry(const char *name, const char *layout) {
   kernels::KernelEntry e;
   e.name = name;
   e.weightLayout = layout;
+  // launchShape reads the schedule (whether the kernel walks tiles).
+  e.schedule = "#lb.schedule<family = gemv, tile = [1, 4, 1024], warps = [1, 1], stages = 1, "
+               "split_k = 1>";
   return e;
 }
 

@@ -28,7 +28,8 @@ CompiledKernel kernel(const std::string &name, int64_t dynamicSharedBytes) {
   k.name = name;
   k.arch = "sm_90a";
   k.family = "mma";
-  k.schedule = "#lb.schedule<family = mma>";
+  k.schedule = "#lb.schedule<family = mma, tile = [8, 64, 256], warps = [1, 1], stages = 1, "
+               "split_k = 8>";
   k.weightLayout = kLayout;
   k.blockThreads = 256;
   k.gridTile = {64, 8, 8};
@@ -64,7 +65,7 @@ TEST(KernelSetOutput, ManifestRoundTripsDynamicSharedBytes) {
   EXPECT_EQ((*read)[0].sharedBytes, 2048);
   EXPECT_EQ((*read)[1].dynamicSharedBytes, 0);
   // And on to the launch: what BenchFixture and the GPU tests pass.
-  Expected<kernels::LaunchShape> shape = kernels::launchShape((*read)[0], 5);
+  Expected<kernels::LaunchShape> shape = kernels::launchShape((*read)[0], 5, /*persistentBlocks=*/0);
   ASSERT_TRUE(shape.ok()) << shape.error();
   EXPECT_EQ(shape->dynamicSharedBytes, 100000u);
 }
@@ -84,7 +85,7 @@ TEST(KernelSetOutput, ManifestWithoutTheFieldReadsAsZero) {
   Expected<std::vector<kernels::KernelEntry>> read = kernels::readKernelSet(dir.path());
   ASSERT_TRUE(read.ok()) << read.error();
   EXPECT_EQ((*read)[0].dynamicSharedBytes, 0);
-  EXPECT_EQ(kernels::launchShape((*read)[0], 1)->dynamicSharedBytes, 0u);
+  EXPECT_EQ(kernels::launchShape((*read)[0], 1, /*persistentBlocks=*/0)->dynamicSharedBytes, 0u);
 }
 
 TEST(KernelSetOutput, DatabaseRoundTripsDynamicSharedBytes) {
@@ -252,6 +253,19 @@ TEST(KernelSetOutput, TableShowsStaticAndDynamicSharedMemory) {
   ringRow = ringRow.substr(0, ringRow.find('\n'));
   EXPECT_NE(ringRow.find("    2048  100000"), std::string::npos) << ringRow;
   EXPECT_NE(text.find("2 kernels for 1 problems, 0 failures"), std::string::npos) << text;
+}
+
+// A persistent wgmma kernel's name passed the 58-character column and ran
+// into its arch ("..._persistentsm_90a").
+TEST(KernelSetOutput, TableKeepsLongNamesApartFromTheirArch) {
+  KernelSetReport report = twoKernels();
+  const std::string longName =
+      "bf16_q2_k_uint2_uint8_codes_g16_sb256_1536x4096__wgmma_t32x256x64_w1x4_s8_k1_persistent";
+  report.kernels[0].name = longName;
+  std::ostringstream table;
+  printKernelSetReport(report, table);
+  std::string text = table.str();
+  EXPECT_NE(text.find(longName + "  " + report.kernels[0].arch), std::string::npos) << text;
 }
 
 } // namespace

@@ -133,6 +133,33 @@ TEST(SearchSpace, OverBudgetScheduleIsRejectedWithItsReason) {
   EXPECT_EQ(space.rejected[0].reason, why.error());
 }
 
+// The tuner searches both tile schedulers of wgmma: each accepted grid
+// schedule without a cluster has its persistent twin, and persistent ones
+// with clusters are rejected with the rules' reason.
+TEST(SearchSpace, WgmmaSearchesPersistentBlocksWithoutClusters) {
+  SearchSpace space = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"));
+  int64_t grid = 0, persistent = 0;
+  for (const Schedule &s : space.accepted) {
+    if (!s.persistent()) {
+      grid += s.clusterK == 1;
+      continue;
+    }
+    ++persistent;
+    EXPECT_EQ(s.clusterK, 1) << s.text();
+    Schedule twin = s;
+    twin.scheduler = core::TileScheduler::Grid;
+    EXPECT_NE(std::find(space.accepted.begin(), space.accepted.end(), twin),
+              space.accepted.end())
+        << s.text();
+  }
+  EXPECT_GT(persistent, 0);
+  EXPECT_EQ(persistent, grid);
+  EXPECT_TRUE(std::any_of(space.rejected.begin(), space.rejected.end(), [](const auto &r) {
+    return r.reason.find("scheduler = persistent is not implemented with cluster_k > 1") !=
+           std::string::npos;
+  }));
+}
+
 TEST(SearchSpace, UnsupportedProblemsGiveTheCompilersReason) {
   // A 7-bit minifloat: no plane split stores 7 bits.
   core::Problem fp7 = shape(4096, 4096);

@@ -327,6 +327,34 @@ TEST(ScheduleRules, WgmmaSplitsKAcrossClustersOfTwoOrFourBlocks) {
       << checkSchedule(p, deep).error();
 }
 
+// A block an SM walking the output tiles: wgmma alone, without clusters
+// (whose barriers would hold the producer at each tile's epilogue); every
+// code and activation wgmma serves otherwise.
+TEST(ScheduleRules, PersistentSchedulerIsWgmmaWithoutClusters) {
+  Problem p = problem(formats::DataFormat::unsignedInt(4));
+  Schedule persistent = kWgmma;
+  persistent.scheduler = TileScheduler::Persistent;
+  EXPECT_TRUE(checkSchedule(p, persistent).ok()) << checkSchedule(p, persistent).error();
+  Problem s8 = p;
+  s8.activation = Activation::S8;
+  Schedule s8Tile = persistent;
+  s8Tile.tileM = 32;
+  EXPECT_TRUE(checkSchedule(s8, s8Tile).ok()) << checkSchedule(s8, s8Tile).error();
+  Schedule clustered = persistent;
+  clustered.clusterK = 2;
+  EXPECT_NE(checkSchedule(p, clustered).error().find("scheduler = persistent is not implemented "
+                                                     "with cluster_k > 1"),
+            std::string::npos)
+      << checkSchedule(p, clustered).error();
+  Schedule mma = kMma;
+  mma.scheduler = TileScheduler::Persistent;
+  EXPECT_EQ(checkScheduleStructure(mma).error(),
+            "scheduler = persistent (a block an SM walking the output tiles) is for the wgmma "
+            "family, got a mma schedule");
+  EXPECT_EQ(dynamicSharedBytes(persistent, p), dynamicSharedBytes(kWgmma, p))
+      << "one ring a block, whichever tiles it walks";
+}
+
 TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
   for (const TargetArch &arch : targetArchs()) {
     Status onArch = checkScheduleArch(kWgmma, arch);

@@ -45,6 +45,32 @@ TEST(Schedule, SpellsClusterKOnlyWhenItSplits) {
   EXPECT_EQ(*spelled, unclustered);
 }
 
+// The tile scheduler is spelled only when a block walks tiles, after
+// cluster_k, so grid schedules keep their text and kernel ids.
+TEST(Schedule, SpellsThePersistentSchedulerOnlyWhenItIsOne) {
+  Schedule persistent{Family::Wgmma, 128, 256, 64, 1, 8, 8, 1};
+  EXPECT_EQ(persistent.text().find("scheduler"), std::string::npos);
+  persistent.scheduler = TileScheduler::Persistent;
+  EXPECT_TRUE(persistent.persistent());
+  EXPECT_EQ(persistent.text(), "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, "
+                               "8], stages = 8, split_k = 1, scheduler = persistent>");
+  Expected<Schedule> back = parseSchedule(persistent.text());
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(*back, persistent);
+  Schedule grid = persistent;
+  grid.scheduler = TileScheduler::Grid;
+  EXPECT_NE(grid, persistent);
+  Expected<Schedule> spelled = parseSchedule(
+      "#lb.schedule<family=wgmma,tile=[128,256,64],warps=[1,8],stages=8,scheduler=grid>");
+  ASSERT_TRUE(spelled.ok()) << spelled.error();
+  EXPECT_EQ(*spelled, grid);
+  Expected<Schedule> unknown = parseSchedule(
+      "#lb.schedule<family=wgmma,tile=[128,256,64],warps=[1,8],stages=8,scheduler=stream_k>");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("unknown tile scheduler 'stream_k'"), std::string::npos)
+      << unknown.error();
+}
+
 TEST(Schedule, ParsesWithoutSplitKAndRejectsUnknownFields) {
   auto s = parseSchedule("#lb.schedule<family=mma,tile=[16,64,128],warps=[1,1],stages=4>");
   ASSERT_TRUE(s.ok()) << s.error();

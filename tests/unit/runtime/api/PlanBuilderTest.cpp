@@ -367,32 +367,70 @@ TEST_F(PlanBuilderTest, LaunchGeometryMatchesLaunchShape) {
   entry.name = "k";
   entry.blockThreads = 128;
   entry.gridTile = {4, 8, 2};
+  entry.schedule = "#lb.schedule<family = mma, tile = [8, 4, 256], warps = [1, 1], stages = 1, "
+                   "split_k = 8, cluster_k = 2>";
   entry.dynamicSharedBytes = 150 * 1024; // a split-K ring, past the 48 KiB default
-  Result<LaunchGeometry> geometry = launchGeometry(entry);
+  Result<LaunchGeometry> geometry = launchGeometry(entry, /*smCount=*/132);
   ASSERT_TRUE(geometry.ok()) << geometry.error().message;
   EXPECT_EQ(geometry->dynamicSharedBytes, 150u * 1024);
   for (int64_t m : {1, 7, 8, 9, 64, 300, 65535 * 8}) {
-    Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m);
+    Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m, 132);
     ASSERT_TRUE(shape.ok()) << m;
-    EXPECT_EQ(geometry->gridX, shape->grid[0]);
+    EXPECT_EQ(geometry->gridXFor(m), shape->grid[0]);
     EXPECT_EQ(geometry->gridY(m), shape->grid[1]) << m;
     EXPECT_EQ(geometry->gridZ, shape->grid[2]);
     EXPECT_EQ(geometry->blockThreads, shape->block);
     EXPECT_EQ(geometry->dynamicSharedBytes, shape->dynamicSharedBytes);
     EXPECT_LE(m, geometry->maxM);
   }
-  EXPECT_FALSE(kernels::launchShape(entry, geometry->maxM + 1).ok());
+  EXPECT_FALSE(kernels::launchShape(entry, geometry->maxM + 1, 132).ok());
   for (int64_t implausible : {int64_t{-1}, kernels::kMaxPlausibleDynamicSharedBytes + 1}) {
     kernels::KernelEntry corrupt = entry;
     corrupt.dynamicSharedBytes = implausible;
-    Result<LaunchGeometry> bad = launchGeometry(corrupt);
+    Result<LaunchGeometry> bad = launchGeometry(corrupt, 132);
     ASSERT_FALSE(bad.ok()) << implausible;
     EXPECT_EQ(bad.error().status, LOWBIT_STATUS_CORRUPT_KERNEL);
     EXPECT_NE(bad.error().message.find("not plausible"), std::string::npos)
         << bad.error().message;
   }
   entry.gridTile = {3, 1, 1}; // 4096 % 3 != 0
-  EXPECT_FALSE(launchGeometry(entry).ok());
+  EXPECT_FALSE(launchGeometry(entry, 132).ok());
+  kernels::KernelEntry unreadable = entry;
+  unreadable.gridTile = {4, 8, 1};
+  unreadable.schedule = "#lb.schedule<family = mma>";
+  EXPECT_EQ(launchGeometry(unreadable, 132).error().status, LOWBIT_STATUS_CORRUPT_KERNEL);
+}
+
+// scheduler = persistent: min(SMs, tiles) blocks along x walk the tiles,
+// whatever M; without a device (0 SMs) a block a tile.
+TEST_F(PlanBuilderTest, PersistentKernelsLaunchABlockAnSmUpToTheTiles) {
+  kernels::KernelEntry entry;
+  entry.problem = w4a16Problem(); // N = 4096: 16 column tiles of 256
+  entry.name = "k";
+  entry.blockThreads = 384;
+  entry.gridTile = {256, 128, 1};
+  entry.schedule = "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, 8], "
+                   "stages = 8, split_k = 1, scheduler = persistent>";
+  Result<LaunchGeometry> geometry = launchGeometry(entry, /*smCount=*/132);
+  ASSERT_TRUE(geometry.ok()) << geometry.error().message;
+  EXPECT_TRUE(geometry->persistent);
+  const std::pair<int64_t, unsigned> blocks[] = {
+      {1, 16}, {128, 16}, {129, 32}, {1024, 128}, {1025, 132}, {4096, 132}, {65535 * 128, 132}};
+  for (auto [m, expected] : blocks) {
+    Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m, 132);
+    ASSERT_TRUE(shape.ok()) << shape.error();
+    EXPECT_EQ(shape->grid[0], expected) << m;
+    EXPECT_EQ(shape->grid[1], 1u) << m;
+    EXPECT_EQ(shape->grid[2], 1u) << m;
+    EXPECT_EQ(geometry->gridXFor(m), expected) << m;
+    EXPECT_EQ(geometry->gridY(m), 1u) << m;
+  }
+  EXPECT_EQ(kernels::launchShape(entry, 4096, 0)->grid[0], 32u * 16) << "a block a tile";
+  entry.gridTile = {256, 128, 2};
+  Expected<kernels::LaunchShape> clustered = kernels::launchShape(entry, 1, 132);
+  ASSERT_FALSE(clustered.ok());
+  EXPECT_NE(clustered.error().find("walks tiles but splits K"), std::string::npos)
+      << clustered.error();
 }
 
 // A row's launch.dynamicSharedBytes survives plan building (kernelEntry and

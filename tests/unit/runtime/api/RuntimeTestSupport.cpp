@@ -87,7 +87,11 @@ std::string addKernel(db::Database &database, const kernels::ProblemDesc &proble
   entry.name = "fake_" + kernel.tag;
   entry.arch = kernel.arch;
   entry.family = kernel.family;
-  entry.schedule = "#lb.schedule<family = " + kernel.family + ">";
+  // A whole schedule: the runtime reads it (a persistent kernel launches
+  // differently), but checks no rules on it.
+  entry.schedule = "#lb.schedule<family = " + kernel.family + ", tile = [" +
+                   std::to_string(kernel.rowsPerBlock) +
+                   ", 4, 1024], warps = [1, 1], stages = 1, split_k = 1>";
   entry.weightLayout = kernel.layout;
   entry.blockThreads = 128;
   entry.gridTile = {4, kernel.rowsPerBlock, 1};
