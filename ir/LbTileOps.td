@@ -24,6 +24,23 @@ def Lb_ThreadCoordOp : Lb_Op<"thread_coord", [Pure]> {
   let assemblyFormat = "$coord attr-dict";
 }
 
+def Lb_WarpUniformOp : Lb_Op<"warp_uniform", [Pure]> {
+  let summary = "an index every lane of the warp holds: said so to the CUDA compiler";
+  let description = [{
+    `value`, which the caller guarantees is the same in all 32 lanes of every
+    warp that runs it, all of which do, and below 2^31. The emitter reads it
+    from lane 0 (a 32-bit `__shfl_sync`; ptxas did not take a 64-bit one's
+    result as uniform), which ptxas then knows to be warp-uniform, so it and
+    what is derived from it stay in uniform registers. A persistent wgmma
+    block's tile index, derived from blockIdx.x in a loop, otherwise went to
+    vector registers, and with it the wgmma descriptors: 21 more
+    instructions a K tile (sm_90a, t128x256).
+  }];
+  let arguments = (ins Index:$value);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$value attr-dict";
+}
+
 def Lb_LoadCodesOp : Lb_Op<"load_codes", [
     MemoryEffects<[MemRead]>]> {
   let summary = "one 16-byte load of packed weight codes into a fragment";

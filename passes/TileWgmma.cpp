@@ -239,15 +239,15 @@ void WgmmaBuilder::forEachOutputTile(int64_t runTiles,
   // Row tiles fastest, as in the split-K mma: the row tiles of a column
   // tile run side by side and share its weights in L2.
   const bool persistent = p.schedule.getScheduler() == lb::TileScheduler::persistent;
-  auto tileAt = [&](Value linear, Value rowTiles, Value ringBase) {
+  auto tileAt = [&](Value linear, Value rowTiles, Value ringBase, Value ringRounds) {
     return OutputTile{mul(b.create<arith::DivUIOp>(loc, linear, rowTiles), index(tileN())),
                       mul(b.create<arith::RemUIOp>(loc, linear, rowTiles), index(tileM())),
-                      ringBase};
+                      ringBase, ringRounds};
   };
   if (!persistent) {
     Value linear = add(coord(lb::ThreadCoord::block_x),
                        mul(coord(lb::ThreadCoord::grid_x), coord(lb::ThreadCoord::block_y)));
-    body(tileAt(linear, coord(lb::ThreadCoord::grid_y), index(0)));
+    body(tileAt(linear, coord(lb::ThreadCoord::grid_y), Value(), Value()));
     return;
   }
   // A block an SM: tiles blockIdx.x, + gridDim.x, ... Its i-th tile starts
@@ -259,9 +259,23 @@ void WgmmaBuilder::forEachOutputTile(int64_t runTiles,
   auto loop = b.create<scf::ForOp>(loc, first, tiles, step);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value linear = loop.getInductionVar();
+  // The same in every lane (and whole warps take each role), so ptxas may
+  // keep the tile's addresses and the wgmma descriptors uniform.
+  Value linear = b.create<lb::WarpUniformOp>(loc, b.getIndexType(), loop.getInductionVar());
   Value walked = b.create<arith::DivUIOp>(loc, b.create<arith::SubIOp>(loc, linear, first), step);
-  body(tileAt(linear, rowTiles, mul(walked, index(runTiles))));
+  if (runTiles % stages() == 0)
+    body(tileAt(linear, rowTiles, Value(), mul(walked, index(runTiles / stages()))));
+  else
+    body(tileAt(linear, rowTiles, mul(walked, index(runTiles)), Value()));
+}
+
+WgmmaBuilder::RingSlot WgmmaBuilder::ringSlot(const OutputTile &tile, Value u) {
+  if (tile.ringRounds)
+    return {rem(u, stages()), add(tile.ringRounds, div(u, stages()))};
+  if (!tile.ringBase)
+    return {rem(u, stages()), div(u, stages())};
+  Value through = add(tile.ringBase, u);
+  return {rem(through, stages()), div(through, stages())};
 }
 
 void WgmmaBuilder::buildProducer(Value ring, Value weightRing, Value full, Value empty,
@@ -272,11 +286,9 @@ void WgmmaBuilder::buildProducer(Value ring, Value weightRing, Value full, Value
   b.setInsertionPointToStart(loop.getBody());
   Value u = loop.getInductionVar();
   Value t = add(firstTile, u);
-  // The block's K tile count through the ring (u within this output tile).
-  Value through = add(tile.ringBase, u);
-  Value stage = rem(through, stages());
-  Value use = div(through, stages());
-  ifThen(cmp(arith::CmpIPredicate::uge, through, index(stages())), [&] {
+  RingSlot slot = ringSlot(tile, u);
+  Value stage = slot.stage, use = slot.uses;
+  ifThen(cmp(arith::CmpIPredicate::uge, use, index(1)), [&] {
     Value parity = rem(b.create<arith::SubIOp>(loc, use, index(1)), 2);
     b.create<lb::MbarrierWaitOp>(loc, empty, stage, parity);
   });
@@ -367,9 +379,9 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
         add(firstTile, b.create<arith::MinUIOp>(loc, add(u, index(1)), index(runTiles - 1)));
     TileLoads next = loadAhead(mul(nextT, index(kTileK)));
 
-    Value through = add(tile.ringBase, u);
-    Value stage = rem(through, stages());
-    b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(div(through, stages()), 2));
+    RingSlot slot = ringSlot(tile, u);
+    Value stage = slot.stage;
+    b.create<lb::MbarrierWaitOp>(loc, full, stage, rem(slot.uses, 2));
     b.create<lb::FenceAsyncSharedOp>(loc);
     if (weightRing)
       loadCodes(current, weightRing, stage, mul(layoutTile, index(kColumnsPerWarp)), index(0));

@@ -132,11 +132,23 @@ struct WgmmaBuilder : TileBuilderBase {
 
   void build();
 
-  // An output tile: its first column and row, and how many K tiles the
-  // block has run through its ring before it (0 but for persistent blocks).
+  // An output tile: its first column and row, and (persistent blocks only;
+  // null otherwise) where the tile's K tiles fill the ring a whole number of
+  // times, how many rounds of the ring the block ran before it, else how
+  // many K tiles.
   struct OutputTile {
-    Value n0, m0, ringBase;
+    Value n0, m0, ringBase, ringRounds;
   };
+  // Where K tile u of `tile` sits in the ring: its stage and how many times
+  // the stage was used before (its barrier phase). Where a tile fills whole
+  // rounds, the stage is u mod S as with a block a tile: the shared-memory
+  // address then stays in uniform registers (with (base + u) mod S, ptxas
+  // moved it from vector registers before each wgmma, 21 more instructions
+  // a K tile at t128x256).
+  struct RingSlot {
+    Value stage, uses;
+  };
+  RingSlot ringSlot(const OutputTile &tile, Value u);
   // Builds `body` for the block's output tile, or (scheduler = persistent)
   // inside a loop over the tiles blockIdx.x, blockIdx.x + gridDim.x, ...
   void forEachOutputTile(int64_t runTiles, llvm::function_ref<void(const OutputTile &)> body);

@@ -276,6 +276,13 @@ LogicalResult Emitter::emitOp(Operation &op) {
                << expression << ");\n";
         return success();
       })
+      .Case<lb::WarpUniformOp>([&](lb::WarpUniformOp uniform) {
+        // 32 bits: ptxas took a 64-bit shuffle's result for a vector value.
+        line() << "const long long " << bind(uniform.getResult())
+               << " = (long long)__shfl_sync(0xffffffffu, (int)(" << name(uniform.getValue())
+               << "), 0);\n";
+        return success();
+      })
       .Case<lb::LoadCodesOp>([&](lb::LoadCodesOp load) -> LogicalResult {
         std::optional<ArrayRef<int64_t>> tile = load.getTile();
         if (!tile)

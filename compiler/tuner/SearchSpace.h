@@ -93,10 +93,12 @@ struct SearchSpaceOptions {
   // ...and K split across a cluster's blocks (1: none), for shapes with
   // fewer output tiles than SMs.
   std::vector<int64_t> wgmmaClusterK = {1, 2, 4};
-  // A block a tile, or a block an SM walking tiles (without clusters:
-  // core::checkWgmma).
-  std::vector<core::TileScheduler> wgmmaSchedulers = {core::TileScheduler::Grid,
-                                                      core::TileScheduler::Persistent};
+  // A block a tile, and (when listed) a block an SM walking tiles, without
+  // clusters (core::checkWgmma). Persistent blocks are not searched by
+  // default: on the H100 they ran 1-6% slower than their grid twins at
+  // t128x256 on every PERF shape at M = 256, 1024 and 4096 (docs/measurements
+  // stop 48), so they would only take the cut's places from grid ones.
+  std::vector<core::TileScheduler> wgmmaSchedulers = {core::TileScheduler::Grid};
   // ...and two warpgroups that share four layout tiles (tile N 256), each
   // multiplying two slices by up to 128 tokens (core::wgmmaSharesTiles).
   std::vector<int64_t> wgmmaSharedTileM = {64, 96, 128};

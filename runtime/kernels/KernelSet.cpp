@@ -102,11 +102,14 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t p
     if (tile[2] != 1)
       return makeError("kernel " + entry.name + " walks tiles but splits K over " +
                        std::to_string(tile[2]) + " blocks (corrupt)");
+    // The kernel reads its tile index as 32 bits (lb.warp_uniform).
     const int64_t tiles = blocksM * (entry.problem.n / tile[0]);
+    if (tiles > 0x7fffffff)
+      return makeError("M = " + std::to_string(m) + " gives " + std::to_string(tiles) +
+                       " tiles; a persistent kernel walks at most 2^31 - 1");
     LaunchShape shape;
-    shape.grid[0] = static_cast<unsigned>(
-        std::min<int64_t>(persistentBlocks > 0 ? std::min(persistentBlocks, tiles) : tiles,
-                          int64_t{0x7fffffff}));
+    shape.grid[0] =
+        static_cast<unsigned>(persistentBlocks > 0 ? std::min(persistentBlocks, tiles) : tiles);
     shape.block = static_cast<unsigned>(entry.blockThreads);
     shape.dynamicSharedBytes = static_cast<unsigned>(entry.dynamicSharedBytes);
     return shape;

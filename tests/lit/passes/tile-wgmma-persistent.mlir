@@ -24,14 +24,19 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x
 // CHECK: %[[FIRST:.*]] = lb.thread_coord block_x
 // CHECK: %[[STEP:.*]] = lb.thread_coord grid_x
 // CHECK: scf.for %[[TILE:.*]] = %[[FIRST]] to %[[TILES]] step %[[STEP]] {
-// The tiles walked before this one, times its 2 K tiles, is where its run
-// through the ring starts.
-// CHECK: %[[GONE:.*]] = arith.subi %[[TILE]], %[[FIRST]]
+// Each tile's 2 K tiles fill the 2-stage ring once, so the tiles walked
+// before this one are the ring's rounds before it: K tile u takes stage
+// u mod 2 (as with a block a tile) and has seen rounds + u / 2 uses.
+// CHECK: %[[UNIFORM:.*]] = lb.warp_uniform %[[TILE]]
+// CHECK: %[[GONE:.*]] = arith.subi %[[UNIFORM]], %[[FIRST]]
 // CHECK: %[[WALKED:.*]] = arith.divui %[[GONE]], %[[STEP]]
-// CHECK: %[[BASE:.*]] = arith.muli %[[WALKED]], %c2
+// CHECK: %[[ROUNDS:.*]] = arith.muli %[[WALKED]], %c1
 // CHECK: scf.for %[[U:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK: %[[THROUGH:.*]] = arith.addi %[[BASE]], %[[U]]
-// CHECK: %[[STAGE:.*]] = arith.remui %[[THROUGH]], %{{.*}}
+// CHECK: %[[STAGE:.*]] = arith.remui %[[U]], %{{.*}}
+// CHECK: %[[ROUND:.*]] = arith.divui %[[U]], %{{.*}}
+// CHECK: %[[USES:.*]] = arith.addi %[[ROUNDS]], %[[ROUND]]
+// CHECK: %[[REFILL:.*]] = arith.cmpi uge, %[[USES]]
+// CHECK: scf.if %[[REFILL]] {
 // CHECK: lb.mbarrier_wait %[[EMPTY]][%[[STAGE]]]
 // CHECK: lb.copy_paired_activations_async
 // The consumers walk the same tiles and store each one's sums before the next.
@@ -44,3 +49,23 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x
 // CHECK-COUNT-4: lb.store_wgmma_accumulator
 // CHECK-NEXT: }
 
+
+// 3 K tiles a tile over 2 stages: the ring's position runs on from K tile
+// 3 i of the block's i-th tile, and the stage is that position mod 2.
+func.func @uneven(%x: tensor<?x192xf16>, %w: tensor<256x192xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
+      schedule <family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1, scheduler = persistent>
+      : (tensor<?x192xf16>, tensor<256x192xui4>, tensor<256xf16>) -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+// CHECK-LABEL: func.func @uneven__wgmma_t32x256x64_w1x4_s2_k1_persistent
+// CHECK: scf.for %[[UTILE:.*]] = %[[UFIRST:.*]] to %{{.*}} step %[[USTEP:.*]] {
+// CHECK: %[[UUNIFORM:.*]] = lb.warp_uniform %[[UTILE]]
+// CHECK: %[[UGONE:.*]] = arith.subi %[[UUNIFORM]], %[[UFIRST]]
+// CHECK: %[[UWALKED:.*]] = arith.divui %[[UGONE]], %[[USTEP]]
+// CHECK: %[[BASE:.*]] = arith.muli %[[UWALKED]], %c3
+// CHECK: scf.for %[[UU:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[THROUGH:.*]] = arith.addi %[[BASE]], %[[UU]]
+// CHECK: %[[USTAGE:.*]] = arith.remui %[[THROUGH]], %{{.*}}
+// CHECK: lb.mbarrier_wait %{{.*}}[%[[USTAGE]]]

@@ -133,11 +133,17 @@ TEST(SearchSpace, OverBudgetScheduleIsRejectedWithItsReason) {
   EXPECT_EQ(space.rejected[0].reason, why.error());
 }
 
-// The tuner searches both tile schedulers of wgmma: each accepted grid
-// schedule without a cluster has its persistent twin, and persistent ones
-// with clusters are rejected with the rules' reason.
-TEST(SearchSpace, WgmmaSearchesPersistentBlocksWithoutClusters) {
-  SearchSpace space = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"));
+// Asked for both tile schedulers of wgmma, the tuner pairs each accepted
+// grid schedule without a cluster with its persistent twin, and rejects
+// persistent ones with clusters with the rules' reason. By default it
+// searches grid blocks alone (they measured faster).
+TEST(SearchSpace, WgmmaSearchesPersistentBlocksWithoutClustersWhenAsked) {
+  SearchSpace byDefault = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"));
+  EXPECT_TRUE(std::none_of(byDefault.accepted.begin(), byDefault.accepted.end(),
+                           [](const Schedule &s) { return s.persistent(); }));
+  SearchSpaceOptions both;
+  both.wgmmaSchedulers = {core::TileScheduler::Grid, core::TileScheduler::Persistent};
+  SearchSpace space = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"), both);
   int64_t grid = 0, persistent = 0;
   for (const Schedule &s : space.accepted) {
     if (!s.persistent()) {

@@ -426,6 +426,10 @@ TEST_F(PlanBuilderTest, PersistentKernelsLaunchABlockAnSmUpToTheTiles) {
     EXPECT_EQ(geometry->gridY(m), 1u) << m;
   }
   EXPECT_EQ(kernels::launchShape(entry, 4096, 0)->grid[0], 32u * 16) << "a block a tile";
+  // The kernel reads its tile index in 32 bits.
+  Expected<kernels::LaunchShape> tooMany = kernels::launchShape(entry, int64_t{1} << 36, 132);
+  ASSERT_FALSE(tooMany.ok());
+  EXPECT_NE(tooMany.error().find("at most 2^31 - 1"), std::string::npos) << tooMany.error();
   entry.gridTile = {256, 128, 2};
   Expected<kernels::LaunchShape> clustered = kernels::launchShape(entry, 1, 132);
   ASSERT_FALSE(clustered.ok());
