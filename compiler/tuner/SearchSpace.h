@@ -95,7 +95,7 @@ struct SearchSpaceOptions {
   std::vector<int64_t> wgmmaClusterK = {1, 2, 4};
   // A block a tile, and (when listed) a block an SM walking tiles, without
   // clusters (core::checkWgmma). Persistent blocks are not searched by
-  // default: on the H100 they ran 1-6% slower than their grid twins at
+  // default: on the H100 they ran 2-12% slower than their grid twins at
   // t128x256 on every PERF shape at M = 256, 1024 and 4096 (docs/measurements
   // stop 48), so they would only take the cut's places from grid ones.
   std::vector<core::TileScheduler> wgmmaSchedulers = {core::TileScheduler::Grid};
