@@ -149,8 +149,8 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
-  return parser.getChecked<ScheduleAttr>(start, parser.getContext(), family, tile, warps, stages, splitK,
-                                         clusterK, scheduler);
+  return parser.getChecked<ScheduleAttr>(start, parser.getContext(), family, tile, warps, stages,
+                                         splitK, clusterK, scheduler);
 }
 
 void ScheduleAttr::print(AsmPrinter &printer) const {

@@ -147,7 +147,8 @@ Expected<DispatchBenchResult> benchDispatched(const cuda::DriverApi &api,
       const LoadedKernel *module = loaded.modules[range.kernel].get();
       if (!module) {
         row.note = "does not load: " + loaded.errors[range.kernel];
-      } else if (Expected<kernels::LaunchShape> shape = kernels::launchShape(kernel.entry, m, device.smCount);
+      } else if (Expected<kernels::LaunchShape> shape =
+                     kernels::launchShape(kernel.entry, m, device.smCount);
                  !shape.ok()) {
         row.note = "cannot launch: " + shape.error();
       } else {

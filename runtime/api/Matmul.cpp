@@ -138,8 +138,8 @@ lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stre
     for (int i = 0; i < spec.argumentCount; ++i)
       params[i] = values.address(spec.arguments[static_cast<size_t>(i)]);
 
-    CUresult r = api.cuLaunchKernel(plan->functions[kernelIndex], g.gridXFor(m), g.gridY(m), g.gridZ,
-                                    g.blockThreads, 1, 1, g.dynamicSharedBytes,
+    CUresult r = api.cuLaunchKernel(plan->functions[kernelIndex], g.gridXFor(m), g.gridY(m),
+                                    g.gridZ, g.blockThreads, 1, 1, g.dynamicSharedBytes,
                                     static_cast<CUstream>(stream), params, nullptr);
     if (r != CUDA_SUCCESS)
       return recordFailure(launchFailure(

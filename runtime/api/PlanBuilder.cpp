@@ -357,9 +357,11 @@ Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry, int64_t
   Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, 1, smCount);
   if (!shape)
     return apiError(LOWBIT_STATUS_CORRUPT_KERNEL, shape.error());
-  Expected<bool> persistent = kernels::walksTiles(entry); // launchShape read it already
+  Expected<bool> persistent = kernels::walksTiles(entry);
+  if (!persistent) // launchShape read the schedule already; kept for its reason
+    return apiError(LOWBIT_STATUS_CORRUPT_KERNEL, persistent.error());
   LaunchGeometry geometry;
-  geometry.persistent = persistent.ok() && *persistent;
+  geometry.persistent = *persistent;
   geometry.columnTiles = entry.problem.n / entry.gridTile[0];
   geometry.smCount = smCount;
   geometry.gridX = shape->grid[0];

@@ -97,6 +97,9 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t p
   Expected<bool> persistent = walksTiles(entry);
   if (!persistent)
     return makeError(persistent.error());
+  LaunchShape shape;
+  shape.block = static_cast<unsigned>(entry.blockThreads);
+  shape.dynamicSharedBytes = static_cast<unsigned>(entry.dynamicSharedBytes);
   if (*persistent) {
     // core::checkWgmma keeps persistent schedules out of clusters.
     if (tile[2] != 1)
@@ -107,22 +110,16 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t p
     if (tiles > 0x7fffffff)
       return makeError("M = " + std::to_string(m) + " gives " + std::to_string(tiles) +
                        " tiles; a persistent kernel walks at most 2^31 - 1");
-    LaunchShape shape;
     shape.grid[0] =
         static_cast<unsigned>(persistentBlocks > 0 ? std::min(persistentBlocks, tiles) : tiles);
-    shape.block = static_cast<unsigned>(entry.blockThreads);
-    shape.dynamicSharedBytes = static_cast<unsigned>(entry.dynamicSharedBytes);
     return shape;
   }
   if (blocksM > 65535)
     return makeError("M = " + std::to_string(m) + " needs " + std::to_string(blocksM) +
                      " row blocks; the grid allows 65535 (use a kernel with a taller tile)");
-  LaunchShape shape;
   shape.grid[0] = static_cast<unsigned>(entry.problem.n / tile[0]);
   shape.grid[1] = static_cast<unsigned>(blocksM);
   shape.grid[2] = static_cast<unsigned>(tile[2]);
-  shape.block = static_cast<unsigned>(entry.blockThreads);
-  shape.dynamicSharedBytes = static_cast<unsigned>(entry.dynamicSharedBytes);
   return shape;
 }
 
