@@ -2,7 +2,7 @@
 
 namespace lowbit::core {
 
-std::vector<KernelArgument> kernelArguments(const Problem &problem) {
+std::vector<KernelArgument> kernelArguments(const Problem &problem, const Schedule &schedule) {
   std::vector<KernelArgument> arguments{KernelArgument::Activations};
   if (problem.activationScale != ActivationScale::None)
     arguments.push_back(KernelArgument::ActivationScales);
@@ -12,6 +12,8 @@ std::vector<KernelArgument> kernelArguments(const Problem &problem) {
     arguments.push_back(KernelArgument::Zeros);
   arguments.push_back(KernelArgument::Output);
   arguments.push_back(KernelArgument::Rows);
+  if (schedule.streamK())
+    arguments.push_back(KernelArgument::Workspace);
   return arguments;
 }
 
@@ -24,6 +26,7 @@ void *KernelParameterValues::address(KernelArgument argument) {
   case KernelArgument::Zeros: return &zeros;
   case KernelArgument::Output: return &y;
   case KernelArgument::Rows: return &rows;
+  case KernelArgument::Workspace: return &workspace;
   }
   return nullptr;
 }
@@ -44,6 +47,7 @@ const char *kernelArgumentName(KernelArgument argument) {
     return "y";
   case KernelArgument::Rows:
     return "M";
+  case KernelArgument::Workspace: return "workspace";
   }
   return "?";
 }

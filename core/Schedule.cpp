@@ -38,6 +38,7 @@ const char *tileSchedulerName(TileScheduler scheduler) {
   switch (scheduler) {
   case TileScheduler::Grid: return "grid";
   case TileScheduler::Persistent: return "persistent";
+  case TileScheduler::StreamK: return "stream_k";
   }
   return "?";
 }
@@ -47,7 +48,9 @@ Expected<TileScheduler> parseTileScheduler(const std::string &name) {
     return TileScheduler::Grid;
   if (name == "persistent")
     return TileScheduler::Persistent;
-  return makeError("unknown tile scheduler '" + name + "' (known: grid and persistent)");
+  if (name == "stream_k")
+    return TileScheduler::StreamK;
+  return makeError("unknown tile scheduler '" + name + "' (known: grid, persistent and stream_k)");
 }
 
 std::string Schedule::text() const {

@@ -32,7 +32,14 @@ enum class Family { Gemv, Mma, GemvTiled, Wgmma, Dequant };
 // across its tiles, so the producer fills the next tile's stages while the
 // consumers store the last one, and the ring is set up once a block rather
 // than once a tile. The runtime launches min(SMs, tiles) blocks.
-enum class TileScheduler { Grid, Persistent };
+// StreamK (wgmma): persistent blocks that also split the last wave's tiles
+// along K, so no SM idles while a partial wave runs: the whole waves but one
+// go a tile a block as with Persistent, and the K tiles of the rest are cut
+// into one equal run a block. A split tile's partial sums meet in the
+// caller's workspace (kernels::LaunchShape::workspaceBytes), added in block
+// order by the block that holds the tile's first K tile, so the result does
+// not depend on timing (docs/design/wgmma-split-tail.md).
+enum class TileScheduler { Grid, Persistent, StreamK };
 
 const char *tileSchedulerName(TileScheduler scheduler);
 Expected<TileScheduler> parseTileScheduler(const std::string &name);
@@ -49,7 +56,9 @@ struct Schedule {
   int64_t clusterK = 1;
   TileScheduler scheduler = TileScheduler::Grid;
 
-  bool persistent() const { return scheduler == TileScheduler::Persistent; }
+  // A block an SM walking the output tiles (persistent or stream-K).
+  bool walksTiles() const { return scheduler != TileScheduler::Grid; }
+  bool streamK() const { return scheduler == TileScheduler::StreamK; }
   bool splitsK() const { return family == Family::GemvTiled || splitK > 1; }
   // The slices of K a split-K schedule cuts K into: split_k warps in each
   // of cluster_k blocks.
@@ -66,7 +75,7 @@ struct Schedule {
   // "#lb.schedule<family = mma, tile = [16, 64, 128], warps = [1, 1], stages = 4,
   // split_k = 1>", exactly as the compiler's defaultSchedules() spell it;
   // ", cluster_k = c" follows split_k only when c is not 1, and
-  // ", scheduler = persistent" only when not grid, so the schedules (and
+  // ", scheduler = persistent" (or stream_k) only when not grid, so the schedules (and
   // kernel ids) without them read as they always did.
   std::string text() const;
 

@@ -371,9 +371,9 @@ Status checkScheduleStructure(const Schedule &s) {
                      "got a " +
                      std::string(familyName(s.family)) + " schedule with split_k = " +
                      str(s.splitK));
-  if (s.persistent() && s.family != Family::Wgmma)
-    return makeError("scheduler = persistent (a block an SM walking the output tiles) is for "
-                     "the wgmma family, got a " +
+  if (s.walksTiles() && s.family != Family::Wgmma)
+    return makeError("scheduler = " + std::string(tileSchedulerName(s.scheduler)) +
+                     " (a block an SM walking the output tiles) is for the wgmma family, got a " +
                      std::string(familyName(s.family)) + " schedule");
   if (s.family == Family::GemvTiled &&
       (s.tileN != kColumnsPerUnit || s.warpsM != 1 || s.warpsN != 1 || s.tileK % kBlockK))

@@ -124,6 +124,17 @@ int64_t wgmmaClusterPartialBytes(const Schedule &schedule);
 // bits, which the producer copies with the activations, so the two
 // warpgroups read their shared tiles once from global memory (0 otherwise).
 int64_t wgmmaWeightRingBytes(const Schedule &schedule, int codeBits);
+// scheduler = stream_k: the caller's workspace for a launch of `blocks`
+// blocks. First each block's partial sums of the split tile its run starts
+// inside, laid out as a cluster's partials (every consumer warp's m64 x
+// tile M f32 accumulators, a float4 a lane at a time), then one u32 flag a
+// consumer warp of each block, which the launch clears on its stream first
+// (a block's warp sets it once its partials are out). 0 for the others.
+int64_t streamKPartialBytes(const Schedule &schedule, int64_t blocks);
+int64_t streamKFlagBytes(const Schedule &schedule, int64_t blocks);
+inline int64_t streamKWorkspaceBytes(const Schedule &schedule, int64_t blocks) {
+  return streamKPartialBytes(schedule, blocks) + streamKFlagBytes(schedule, blocks);
+}
 // The rings and the partials: what a wgmma kernel's launch passes.
 int64_t wgmmaSharedBytes(const Schedule &schedule, Activation activation, int codeBits);
 // wgmma: how many of its layout tile's four 16-row slices a consumer warp

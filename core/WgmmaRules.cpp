@@ -54,6 +54,14 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
       return reject(s, "two-level mins in groups shorter than tile K need tile M <= 32 (two "
                        "scale and min sets a K tile), got " + str(s.tileM));
   }
+  // Stream-K's consumer holds a second copy of the K-tile loop, for its
+  // tail pieces: with two-level scales in groups shorter than tile K that
+  // spilled 68-116 bytes at tile M 32 on one warpgroup (Q2_K-like g16 and
+  // compact int4 g32 over super-blocks of 256, 1536 x 4096, sm_90a; Q6_K-like
+  // g16 took 253 of 255 registers).
+  if (s.streamK() && shortGroups && p.scheme.hasSuperBlocks())
+    return reject(s, "scheduler = stream_k with two-level scales in groups shorter than tile K "
+                     "spills (the second K-tile loop, for the split tail)");
   // A two-plane unit (3, 5 and 6 bits) holds its high words and their
   // shifted copies next to the low words; with zero points that spilled at
   // tile M 48 and 64 (6-bit sub_code 1024 x 2048: 8 bytes at 48 x 512 x 64,
@@ -127,9 +135,16 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   // A persistent block's producer would wait at each tile's two cluster
   // barriers for the consumers' epilogue, which is the overlap it exists
   // for; so its tiles take one block each.
-  if (s.persistent() && s.clusterK > 1)
-    return reject(s, "scheduler = persistent is not implemented with cluster_k > 1 (the "
-                     "cluster's barriers would hold the producer at every tile's epilogue)");
+  if (s.walksTiles() && s.clusterK > 1)
+    return reject(s, "scheduler = " + std::string(tileSchedulerName(s.scheduler)) +
+                         " is not implemented with cluster_k > 1 (the cluster's barriers would "
+                         "hold the producer at every tile's epilogue)");
+  // The stream-K epilogue adds f32 partial sums; the 8-bit operands close
+  // s32 sums (and group scales) in their own epilogue, which it does not
+  // cover yet.
+  if (s.streamK() && isQuantized(p.activation))
+    return reject(s, "scheduler = stream_k is implemented for f16 and bf16 activations, not " +
+                         std::string(activationName(p.activation)));
   // The ring hides the producer's copy latency: about 1.5 us against a
   // K tile's 0.3 us of wgmma at tile M 64, so up to 16 stages.
   if (s.stages < 2 || s.stages > 16)
@@ -160,6 +175,17 @@ int64_t wgmmaClusterPartialBytes(const Schedule &s) {
     return 0;
   constexpr int64_t kFloatBytes = 4;
   return mul(mul(s.warpsN * wgmmaSlicesPerWarp(s), s.tileM / 2), 32 * kFloatBytes);
+}
+
+int64_t streamKPartialBytes(const Schedule &s, int64_t blocks) {
+  if (!s.streamK())
+    return 0;
+  constexpr int64_t kFloatBytes = 4;
+  return mul(blocks, mul(mul(s.warpsN * wgmmaSlicesPerWarp(s), s.tileM / 2), 32 * kFloatBytes));
+}
+
+int64_t streamKFlagBytes(const Schedule &s, int64_t blocks) {
+  return s.streamK() ? mul(blocks, s.warpsN * int64_t{4}) : 0;
 }
 
 bool wgmmaSharesTiles(const Schedule &s) {

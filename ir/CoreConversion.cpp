@@ -75,8 +75,11 @@ core::Schedule coreSchedule(KernelFamily family, ArrayRef<int64_t> tile, ArrayRe
   s.stages = stages;
   s.splitK = splitK;
   s.clusterK = clusterK;
-  s.scheduler = scheduler == TileScheduler::persistent ? core::TileScheduler::Persistent
-                                                       : core::TileScheduler::Grid;
+  switch (scheduler) {
+  case TileScheduler::grid: s.scheduler = core::TileScheduler::Grid; break;
+  case TileScheduler::persistent: s.scheduler = core::TileScheduler::Persistent; break;
+  case TileScheduler::stream_k: s.scheduler = core::TileScheduler::StreamK; break;
+  }
   return s;
 }
 

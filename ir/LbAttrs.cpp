@@ -136,7 +136,8 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
         return {};
       std::optional<TileScheduler> parsed = symbolizeTileScheduler(name);
       if (!parsed) {
-        parser.emitError(nameLoc, "unknown tile scheduler '") << name << "' (grid or persistent)";
+        parser.emitError(nameLoc, "unknown tile scheduler '")
+            << name << "' (grid, persistent or stream_k)";
         return {};
       }
       scheduler = *parsed;

@@ -52,7 +52,8 @@ def Lb_ScheduleAttr : Lb_Attr<"Schedule", "schedule"> {
     `cluster_k = c` (left out when 1) splits K across c blocks of one
     thread-block cluster, which add their sums over distributed shared
     memory (core/Schedule.h). `scheduler = persistent` (left out when
-    `grid`) launches a block an SM that walks the output tiles.
+    `grid`) launches a block an SM that walks the output tiles;
+    `scheduler = stream_k` also splits the last wave's tiles along K.
     The schedule never names a datatype: the tuner searches these alone.
   }];
   let parameters = (ins

@@ -39,10 +39,12 @@ def Lb_ZeroMode : I32EnumAttr<"ZeroMode", "how zero points apply", [
 }
 
 // How blocks meet output tiles (core::TileScheduler): `grid`, a block a
-// tile; `persistent`, a block an SM walking the tiles.
+// tile; `persistent`, a block an SM walking the tiles; `stream_k`, the same
+// with the last wave's tiles split along K.
 def Lb_TileScheduler : I32EnumAttr<"TileScheduler", "tile scheduler", [
   I32EnumAttrCase<"grid", 0>,
-  I32EnumAttrCase<"persistent", 1>
+  I32EnumAttrCase<"persistent", 1>,
+  I32EnumAttrCase<"stream_k", 2>
 ]> {
   let cppNamespace = "::lowbit::lb";
   let genSpecializedAttr = 0;

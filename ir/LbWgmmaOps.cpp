@@ -97,8 +97,11 @@ LogicalResult WgmmaOp::verify() {
 }
 
 // A [slots, N / 8, 128] f32 buffer: one float4 a lane for each m16n8 slice.
+// Or a stream-K workspace: a 1-D f32 buffer of any length, in that layout.
 static LogicalResult verifyPartialsBuffer(Operation *op, Type bufferType, VectorType acc) {
   auto buffer = dyn_cast<MemRefType>(bufferType);
+  if (buffer && buffer.getRank() == 1 && buffer.getElementType().isF32())
+    return success();
   if (!buffer || buffer.getRank() != 3 || !buffer.getElementType().isF32() ||
       buffer.getDimSize(2) != 128 || buffer.getDimSize(1) * 4 != acc.getNumElements())
     return op->emitOpError("needs a [slots, N / 8, 128] f32 buffer for a ")
@@ -108,6 +111,13 @@ static LogicalResult verifyPartialsBuffer(Operation *op, Type bufferType, Vector
 
 LogicalResult StoreWgmmaPartialsOp::verify() {
   return verifyPartialsBuffer(*this, getBuffer().getType(), getAcc().getType());
+}
+
+LogicalResult AddWgmmaPartialsOp::verify() {
+  auto buffer = cast<MemRefType>(getBuffer().getType());
+  if (buffer.getRank() != 1 || !buffer.getElementType().isF32())
+    return emitOpError("reads a stream-K workspace (a 1-D f32 buffer), got ") << buffer;
+  return success();
 }
 
 LogicalResult SumWgmmaClusterPartialsOp::verify() {

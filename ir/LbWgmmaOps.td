@@ -197,7 +197,9 @@ def Lb_StoreWgmmaPartialsOp : Lb_Op<"store_wgmma_partials", [MemoryEffects<[MemW
     of lane l (its m16n8 slice i) are float4 (slot, i, l) of the buffer, so
     a warp writes and reads 512 contiguous bytes a slice and the owner of
     the same slot reads them back in the same order, in every block of the
-    cluster (lb.sum_wgmma_cluster_partials).
+    cluster (lb.sum_wgmma_cluster_partials). The buffer may instead be
+    a stream-K kernel's global workspace (a 1-D f32 memref), in the same
+    layout: lb.add_wgmma_partials reads it back.
   }];
   let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$acc,
                        AnyMemRef:$buffer, Index:$slot);
@@ -220,6 +222,46 @@ def Lb_SumWgmmaClusterPartialsOp : Lb_Op<"sum_wgmma_cluster_partials", [MemoryEf
   let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$result);
   let assemblyFormat = "$buffer `[` $slot `]` `blocks` $blocks attr-dict `:` type($buffer) `->` type($result)";
   let hasVerifier = 1;
+}
+
+def Lb_AddWgmmaPartialsOp : Lb_Op<"add_wgmma_partials",
+    [MemoryEffects<[MemRead]>, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "an accumulator plus the partial sums another block left in `slot` of the global workspace";
+  let description = [{
+    Stream-K: reads the calling lane's float4s of `slot` of a 1-D f32
+    workspace in lb.store_wgmma_partials' layout, through L2 only (another
+    SM wrote them during this launch, so L1 may not hold them), and adds
+    them to `acc`. The writer's flag must have been waited for
+    (lb.wait_flag) first.
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$acc, AnyMemRef:$buffer, Index:$slot);
+  let results = (outs VectorOfLengthAndType<[4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108, 112, 116, 120, 124, 128], [F32]>:$result);
+  let assemblyFormat = "$acc `,` $buffer `[` $slot `]` attr-dict `:` type($acc) `,` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Lb_ReleaseFlagOp : Lb_Op<"release_flag", [MemoryEffects<[MemWrite]>]> {
+  let summary = "the calling warp sets u32 word `word` of a global workspace, after its writes";
+  let description = [{
+    Every lane fences its own writes to the GPU's scope, the warp meets, and
+    lane 0 stores 1 with release semantics: a warp that sees the flag
+    (lb.wait_flag) sees everything the warp wrote before it. The flag must
+    be 0 before the launch (the launch clears it on its stream).
+  }];
+  let arguments = (ins AnyMemRef:$buffer, Index:$word);
+  let assemblyFormat = "$buffer `[` $word `]` attr-dict `:` type($buffer)";
+}
+
+def Lb_WaitFlagOp : Lb_Op<"wait_flag", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "the calling warp waits until u32 word `word` of a global workspace is set";
+  let description = [{
+    Every lane loads the flag with acquire semantics until it reads non-zero
+    (lb.release_flag). The writer must be resident or certain to become so:
+    stream-K launches at most a block an SM and its writers set their flags
+    before they wait on any.
+  }];
+  let arguments = (ins AnyMemRef:$buffer, Index:$word);
+  let assemblyFormat = "$buffer `[` $word `]` attr-dict `:` type($buffer)";
 }
 
 #endif // LOWBIT_IR_LBWGMMAOPS_TD

@@ -26,8 +26,8 @@ std::string kernelName(StringRef problem, lb::ScheduleAttr schedule) {
   // Only cluster schedules say it, so the other names stay as they were.
   if (schedule.getClusterK() != 1)
     name += "_c" + std::to_string(schedule.getClusterK());
-  if (schedule.getScheduler() == lb::TileScheduler::persistent)
-    name += "_persistent";
+  if (schedule.getScheduler() != lb::TileScheduler::grid)
+    name += "_" + lb::stringifyTileScheduler(schedule.getScheduler()).str();
   return name;
 }
 
@@ -58,6 +58,11 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
                          ? MemRefType::get(codes.getShape(), activation)
                          : asMemRef(op.getResult().getType()));
   argTypes.push_back(builder.getIndexType());
+  // Stream-K's split tiles meet in the caller's workspace (f32 partial sums,
+  // then the flags; core::streamKWorkspaceBytes).
+  const bool streamK = schedule.getScheduler() == lb::TileScheduler::stream_k;
+  if (streamK)
+    argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, builder.getF32Type()));
 
   auto kernel = builder.create<func::FuncOp>(
       op.getLoc(), kernelName(func ? func.getSymName() : "kernel", schedule),
@@ -88,6 +93,8 @@ LogicalResult tileOne(lb::QMatmulOp op, ModuleOp module) {
     problem.zeros = entry->getArgument(index++);
   problem.y = entry->getArgument(index++);
   problem.rows = entry->getArgument(index++);
+  if (streamK)
+    problem.workspace = entry->getArgument(index++);
 
   if (failed(checkSchedule(problem))) {
     kernel.erase();

@@ -24,8 +24,9 @@ struct KernelProblem {
   // code width instead of assumed.
   core::CodeFragment fragment;
   // Kernel arguments, in order: x, [x_scales,] weights, scales, [zeros], y,
-  // M (core/KernelArguments.h is the runtime's copy of that order).
-  mlir::Value x, xScales, weights, scales, zeros, y, rows;
+  // M, [workspace] (core/KernelArguments.h is the runtime's copy of that
+  // order); the workspace only for scheduler = stream_k.
+  mlir::Value x, xScales, weights, scales, zeros, y, rows, workspace;
   bool quantizedActivations() const { return static_cast<bool>(xScales); }
   // Quantized activations in e4m3 (the fp8 tensor cores; f32 sums).
   bool e4m3Activations() const {

@@ -63,6 +63,16 @@
 // producer fills the next tile's stages while the consumers store this
 // one's sums, and the barriers are set up once a block.
 //
+// scheduler = stream_k does the same over the whole tiles of every wave
+// but the last one or two, and then splits the rest along K: their K tiles
+// are cut into one run a block, equal within one K tile, so the last wave
+// ends on every SM at once (forEachTailPiece). A piece of a tile that does
+// not hold its first K tile leaves f32 partials in the caller's workspace
+// and sets its warp's flag; the block whose piece does hold it adds the
+// others' in block order and stores y (finishTailPiece), so the result does
+// not depend on timing. Writers write at the start of their runs and wait
+// on nothing, and every block is resident (a block an SM), so the waits end.
+//
 // s8 and e4m3 activations take the 8-bit forms (TileWgmmaS8.cpp).
 #include "passes/TileWgmma.h"
 
@@ -234,39 +244,100 @@ void WgmmaBuilder::build() {
   setRegisterBudget(p, threads, 65536 / threads / 8 * 8);
 }
 
+WgmmaBuilder::OutputTile WgmmaBuilder::tileAt(Value linear, Value rowTiles) {
+  OutputTile tile;
+  tile.n0 = mul(b.create<arith::DivUIOp>(loc, linear, rowTiles), index(tileN()));
+  tile.m0 = mul(b.create<arith::RemUIOp>(loc, linear, rowTiles), index(tileM()));
+  return tile;
+}
+
 void WgmmaBuilder::forEachOutputTile(int64_t runTiles,
                                      llvm::function_ref<void(const OutputTile &)> body) {
-  // Row tiles fastest, as in the split-K mma: the row tiles of a column
-  // tile run side by side and share its weights in L2.
-  const bool persistent = p.schedule.getScheduler() == lb::TileScheduler::persistent;
-  auto tileAt = [&](Value linear, Value rowTiles, Value ringBase, Value ringRounds) {
-    return OutputTile{mul(b.create<arith::DivUIOp>(loc, linear, rowTiles), index(tileN())),
-                      mul(b.create<arith::RemUIOp>(loc, linear, rowTiles), index(tileM())),
-                      ringBase, ringRounds};
-  };
-  if (!persistent) {
+  const lb::TileScheduler scheduler = p.schedule.getScheduler();
+  if (scheduler == lb::TileScheduler::grid) {
     Value linear = add(coord(lb::ThreadCoord::block_x),
                        mul(coord(lb::ThreadCoord::grid_x), coord(lb::ThreadCoord::block_y)));
-    body(tileAt(linear, coord(lb::ThreadCoord::grid_y), Value(), Value()));
+    Value rowTiles = coord(lb::ThreadCoord::grid_y);
+    body(tileAt(linear, rowTiles));
     return;
   }
+  Value rowTiles = div(add(p.rows, index(tileM() - 1)), tileM());
+  Value tiles = mul(rowTiles, index(p.n / tileN()));
+  if (scheduler == lb::TileScheduler::persistent) {
+    forEachWholeTile(tiles, rowTiles, runTiles, body);
+    return;
+  }
+  // Stream-K: W whole waves run whole tiles and the rest is split, where W
+  // is every wave but the last (which would be partial) or, when the last
+  // is full, every wave. Fewer whole waves than that would split tiles that
+  // fill the SMs anyway; more would leave the partial wave's SMs idle.
+  Value blocks = coord(lb::ThreadCoord::grid_x);
+  Value waves = b.create<arith::DivUIOp>(loc, tiles, blocks);
+  Value even =
+      cmp(arith::CmpIPredicate::eq, b.create<arith::RemUIOp>(loc, tiles, blocks), index(0));
+  Value beforeLast =
+      b.create<arith::SelectOp>(loc, cmp(arith::CmpIPredicate::ugt, waves, index(0)),
+                                b.create<arith::SubIOp>(loc, waves, index(1)), index(0));
+  Value wholeWaves = b.create<arith::SelectOp>(loc, even, waves, beforeLast);
+  Value wholeTiles = mul(wholeWaves, blocks);
+  forEachWholeTile(wholeTiles, rowTiles, runTiles, body);
+  forEachTailPiece(wholeTiles, b.create<arith::SubIOp>(loc, tiles, wholeTiles), rowTiles,
+                   mul(wholeWaves, index(runTiles)), body);
+}
+
+void WgmmaBuilder::forEachWholeTile(Value end, Value rowTiles, int64_t runTiles,
+                                    llvm::function_ref<void(const OutputTile &)> body) {
   // A block an SM: tiles blockIdx.x, + gridDim.x, ... Its i-th tile starts
   // at K tile i R of the run through the ring, so stages and barrier
   // phases go on across tiles as in one long loop.
-  Value rowTiles = div(add(p.rows, index(tileM() - 1)), tileM());
-  Value tiles = mul(rowTiles, index(p.n / tileN()));
   Value first = coord(lb::ThreadCoord::block_x), step = coord(lb::ThreadCoord::grid_x);
-  auto loop = b.create<scf::ForOp>(loc, first, tiles, step);
+  auto loop = b.create<scf::ForOp>(loc, first, end, step);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   // The same in every lane (and whole warps take each role), so ptxas may
   // keep the tile's addresses and the wgmma descriptors uniform.
   Value linear = b.create<lb::WarpUniformOp>(loc, b.getIndexType(), loop.getInductionVar());
   Value walked = b.create<arith::DivUIOp>(loc, b.create<arith::SubIOp>(loc, linear, first), step);
+  OutputTile tile = tileAt(linear, rowTiles);
   if (runTiles % stages() == 0)
-    body(tileAt(linear, rowTiles, Value(), mul(walked, index(runTiles / stages()))));
+    tile.ringRounds = mul(walked, index(runTiles / stages()));
   else
-    body(tileAt(linear, rowTiles, mul(walked, index(runTiles)), Value()));
+    tile.ringBase = mul(walked, index(runTiles));
+  body(tile);
+}
+
+void WgmmaBuilder::forEachTailPiece(Value firstTailTile, Value tailTiles, Value rowTiles,
+                                    Value wholeKTiles,
+                                    llvm::function_ref<void(const OutputTile &)> body) {
+  const int64_t kTiles = p.k / kTileK;
+  Value blocks = coord(lb::ThreadCoord::grid_x), block = coord(lb::ThreadCoord::block_x);
+  Value units = mul(tailTiles, index(kTiles));
+  Value runBegin = b.create<arith::DivUIOp>(loc, mul(block, units), blocks);
+  Value runEnd = b.create<arith::DivUIOp>(loc, mul(add(block, index(1)), units), blocks);
+  Value firstPiece = div(runBegin, kTiles);
+  Value endPiece = div(add(runEnd, index(kTiles - 1)), kTiles);
+  Value pieces =
+      b.create<arith::SelectOp>(loc, cmp(arith::CmpIPredicate::ult, runBegin, runEnd),
+                                b.create<arith::SubIOp>(loc, endPiece, firstPiece), index(0));
+  auto loop = b.create<scf::ForOp>(loc, index(0), pieces, index(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value tailTile =
+      b.create<lb::WarpUniformOp>(loc, b.getIndexType(), add(firstPiece, loop.getInductionVar()));
+  Value tileBegin = mul(tailTile, index(kTiles));
+  Value kBegin =
+      b.create<arith::SubIOp>(loc, b.create<arith::MaxUIOp>(loc, runBegin, tileBegin), tileBegin);
+  Value kEnd = b.create<arith::SubIOp>(
+      loc, b.create<arith::MinUIOp>(loc, runEnd, add(tileBegin, index(kTiles))), tileBegin);
+  Value linear = add(firstTailTile, tailTile);
+  OutputTile tile = tileAt(linear, rowTiles);
+  // The ring has run the whole tiles' K tiles, then the run's up to here.
+  tile.ringBase = add(wholeKTiles, b.create<arith::SubIOp>(loc, add(tileBegin, kBegin), runBegin));
+  tile.kBegin = kBegin;
+  tile.kCount = b.create<arith::SubIOp>(loc, kEnd, kBegin);
+  tile.tailTile = tailTile;
+  tile.tailUnits = units;
+  body(tile);
 }
 
 WgmmaBuilder::RingSlot WgmmaBuilder::ringSlot(const OutputTile &tile, Value u) {
@@ -281,11 +352,11 @@ WgmmaBuilder::RingSlot WgmmaBuilder::ringSlot(const OutputTile &tile, Value u) {
 void WgmmaBuilder::buildProducer(Value ring, Value weightRing, Value full, Value empty,
                                  const OutputTile &tile, Value firstTile, int64_t runTiles) {
   Value n0 = tile.n0, m0 = tile.m0;
-  auto loop = b.create<scf::ForOp>(loc, index(0), index(runTiles), index(1));
+  auto loop = b.create<scf::ForOp>(loc, index(0), kTileCount(tile, runTiles), index(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value u = loop.getInductionVar();
-  Value t = add(firstTile, u);
+  Value t = add(tile.firstKTile(firstTile), u);
   RingSlot slot = ringSlot(tile, u);
   Value stage = slot.stage, use = slot.uses;
   ifThen(cmp(arith::CmpIPredicate::uge, use, index(1)), [&] {
@@ -343,6 +414,8 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
     loadQuant(loads, warpN0, group, half, k0);
     return loads;
   };
+  firstTile = tile.firstKTile(firstTile);
+  Value count = kTileCount(tile, runTiles);
   TileLoads first = loadAhead(mul(firstTile, index(kTileK)));
   SmallVector<Value> init(slices(), zero);
   // s8 codes centred on c != 0: one more wgmma a step, of a ones A, sums
@@ -362,7 +435,7 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
   init.append(closed, f32Zero);
   SmallVector<Value> firstValues = first.flatten();
   init.append(firstValues.begin(), firstValues.end());
-  auto loop = b.create<scf::ForOp>(loc, index(0), index(runTiles), index(1), init);
+  auto loop = b.create<scf::ForOp>(loc, index(0), count, index(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -375,8 +448,9 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
     TileLoads current = first.rebind(carried.drop_front(accumulators + closed));
     // The next tile's loads (the last tile reloads itself: in bounds, and
     // never used).
-    Value nextT =
-        add(firstTile, b.create<arith::MinUIOp>(loc, add(u, index(1)), index(runTiles - 1)));
+    Value last = tile.kCount ? b.create<arith::SubIOp>(loc, count, index(1)).getResult()
+                             : index(runTiles - 1);
+    Value nextT = add(firstTile, b.create<arith::MinUIOp>(loc, add(u, index(1)), last));
     TileLoads next = loadAhead(mul(nextT, index(kTileK)));
 
     RingSlot slot = ringSlot(tile, u);
@@ -431,8 +505,64 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
                         m0);
     return;
   }
+  if (tile.kBegin) {
+    finishTailPiece(tile, SmallVector<Value>(loop.getResults().take_front(slices())), consumerWarp,
+                    warpN0);
+    return;
+  }
   for (int64_t r = 0; r < slices(); ++r)
     b.create<lb::StoreWgmmaAccumulatorOp>(loc, loop.getResult(r), p.y, m0,
+                                          add(warpN0, index(16 * (firstSlice + r))), p.rows);
+}
+
+void WgmmaBuilder::finishTailPiece(const OutputTile &tile, SmallVector<Value> sums,
+                                   Value consumerWarp, Value warpN0) {
+  const int64_t kTiles = p.k / kTileK;
+  Value blocks = coord(lb::ThreadCoord::grid_x), block = coord(lb::ThreadCoord::block_x);
+  // Block c's slots of this warp's accumulators, and its flag after every
+  // block's partials (core::streamKPartialBytes, streamKFlagBytes).
+  auto slotOf = [&](Value c, int64_t r) {
+    return add(mul(add(mul(c, index(consumerWarps())), consumerWarp), index(slices())), index(r));
+  };
+  const int64_t slotFloats = tileM() / 2 * 32;
+  auto flagOf = [&](Value c) {
+    Value partialFloats = mul(blocks, index(consumerWarps() * slices() * slotFloats));
+    return add(partialFloats, add(mul(c, index(consumerWarps())), consumerWarp));
+  };
+  auto writes = b.create<scf::IfOp>(loc, cmp(arith::CmpIPredicate::ugt, tile.kBegin, index(0)),
+                                    /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(writes.thenBlock());
+  for (int64_t r = 0; r < slices(); ++r)
+    b.create<lb::StoreWgmmaPartialsOp>(loc, sums[r], p.workspace, slotOf(block, r));
+  b.create<lb::ReleaseFlagOp>(loc, p.workspace, flagOf(block));
+
+  // The tile's last K tile is in the run of block (u + 1) P - 1) / U (u its
+  // index in the tail: the last block whose run begins at or before it).
+  // Every block between has a piece of the tile: no run is empty, because
+  // the launch never has more blocks than tiles (kernels::launchShape), so
+  // U >= P.
+  b.setInsertionPointToStart(writes.elseBlock());
+  Value lastUnit = add(mul(tile.tailTile, index(kTiles)), index(kTiles - 1));
+  Value lastBlock = b.create<arith::DivUIOp>(
+      loc, b.create<arith::SubIOp>(loc, mul(add(lastUnit, index(1)), blocks), index(1)),
+      tile.tailUnits);
+  auto others =
+      b.create<scf::ForOp>(loc, add(block, index(1)), add(lastBlock, index(1)), index(1), sums);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(others.getBody());
+    Value c = others.getInductionVar();
+    ValueRange partial = others.getRegionIterArgs();
+    b.create<lb::WaitFlagOp>(loc, p.workspace, flagOf(c));
+    SmallVector<Value> added;
+    for (int64_t r = 0; r < slices(); ++r)
+      added.push_back(b.create<lb::AddWgmmaPartialsOp>(loc, partial[r].getType(), partial[r],
+                                                       p.workspace, slotOf(c, r)));
+    b.create<scf::YieldOp>(loc, added);
+  }
+  for (int64_t r = 0; r < slices(); ++r)
+    b.create<lb::StoreWgmmaAccumulatorOp>(loc, others.getResult(r), p.y, tile.m0,
                                           add(warpN0, index(16 * (firstSlice + r))), p.rows);
 }
 

@@ -138,6 +138,13 @@ struct WgmmaBuilder : TileBuilderBase {
   // many K tiles.
   struct OutputTile {
     Value n0, m0, ringBase, ringRounds;
+    // scheduler = stream_k, a tile of the split tail (null otherwise): the
+    // block runs its K tiles kBegin .. kBegin + kCount - 1; it is tile
+    // tailTile of the tail, whose tailUnits K tiles the blocks share.
+    Value kBegin, kCount, tailTile, tailUnits;
+    // The K tiles the block runs (the tile's, or from firstTile runTiles of
+    // them for a whole tile, cluster_k's run of it for a cluster's block).
+    Value firstKTile(Value firstTile) const { return kBegin ? kBegin : firstTile; }
   };
   // Where K tile u of `tile` sits in the ring: its stage and how many times
   // the stage was used before (its barrier phase). Where a tile fills whole
@@ -149,9 +156,36 @@ struct WgmmaBuilder : TileBuilderBase {
     Value stage, uses;
   };
   RingSlot ringSlot(const OutputTile &tile, Value u);
+  // Tile `linear` of the output, row tiles fastest (as in the split-K mma:
+  // the row tiles of a column tile run side by side and share its weights
+  // in L2).
+  OutputTile tileAt(Value linear, Value rowTiles);
   // Builds `body` for the block's output tile, or (scheduler = persistent)
-  // inside a loop over the tiles blockIdx.x, blockIdx.x + gridDim.x, ...
+  // inside a loop over the tiles blockIdx.x, blockIdx.x + gridDim.x, ...;
+  // stream_k loops over the whole tiles of all waves but the last one or
+  // two, then over the pieces of its run of the split tail (forEachTailPiece).
   void forEachOutputTile(int64_t runTiles, llvm::function_ref<void(const OutputTile &)> body);
+  // The whole tiles blockIdx.x, + gridDim.x, ... below `end`.
+  void forEachWholeTile(Value end, Value rowTiles, int64_t runTiles,
+                        llvm::function_ref<void(const OutputTile &)> body);
+  // Stream-K's tail: its `tailTiles` tiles from `firstTailTile` hold
+  // tailTiles x K tiles, cut into gridDim.x runs of equal length (within
+  // one); block b takes K tiles b U / P .. (b + 1) U / P - 1 of them (U
+  // tail K tiles, P blocks), a piece of each tile they touch. Its ring goes
+  // on from `wholeKTiles`, the K tiles of its whole tiles.
+  void forEachTailPiece(Value firstTailTile, Value tailTiles, Value rowTiles, Value wholeKTiles,
+                        llvm::function_ref<void(const OutputTile &)> body);
+  // The K tiles `tile` runs: runTiles, or a tail piece's.
+  Value kTileCount(const OutputTile &tile, int64_t runTiles) {
+    return tile.kCount ? tile.kCount : index(runTiles);
+  }
+  // Stream-K's epilogue of a tail piece: a piece that does not start the
+  // tile leaves its partial sums in the block's slots of the workspace and
+  // sets its flags; the piece that starts it adds, in block order, the
+  // partials of every later block whose run reaches into the tile, then
+  // stores y (a whole tile adds none).
+  void finishTailPiece(const OutputTile &tile, SmallVector<Value> sums, Value consumerWarp,
+                       Value warpN0);
 
   // The producer warpgroup fills stage u mod S with the run's K tile u once
   // the consumers have released the tile that used it S tiles before: the

@@ -87,6 +87,27 @@ template <int kUnused = 0> __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 
+// --- stream-K's flags in global memory. A warp that wrote partial sums
+// fences each lane's writes to the GPU's scope, meets, and sets its flag
+// with a release store; a waiting warp loads the flag with acquire until it
+// is set, so its loads that follow see the partials (PTX ISA, "Memory
+// Consistency Model": release/acquire patterns at .gpu scope).
+
+template <int kUnused = 0> __device__ __forceinline__ void release_flag(u32 *flag) {
+  __threadfence();
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0)
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag), "r"(1u) : "memory");
+}
+
+template <int kUnused = 0> __device__ __forceinline__ void wait_flag(const u32 *flag) {
+  u32 value = 0;
+  do {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
+  } while (value == 0);
+  __syncwarp();
+}
+
 template <int kUnused = 0> __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }

@@ -216,12 +216,13 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case<arith::RemUIOp>([&](auto) { return binary("%"); })
       .Case<arith::ShRUIOp>([&](auto) { return binary(">>"); })
       .Case<arith::ShLIOp>([&](auto) { return binary("<<"); })
-      .Case<arith::MinUIOp>([&](arith::MinUIOp min) {
+      .Case<arith::MinUIOp, arith::MaxUIOp>([&](auto op) {
         // Index values are non-negative, so the signed comparison of long
         // long is the unsigned one.
-        std::string a = name(min.getLhs()), c = name(min.getRhs());
-        line() << "const " << valueType(min.getType()) << " " << bind(min.getResult()) << " = "
-               << a << " < " << c << " ? " << a << " : " << c << ";\n";
+        const char *less = isa<arith::MinUIOp>(op.getOperation()) ? " < " : " > ";
+        std::string a = name(op.getLhs()), c = name(op.getRhs());
+        line() << "const " << valueType(op.getType()) << " " << bind(op.getResult()) << " = " << a
+               << less << c << " ? " << a << " : " << c << ";\n";
         return success();
       })
       .Case<arith::AndIOp>([&](auto) { return binary("&"); })
@@ -243,6 +244,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
         case arith::CmpIPredicate::sle: symbol = "<="; break;
         case arith::CmpIPredicate::uge:
         case arith::CmpIPredicate::sge: symbol = ">="; break;
+        case arith::CmpIPredicate::ugt:
+        case arith::CmpIPredicate::sgt: symbol = ">"; break;
         default: return cmp.emitOpError("lb-to-cuda: unsupported predicate");
         }
         // Index values are never negative here, so signed C++ comparison is
@@ -511,7 +514,7 @@ LogicalResult Emitter::emitKernel(func::FuncOp func) {
       // whole launch, which lets loads use the non-coherent path.
       bool written = llvm::any_of(arg.getUsers(), [](Operation *user) {
         return isa<lb::StoreOutputOp, lb::StoreAccumulatorOp, lb::StoreWgmmaAccumulatorOp,
-                   lb::StoreDenseWeightsOp>(user);
+                   lb::StoreDenseWeightsOp, lb::StoreWgmmaPartialsOp, lb::ReleaseFlagOp>(user);
       });
       os << (written ? "" : "const ") << pointee << " *__restrict__ " << argName;
     } else if (arg.getType().isIndex()) {

@@ -53,6 +53,12 @@ std::string partialsSlot(const std::string &buffer, const std::string &slot, Vec
          std::to_string(acc.getNumElements() / 4 * 32) + " + (threadIdx.x & 31)";
 }
 
+// `acc`'s entries 4 i .. 4 i + 3 += float4 `part`.
+std::string addFloat4(const std::string &acc, const std::string &part) {
+  return acc + ".r[4 * i] += " + part + ".x; " + acc + ".r[4 * i + 1] += " + part + ".y; " + acc +
+         ".r[4 * i + 2] += " + part + ".z; " + acc + ".r[4 * i + 3] += " + part + ".w;";
+}
+
 } // namespace
 
 // A lane copies one 4-byte word of a row into its slot in the paired K
@@ -313,6 +319,32 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         line() << "}\n";
         return success();
       })
+      .Case<lb::AddWgmmaPartialsOp>([&](lb::AddWgmmaPartialsOp add) {
+        // Another SM wrote them in this launch: through L2 (ld.global.cg).
+        auto acc = cast<VectorType>(add.getResult().getType());
+        std::string var = bind(add.getResult()), in = name(add.getAcc());
+        line() << "F32x<" << acc.getNumElements() << "> " << var << " = " << in << ";\n";
+        line() << "{\n";
+        line() << "  const float4 *slot = "
+               << partialsSlot(name(add.getBuffer()), name(add.getSlot()), acc, "const ") << ";\n";
+        line() << "  #pragma unroll\n";
+        line() << "  for (int i = 0; i < " << acc.getNumElements() / 4 << "; ++i) {\n";
+        line() << "    const float4 part = __ldcg(slot + 32 * i);\n";
+        line() << "    " << addFloat4(var, "part") << "\n";
+        line() << "  }\n";
+        line() << "}\n";
+        return success();
+      })
+      .Case<lb::ReleaseFlagOp>([&](lb::ReleaseFlagOp flag) {
+        line() << "release_flag(reinterpret_cast<u32 *>(" << name(flag.getBuffer()) << ") + ("
+               << name(flag.getWord()) << "));\n";
+        return success();
+      })
+      .Case<lb::WaitFlagOp>([&](lb::WaitFlagOp flag) {
+        line() << "wait_flag(reinterpret_cast<const u32 *>(" << name(flag.getBuffer()) << ") + ("
+               << name(flag.getWord()) << "));\n";
+        return success();
+      })
       .Case<lb::SumWgmmaClusterPartialsOp>([&](lb::SumWgmmaClusterPartialsOp sum) {
         // The lane's float4s of the slot in every block, ranks in order.
         auto acc = cast<VectorType>(sum.getResult().getType());
@@ -326,8 +358,7 @@ LogicalResult Emitter::emitWgmmaOp(Operation &op, bool &handled) {
         line() << "    #pragma unroll\n";
         line() << "    for (int i = 0; i < " << acc.getNumElements() / 4 << "; ++i) {\n";
         line() << "      const float4 part = cluster_load_f32x4(slot + 32 * i, rank);\n";
-        line() << "      " << var << ".r[4 * i] += part.x; " << var << ".r[4 * i + 1] += part.y; "
-               << var << ".r[4 * i + 2] += part.z; " << var << ".r[4 * i + 3] += part.w;\n";
+        line() << "      " << addFloat4(var, "part") << "\n";
         line() << "    }\n";
         line() << "}\n";
         return success();

@@ -102,7 +102,6 @@ Expected<std::unique_ptr<BenchFixture>> BenchFixture::create(const cuda::DriverA
     return makeError(inputs.error());
   std::unique_ptr<BenchFixture> f(new BenchFixture(api, p, options));
   f->inputs_ = std::move(*inputs);
-  f->arguments_ = core::kernelArguments(p);
   if (f->options_.tolerance <= 0)
     f->options_.tolerance = toleranceFor(p);
   // Activations are drawn from kActivationValues evenly spaced values in
@@ -228,8 +227,8 @@ double BenchFixture::checkRows(const std::vector<uint8_t> &x, const std::vector<
   return relativeError(inputs_, xRows, y, 2);
 }
 
-void BenchFixture::bindArgs(LaunchArgs &args, const Rotation &rotation, int copy,
-                            int64_t m) const {
+void BenchFixture::bindArgs(LaunchArgs &args, const kernels::LaunchShape &shape,
+                            const Rotation &rotation, int copy, int64_t m) const {
   core::KernelParameterValues &v = args.values;
   v.x = x_.get();
   v.xScales = xScales_.get();
@@ -239,8 +238,9 @@ void BenchFixture::bindArgs(LaunchArgs &args, const Rotation &rotation, int copy
     v.zeros = rotation.zeros[static_cast<size_t>(copy)].get();
   v.y = y_.get();
   v.rows = m;
+  v.workspace = workspace_.get();
   int i = 0;
-  for (core::KernelArgument argument : arguments_)
+  for (core::KernelArgument argument : core::kernelArguments(problem_, shape.schedule))
     args.params[i++] = v.address(argument);
 }
 
@@ -316,11 +316,27 @@ Expected<KernelTiming> BenchFixture::measure(const kernels::KernelEntry &entry,
       denseWeights_ = std::move(*buffer);
     }
   }
+  if (static_cast<size_t>(shape->workspaceBytes) > workspaceCapacity_) {
+    workspace_ = DeviceMemory();
+    Expected<DeviceMemory> buffer =
+        DeviceMemory::allocate(api_, static_cast<size_t>(shape->workspaceBytes));
+    if (!buffer.ok())
+      return makeError(entry.name + ": the stream-K workspace: " + buffer.error());
+    workspace_ = std::move(*buffer);
+    workspaceCapacity_ = static_cast<size_t>(shape->workspaceBytes);
+  }
   auto launch = [&](int copy, CUstream stream) {
     LaunchArgs args;
-    bindArgs(args, rot, copy, m);
+    bindArgs(args, *shape, rot, copy, m);
     if (dense)
       args.values.y = denseWeights_.get();
+    // Stream-K's flags start clear, on the launch's own stream (timed with it).
+    if (shape->flagBytes > 0)
+      if (CUresult r =
+              api_.cuMemsetD32Async(workspace_.get() + static_cast<CUdeviceptr>(shape->flagOffset),
+                                    0, static_cast<size_t>(shape->flagBytes / 4), stream);
+          r != CUDA_SUCCESS)
+        return r;
     CUresult r = api_.cuLaunchKernel(function, shape->grid[0], shape->grid[1], shape->grid[2],
                                      shape->block, 1, 1, shape->dynamicSharedBytes, stream,
                                      args.params, nullptr);

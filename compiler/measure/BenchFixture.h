@@ -131,14 +131,14 @@ private:
     core::KernelParameterValues values;
     void *params[core::kMaxKernelArguments] = {};
   };
-  void bindArgs(LaunchArgs &args, const Rotation &rotation, int copy, int64_t m) const;
+  void bindArgs(LaunchArgs &args, const kernels::LaunchShape &shape, const Rotation &rotation,
+                int copy, int64_t m) const;
 
   const cuda::DriverApi &api_;
   kernels::ProblemDesc problem_;
   FixtureOptions options_;
   uint64_t seed_;
-  ProblemInputs inputs_; // codes, scales, zeros and the reference weights
-  std::vector<core::KernelArgument> arguments_; // core::kernelArguments(problem_)
+  ProblemInputs inputs_;                 // codes, scales, zeros and the reference weights
   std::vector<uint16_t> activationBits_; // the values x is drawn from, as f16/bf16 bits
   std::map<std::string, Rotation> rotations_;
   size_t perCopy_ = 0;
@@ -149,6 +149,10 @@ private:
   // The dense path's dequant(W), one buffer as a plan's workspace is: every
   // launch rewrites it before cuBLASLt reads it. Made on first use.
   DeviceMemory denseWeights_;
+  // Stream-K's partial sums and flags (kernels::LaunchShape::workspaceBytes),
+  // grown to the largest launch's.
+  DeviceMemory workspace_;
+  size_t workspaceCapacity_ = 0;
 };
 
 } // namespace lowbit::measure

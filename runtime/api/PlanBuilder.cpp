@@ -357,11 +357,15 @@ Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry, int64_t
   Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, 1, smCount);
   if (!shape)
     return apiError(LOWBIT_STATUS_CORRUPT_KERNEL, shape.error());
-  Expected<bool> persistent = kernels::walksTiles(entry);
-  if (!persistent) // launchShape read the schedule already; kept for its reason
-    return apiError(LOWBIT_STATUS_CORRUPT_KERNEL, persistent.error());
+  // The workspace and the flags' clearing are not planned yet: such a kernel
+  // is measured by the bench and the tuner, never dispatched.
+  if (shape->schedule.streamK())
+    return apiError(LOWBIT_STATUS_UNSUPPORTED,
+                    "kernel " + entry.name +
+                        " is a stream-K kernel (scheduler = stream_k), which lowbit_matmul "
+                        "does not launch yet (its workspace is not planned)");
   LaunchGeometry geometry;
-  geometry.persistent = *persistent;
+  geometry.persistent = shape->schedule.walksTiles();
   geometry.columnTiles = entry.problem.n / entry.gridTile[0];
   geometry.smCount = smCount;
   geometry.gridX = shape->grid[0];
@@ -469,7 +473,10 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.hasZeros = problem.scheme.hasZeros();
   spec.zeroAlignment = core::zeroAlignment(problem);
   spec.zeroBytes = core::zeroBytes(problem);
-  const std::vector<core::KernelArgument> arguments = core::kernelArguments(problem);
+  // Every kernel a plan dispatches takes these (launchGeometry refuses
+  // stream-K kernels, the only ones that take more).
+  const std::vector<core::KernelArgument> arguments =
+      core::kernelArguments(problem, core::Schedule());
   std::copy(arguments.begin(), arguments.end(), spec.arguments.begin());
   spec.argumentCount = static_cast<int>(arguments.size());
   // dropDenseRanges (for quantized activations) writes notesText itself.

@@ -1,6 +1,6 @@
 #include "runtime/kernels/KernelSet.h"
 
-#include "core/Schedule.h"
+#include "core/ScheduleRules.h"
 #include "runtime/kernels/ProblemJson.h"
 
 #include <nlohmann/json.hpp>
@@ -72,7 +72,7 @@ Expected<bool> walksTiles(const KernelEntry &entry) {
   Expected<core::Schedule> schedule = core::parseSchedule(entry.schedule);
   if (!schedule)
     return makeError("kernel " + entry.name + ": " + schedule.error());
-  return schedule->persistent();
+  return schedule->walksTiles();
 }
 
 Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t persistentBlocks) {
@@ -94,13 +94,14 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t p
     return makeError("a negative block count for a persistent launch: " +
                      std::to_string(persistentBlocks));
   int64_t blocksM = (m + tile[1] - 1) / tile[1];
-  Expected<bool> persistent = walksTiles(entry);
-  if (!persistent)
-    return makeError(persistent.error());
+  Expected<core::Schedule> schedule = core::parseSchedule(entry.schedule);
+  if (!schedule)
+    return makeError("kernel " + entry.name + ": " + schedule.error());
   LaunchShape shape;
+  shape.schedule = *schedule;
   shape.block = static_cast<unsigned>(entry.blockThreads);
   shape.dynamicSharedBytes = static_cast<unsigned>(entry.dynamicSharedBytes);
-  if (*persistent) {
+  if (schedule->walksTiles()) {
     // core::checkWgmma keeps persistent schedules out of clusters.
     if (tile[2] != 1)
       return makeError("kernel " + entry.name + " walks tiles but splits K over " +
@@ -112,6 +113,9 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t p
                        " tiles; a persistent kernel walks at most 2^31 - 1");
     shape.grid[0] =
         static_cast<unsigned>(persistentBlocks > 0 ? std::min(persistentBlocks, tiles) : tiles);
+    shape.flagOffset = core::streamKPartialBytes(*schedule, shape.grid[0]);
+    shape.flagBytes = core::streamKFlagBytes(*schedule, shape.grid[0]);
+    shape.workspaceBytes = shape.flagOffset + shape.flagBytes;
     return shape;
   }
   if (blocksM > 65535)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/Problem.h"
+#include "core/Schedule.h"
 #include "core/support/Expected.h"
 
 #include <cstdint>
@@ -47,11 +48,19 @@ struct LaunchShape {
   // cuLaunchKernel's sharedMemBytes; above 48 KiB the function must first
   // opt in (cuda::allowDynamicSharedBytes).
   unsigned dynamicSharedBytes = 0;
+  // The entry's schedule, read once: the kernel's parameters
+  // (core::kernelArguments) depend on it.
+  core::Schedule schedule;
+  // scheduler = stream_k: the workspace its launch needs for grid[0]
+  // blocks (core::streamKWorkspaceBytes), whose flags, flagBytes from
+  // flagOffset, the launch must clear on its stream first
+  // (cuMemsetD32Async). 0 for the others.
+  int64_t workspaceBytes = 0, flagOffset = 0, flagBytes = 0;
 };
 
 // The grid for M rows; M < 1, more rows than a grid can cover, or dynamic
 // shared memory no GPU has is an error. A persistent kernel (its schedule's
-// scheduler = persistent) walks the tiles from min(blocks, tiles) blocks
+// scheduler = persistent or stream_k) walks the tiles from min(blocks, tiles) blocks
 // along x, where `persistentBlocks` is the device's SM count (one block an
 // SM); 0, where no device is known, gives it a block a tile, which computes
 // the same result.

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <random>
 #include <thread>
@@ -47,6 +48,10 @@ class ReferenceCheckedKernels : public KernelSetTest {
 protected:
   // Every kernel of the set against the f64 reference at each row count.
   void checkEveryKernel(const std::vector<int64_t> &rowCounts);
+  // Five runs of each kernel `chosen` picks, at each of `rowCounts`, give
+  // the same bits of y.
+  void checkSameBitsOnEveryRun(const std::function<bool(const kernels::KernelEntry &)> &chosen,
+                               const std::vector<int64_t> &rowCounts);
 };
 
 class W4A16Kernels : public ReferenceCheckedKernels {
@@ -267,16 +272,16 @@ TEST_F(WgmmaKernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kWgmmaRowC
 
 TEST_F(ClusterKernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kRowCounts); }
 
-// The blocks of a cluster add their totals in rank order, whichever block
-// finishes first: the same inputs give the same bits on every run.
-TEST_F(ClusterKernels, GiveTheSameBitsOnEveryRun) {
+void ReferenceCheckedKernels::checkSameBitsOnEveryRun(
+    const std::function<bool(const kernels::KernelEntry &)> &chosen,
+    const std::vector<int64_t> &rowCounts) {
   SplitMix rng{20261202};
   int compared = 0;
   for (const kernels::KernelEntry &entry : entries) {
     // A dequant kernel writes W, not y (DequantKernelsWriteTheReferenceWeights):
     // launched as a matmul it wrote past y when a set given in
     // LOWBIT_CLUSTER_TEST_KERNELS held one.
-    if (isDequant(entry))
+    if (isDequant(entry) || !chosen(entry))
       continue;
     SCOPED_TRACE(entry.name);
     ProblemData data;
@@ -287,7 +292,7 @@ TEST_F(ClusterKernels, GiveTheSameBitsOnEveryRun) {
     if (HasFatalFailure())
       return;
     const kernels::ProblemDesc &p = entry.problem;
-    for (int64_t m : {int64_t{1}, int64_t{16}, int64_t{100}}) {
+    for (int64_t m : rowCounts) {
       SCOPED_TRACE("M = " + std::to_string(m));
       std::vector<uint16_t> xBits(static_cast<size_t>(m * p.k));
       for (uint16_t &bits : xBits)
@@ -317,6 +322,25 @@ TEST_F(ClusterKernels, GiveTheSameBitsOnEveryRun) {
     }
   }
   std::printf("%d (kernel, M) pairs gave the same bits on 5 runs\n", compared);
+}
+
+// The blocks of a cluster add their totals in rank order, whichever block
+// finishes first: the same inputs give the same bits on every run.
+TEST_F(ClusterKernels, GiveTheSameBitsOnEveryRun) {
+  checkSameBitsOnEveryRun([](const kernels::KernelEntry &) { return true; }, {1, 16, 100});
+}
+
+// Stream-K's finishing block adds the other blocks' partials in block order,
+// whenever they arrive. On 3 blocks, M = 1 and 65 give fewer tiles than
+// blocks or a tail of one and two tiles at tile M 32, 72 and 128, and 1000
+// a long walk before the tail.
+TEST_F(WgmmaKernels, StreamKGivesTheSameBitsOnEveryRun) {
+  checkSameBitsOnEveryRun(
+      [](const kernels::KernelEntry &entry) {
+        Expected<core::Schedule> schedule = core::parseSchedule(entry.schedule);
+        return schedule.ok() && schedule->streamK();
+      },
+      {1, 65, 300, 1000});
 }
 
 // The dense path's first half: every dequant kernel of the set writes

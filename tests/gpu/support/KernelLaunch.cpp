@@ -49,8 +49,21 @@ void launchCompiledKernel(const cuda::DriverApi &api, const CompiledKernel &kern
   values.zeros = operands.zeros;
   values.y = operands.y;
   values.rows = m;
+  // Stream-K's workspace starts as garbage, as a caller's does before its
+  // first call; only its flags are cleared, on the launch's stream.
+  std::unique_ptr<DeviceBuffer> workspace;
+  if (shape->workspaceBytes > 0) {
+    workspace = std::make_unique<DeviceBuffer>(api, static_cast<size_t>(shape->workspaceBytes));
+    ASSERT_TRUE(workspace->ok()) << "the stream-K workspace";
+    LOWBIT_CU_ASSERT(&api, workspace->poison());
+    values.workspace = workspace->get();
+    LOWBIT_CU_ASSERT(
+        &api, api.cuMemsetD32Async(workspace->get() + static_cast<CUdeviceptr>(shape->flagOffset),
+                                   0, static_cast<size_t>(shape->flagBytes / 4), nullptr));
+  }
   std::vector<void *> args;
-  for (core::KernelArgument argument : core::kernelArguments(kernel.entry->problem))
+  for (core::KernelArgument argument :
+       core::kernelArguments(kernel.entry->problem, shape->schedule))
     args.push_back(values.address(argument));
   LOWBIT_CU_ASSERT(&api, api.cuLaunchKernel(kernel.function, shape->grid[0], shape->grid[1],
                                             shape->grid[2], shape->block, 1, 1,

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace lowbit::lb {
 namespace {
 
@@ -64,6 +66,23 @@ TEST_F(CoreConversion, CodeTypesRoundTrip) {
   Expected<mlir::Type> fixedPoint = codeType(context_, formats::DataFormat::mxInt8());
   ASSERT_FALSE(fixedPoint.ok());
   EXPECT_NE(fixedPoint.error().find("fixed-point"), std::string::npos) << fixedPoint.error();
+}
+
+// Every scheduler of the attribute is the core schedule's own, so the core
+// rules judge the schedule the kernel is built from (stream_k read as grid
+// once, and escaped the rules that keep it off the 8-bit operands).
+TEST_F(CoreConversion, EverySchedulerKeepsItsName) {
+  for (const char *name : {"grid", "persistent", "stream_k"}) {
+    std::string text = std::string("#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = "
+                                   "[1, 8], stages = 8, split_k = 1, scheduler = ") +
+                       name + ">";
+    auto schedule = mlir::cast<ScheduleAttr>(attr(text.c_str()));
+    core::Schedule converted = coreSchedule(schedule);
+    EXPECT_EQ(core::tileSchedulerName(converted.scheduler), std::string(name));
+    Expected<core::Schedule> parsed = core::parseSchedule(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    EXPECT_EQ(converted, *parsed) << text;
+  }
 }
 
 TEST_F(CoreConversion, TheSchemeAndTheScheduleKeepEveryField) {

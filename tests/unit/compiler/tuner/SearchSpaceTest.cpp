@@ -140,13 +140,13 @@ TEST(SearchSpace, OverBudgetScheduleIsRejectedWithItsReason) {
 TEST(SearchSpace, WgmmaSearchesPersistentBlocksWithoutClustersWhenAsked) {
   SearchSpace byDefault = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"));
   EXPECT_TRUE(std::none_of(byDefault.accepted.begin(), byDefault.accepted.end(),
-                           [](const Schedule &s) { return s.persistent(); }));
+                           [](const Schedule &s) { return s.walksTiles(); }));
   SearchSpaceOptions both;
   both.wgmmaSchedulers = {core::TileScheduler::Grid, core::TileScheduler::Persistent};
   SearchSpace space = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"), both);
   int64_t grid = 0, persistent = 0;
   for (const Schedule &s : space.accepted) {
-    if (!s.persistent()) {
+    if (!s.walksTiles()) {
       grid += s.clusterK == 1;
       continue;
     }

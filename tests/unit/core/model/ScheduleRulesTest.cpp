@@ -355,6 +355,40 @@ TEST(ScheduleRules, PersistentSchedulerIsWgmmaWithoutClusters) {
       << "one ring a block, whichever tiles it walks";
 }
 
+// Stream-K: as persistent, and only for 16-bit activations (its epilogue
+// adds f32 partials; the 8-bit operands close their own sums). Its
+// workspace: a tile of f32 partials and a flag a consumer warp, a block.
+TEST(ScheduleRules, StreamKIsWgmmaWithoutClustersOn16BitActivations) {
+  Problem p = problem(formats::DataFormat::unsignedInt(4));
+  Schedule streamK = kWgmma;
+  streamK.scheduler = TileScheduler::StreamK;
+  EXPECT_TRUE(checkSchedule(p, streamK).ok()) << checkSchedule(p, streamK).error();
+  Problem s8 = p;
+  s8.activation = Activation::S8;
+  Schedule s8Tile = streamK;
+  s8Tile.tileM = 32;
+  EXPECT_NE(checkSchedule(s8, s8Tile)
+                .error()
+                .find("scheduler = stream_k is implemented for f16 "
+                      "and bf16 activations, not s8"),
+            std::string::npos)
+      << checkSchedule(s8, s8Tile).error();
+  Schedule clustered = streamK;
+  clustered.clusterK = 2;
+  EXPECT_NE(checkSchedule(p, clustered)
+                .error()
+                .find("scheduler = stream_k is not implemented "
+                      "with cluster_k > 1"),
+            std::string::npos)
+      << checkSchedule(p, clustered).error();
+  Schedule mma = kMma;
+  mma.scheduler = TileScheduler::StreamK;
+  EXPECT_FALSE(checkScheduleStructure(mma).ok());
+  EXPECT_EQ(streamKPartialBytes(streamK, 132), 132 * streamK.tileM * streamK.tileN * 4);
+  EXPECT_EQ(streamKFlagBytes(streamK, 132), 132 * streamK.warpsN * 4);
+  EXPECT_EQ(streamKWorkspaceBytes(kWgmma, 132), 0) << "only stream-K takes a workspace";
+}
+
 TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
   for (const TargetArch &arch : targetArchs()) {
     Status onArch = checkScheduleArch(kWgmma, arch);

@@ -51,7 +51,8 @@ TEST(Schedule, SpellsThePersistentSchedulerOnlyWhenItIsOne) {
   Schedule persistent{Family::Wgmma, 128, 256, 64, 1, 8, 8, 1};
   EXPECT_EQ(persistent.text().find("scheduler"), std::string::npos);
   persistent.scheduler = TileScheduler::Persistent;
-  EXPECT_TRUE(persistent.persistent());
+  EXPECT_TRUE(persistent.walksTiles());
+  EXPECT_FALSE(persistent.streamK());
   EXPECT_EQ(persistent.text(), "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, "
                                "8], stages = 8, split_k = 1, scheduler = persistent>");
   Expected<Schedule> back = parseSchedule(persistent.text());
@@ -64,10 +65,16 @@ TEST(Schedule, SpellsThePersistentSchedulerOnlyWhenItIsOne) {
       "#lb.schedule<family=wgmma,tile=[128,256,64],warps=[1,8],stages=8,scheduler=grid>");
   ASSERT_TRUE(spelled.ok()) << spelled.error();
   EXPECT_EQ(*spelled, grid);
-  Expected<Schedule> unknown = parseSchedule(
+  Expected<Schedule> streamK = parseSchedule(
       "#lb.schedule<family=wgmma,tile=[128,256,64],warps=[1,8],stages=8,scheduler=stream_k>");
+  ASSERT_TRUE(streamK.ok()) << streamK.error();
+  EXPECT_TRUE(streamK->streamK() && streamK->walksTiles());
+  EXPECT_EQ(streamK->text(), "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, "
+                             "8], stages = 8, split_k = 1, scheduler = stream_k>");
+  Expected<Schedule> unknown = parseSchedule(
+      "#lb.schedule<family=wgmma,tile=[128,256,64],warps=[1,8],stages=8,scheduler=split>");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().find("unknown tile scheduler 'stream_k'"), std::string::npos)
+  EXPECT_NE(unknown.error().find("unknown tile scheduler 'split'"), std::string::npos)
       << unknown.error();
 }
 

@@ -123,10 +123,10 @@ TEST_F(PlanBuilderTest, KeepsTheKernelArgumentsAndRefusesActOrderForQuantizedX) 
   };
   Result<PlanSpec> f16 = build(h100());
   ASSERT_TRUE(f16.ok()) << f16.error().message;
-  EXPECT_EQ(argumentsOf(*f16), core::kernelArguments(w4a16Problem()));
+  EXPECT_EQ(argumentsOf(*f16), core::kernelArguments(w4a16Problem(), core::Schedule()));
   Result<PlanSpec> s8 = build(h100(), w4a8Problem());
   ASSERT_TRUE(s8.ok()) << s8.error().message;
-  EXPECT_EQ(argumentsOf(*s8), core::kernelArguments(w4a8Problem()));
+  EXPECT_EQ(argumentsOf(*s8), core::kernelArguments(w4a8Problem(), core::Schedule()));
   EXPECT_EQ(s8->argumentCount, 6);
 
   const size_t kernels = s8->kernels.size();
