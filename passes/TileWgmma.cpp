@@ -540,8 +540,9 @@ void WgmmaBuilder::finishTailPiece(const OutputTile &tile, SmallVector<Value> su
   // The tile's last K tile is in the run of block (u + 1) P - 1) / U (u its
   // index in the tail: the last block whose run begins at or before it).
   // Every block between has a piece of the tile: no run is empty, because
-  // the launch never has more blocks than tiles (kernels::launchShape), so
-  // U >= P.
+  // the launch never has more blocks than K tiles of all the tiles
+  // (kernels::launchShape): U >= P with whole waves (U >= P x K tiles)
+  // and without (U is all of them).
   b.setInsertionPointToStart(writes.elseBlock());
   Value lastUnit = add(mul(tile.tailTile, index(kTiles)), index(kTiles - 1));
   Value lastBlock = b.create<arith::DivUIOp>(

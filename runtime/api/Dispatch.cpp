@@ -97,7 +97,8 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
   // path's weights and cuBLASLt's workspace follow it.
   const size_t gathered = static_cast<size_t>(spec.permutedActivationBytes(args.m));
   const bool workspaceFits =
-      args.workspace && args.workspaceBytes >= gathered + static_cast<size_t>(spec.workspaceBytes);
+      args.workspace &&
+      args.workspaceBytes >= gathered + static_cast<size_t>(spec.denseWorkspaceBytes());
   if (spec.kernels[launched].dense && !workspaceFits && range.fallback >= 0)
     launched = static_cast<size_t>(range.fallback);
   const PlannedKernel &kernel = spec.kernels[launched];
@@ -189,12 +190,25 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
     return fail(entryPoint, whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
                 "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
                     " bytes; the dense path that serves M = " + std::to_string(args.m) + " needs " +
-                    std::to_string(gathered + static_cast<size_t>(spec.workspaceBytes)) +
+                    std::to_string(gathered + static_cast<size_t>(spec.denseWorkspaceBytes())) +
                     " and no other kernel of the plan serves it");
   if (kernel.dense && !aligned(args.workspace, kVectorAlignment))
     return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
                 "workspace = " + pointerText(args.workspace) + " is not " +
                     std::to_string(kVectorAlignment) + "-byte aligned");
+  if (kernel.geometry.streamK()) {
+    const size_t needed = gathered + static_cast<size_t>(kernel.geometry.workspaceBytes(args.m));
+    if (!args.workspace || args.workspaceBytes < needed)
+      return fail(entryPoint, whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
+                  "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
+                      " bytes; " + kernel.name + ", which serves M = " + std::to_string(args.m) +
+                      ", adds split tiles' partial sums in it and needs " + std::to_string(needed) +
+                      " (lowbit_plan_workspace_bytes)");
+    if (!aligned(args.workspace, kVectorAlignment))
+      return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
+                  "workspace = " + pointerText(args.workspace) + " is not " +
+                      std::to_string(kVectorAlignment) + "-byte aligned");
+  }
   *rangeIndex = index;
   *kernelIndex = launched;
   return LOWBIT_STATUS_SUCCESS;

@@ -134,9 +134,19 @@ lowbit_status matmul(const lowbit_plan *plan, const MatmulArgs &args, void *stre
     // others write y, and does the same work whatever M it is told.
     values.y = kernel.dense ? workspacePtr : yPtr;
     values.rows = m;
+    values.workspace = workspacePtr;
     void *params[lowbit::core::kMaxKernelArguments];
-    for (int i = 0; i < spec.argumentCount; ++i)
-      params[i] = values.address(spec.arguments[static_cast<size_t>(i)]);
+    for (int i = 0; i < kernel.argumentCount; ++i)
+      params[i] = values.address(kernel.arguments[static_cast<size_t>(i)]);
+    // Stream-K's flags start clear, on the call's stream (graph-safe; its
+    // partials need no clearing: each is written before it is read).
+    if (g.streamK())
+      if (CUresult r = api.cuMemsetD32Async(
+              workspacePtr + static_cast<CUdeviceptr>(g.flagOffset(m)), 0,
+              static_cast<size_t>(g.flagBytes(m) / 4), static_cast<CUstream>(stream));
+          r != CUDA_SUCCESS)
+        return recordFailure(launchFailure(
+            api, std::string(entryPoint) + ": clearing the stream-K flags of " + kernel.name, r));
 
     CUresult r = api.cuLaunchKernel(plan->functions[kernelIndex], g.gridXFor(m), g.gridY(m),
                                     g.gridZ, g.blockThreads, 1, 1, g.dynamicSharedBytes,

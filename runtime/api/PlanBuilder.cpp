@@ -3,7 +3,7 @@
 #include "runtime/api/PermuteColumnsPtx.h"
 #include "runtime/api/QuantizeActivationsPtx.h"
 
-#include "core/Schedule.h"
+#include "core/ScheduleRules.h"
 #include "runtime/cuda/CublasLt.h"
 
 #include "tuning_db/Sha256.h"
@@ -115,6 +115,13 @@ Result<PlannedKernel> prepareKernel(const db::KernelRecord &record, const std::s
   if (!geometry)
     return corrupt(geometry.error().message);
   kernel.geometry = *geometry;
+  Expected<core::Schedule> schedule = core::parseSchedule(entry->schedule);
+  if (!schedule) // launchGeometry read it already; kept for its reason
+    return corrupt(schedule.error());
+  const std::vector<core::KernelArgument> arguments =
+      core::kernelArguments(entry->problem, *schedule);
+  std::copy(arguments.begin(), arguments.end(), kernel.arguments.begin());
+  kernel.argumentCount = static_cast<int>(arguments.size());
   kernel.entry = std::move(*entry);
   return kernel;
 }
@@ -287,6 +294,23 @@ void assignDenseFallbacks(PlanSpec &spec) {
   }
 }
 
+// The workspace a stream-K kernel needs at the most blocks it launches (one
+// an SM), with a note for each range it serves.
+void planStreamKWorkspace(PlanSpec &spec) {
+  for (const PlannedRange &range : spec.ranges) {
+    const LaunchGeometry &g = spec.kernels[range.kernel].geometry;
+    if (!g.streamK())
+      continue;
+    const int64_t bytes = g.smCount * (g.partialBytesPerBlock + g.flagBytesPerBlock);
+    spec.workspaceBytes = std::max(spec.workspaceBytes, bytes);
+    spec.notes.push_back("M " + rangeText(range.mLo, range.mHi) + ": " +
+                         spec.kernels[range.kernel].name +
+                         " splits the last wave's tiles along K (stream-K), which needs a "
+                         "workspace of up to " +
+                         std::to_string(bytes) + " bytes (lowbit_plan_workspace_bytes)");
+  }
+}
+
 // The dense ranges' fallbacks and the workspace the dense path needs, with a
 // note that says both. Quantized activations never take the dense path: its
 // cuBLASLt matmul multiplies f16 or bf16 x by dequant(W), so their dense
@@ -357,15 +381,20 @@ Result<LaunchGeometry> launchGeometry(const kernels::KernelEntry &entry, int64_t
   Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, 1, smCount);
   if (!shape)
     return apiError(LOWBIT_STATUS_CORRUPT_KERNEL, shape.error());
-  // The workspace and the flags' clearing are not planned yet: such a kernel
-  // is measured by the bench and the tuner, never dispatched.
-  if (shape->schedule.streamK())
-    return apiError(LOWBIT_STATUS_UNSUPPORTED,
-                    "kernel " + entry.name +
-                        " is a stream-K kernel (scheduler = stream_k), which lowbit_matmul "
-                        "does not launch yet (its workspace is not planned)");
   LaunchGeometry geometry;
   geometry.persistent = shape->schedule.walksTiles();
+  if (shape->schedule.streamK()) {
+    // Its workspace grows with the blocks; without a device's SM count it
+    // would be a block a tile, unbounded.
+    if (smCount <= 0)
+      return apiError(LOWBIT_STATUS_UNSUPPORTED,
+                      "kernel " + entry.name +
+                          " is a stream-K kernel, whose workspace is sized by the device's SM "
+                          "count, which is not known");
+    geometry.kTiles = entry.problem.k / core::kWgmmaTileK;
+    geometry.partialBytesPerBlock = core::streamKPartialBytes(shape->schedule, 1);
+    geometry.flagBytesPerBlock = core::streamKFlagBytes(shape->schedule, 1);
+  }
   geometry.columnTiles = entry.problem.n / entry.gridTile[0];
   geometry.smCount = smCount;
   geometry.gridX = shape->grid[0];
@@ -473,15 +502,10 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.hasZeros = problem.scheme.hasZeros();
   spec.zeroAlignment = core::zeroAlignment(problem);
   spec.zeroBytes = core::zeroBytes(problem);
-  // Every kernel a plan dispatches takes these (launchGeometry refuses
-  // stream-K kernels, the only ones that take more).
-  const std::vector<core::KernelArgument> arguments =
-      core::kernelArguments(problem, core::Schedule());
-  std::copy(arguments.begin(), arguments.end(), spec.arguments.begin());
-  spec.argumentCount = static_cast<int>(arguments.size());
   // dropDenseRanges (for quantized activations) writes notesText itself.
   if (ApiStatus dense = planDensePath(spec); !dense)
     return dense.error();
+  planStreamKWorkspace(spec);
   spec.notesText.clear();
   for (const std::string &note : spec.notes)
     spec.notesText += (spec.notesText.empty() ? "" : "\n") + note;

@@ -9,11 +9,13 @@
 #include "core/KernelArguments.h"
 #include "core/layout/WeightLayout.h"
 #include "runtime/api/ApiError.h"
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/kernels/KernelSet.h"
 #include "tuning_db/Database.h"
 #include "tuning_db/Fingerprint.h"
 #include "tuning_db/Lookup.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -36,6 +38,11 @@ struct LaunchGeometry {
   // them along x (kernels::launchShape).
   bool persistent = false;
   int64_t columnTiles = 0, smCount = 0;
+  // scheduler = stream_k (persistent too): min(SMs, tiles x kTiles) blocks,
+  // and a workspace of partialBytesPerBlock, then flagBytesPerBlock, a
+  // block (core::streamKPartialBytes, streamKFlagBytes); 0 otherwise.
+  int64_t kTiles = 0, partialBytesPerBlock = 0, flagBytesPerBlock = 0;
+  bool streamK() const { return flagBytesPerBlock > 0; }
 
   unsigned gridY(int64_t m) const {
     return persistent ? 1u : static_cast<unsigned>((m + rowsPerBlock - 1) / rowsPerBlock);
@@ -44,8 +51,14 @@ struct LaunchGeometry {
     if (!persistent)
       return gridX;
     int64_t tiles = (m + rowsPerBlock - 1) / rowsPerBlock * columnTiles;
-    return static_cast<unsigned>(smCount > 0 && smCount < tiles ? smCount : tiles);
+    int64_t units = streamK() ? tiles * kTiles : tiles;
+    return static_cast<unsigned>(smCount > 0 ? std::min(smCount, units) : tiles);
   }
+  // Stream-K's workspace for M rows: the blocks' partials, then their flags,
+  // which lowbit_matmul clears on the call's stream before the launch.
+  int64_t flagOffset(int64_t m) const { return gridXFor(m) * partialBytesPerBlock; }
+  int64_t flagBytes(int64_t m) const { return gridXFor(m) * flagBytesPerBlock; }
+  int64_t workspaceBytes(int64_t m) const { return flagOffset(m) + flagBytes(m); }
 };
 
 // Derives the geometry and checks it against kernels::launchShape's rules;
@@ -68,6 +81,11 @@ struct PlannedKernel {
   // the workspace and cuBLASLt multiplies it by x. Only a tuned table
   // dispatches it, at the M where it measured fastest.
   bool dense = false;
+  // Its parameters in order (core::kernelArguments of the problem and its
+  // schedule), held in place so that lowbit_matmul builds its parameter
+  // array without allocating.
+  std::array<core::KernelArgument, core::kMaxKernelArguments> arguments{};
+  int argumentCount = 0;
 };
 
 struct PlannedRange {
@@ -92,12 +110,20 @@ struct PlanSpec {
   layout::WeightLayout layout;
   uint64_t layoutId = 0;
   std::string layoutIdHex;
+  // workspaceBytes: the most any kernel of the plan needs after an act-order
+  // plan's gathered x (the dense path's, or a stream-K kernel's at the most
+  // blocks it launches).
   int64_t weightBytes = 0, scaleBytes = 0, zeroBytes = 0, workspaceBytes = 0;
   // With a dense range: the workspace holds dequant(W) ([N, K], the
   // activation type) in its first denseWeightBytes and cuBLASLt's own
   // workspace (CublasLt::kWorkspaceBytes) after them; workspaceBytes is the
   // sum. 0 without one.
   int64_t denseWeightBytes = 0;
+  int64_t denseWorkspaceBytes() const {
+    return denseWeightBytes
+               ? denseWeightBytes + static_cast<int64_t>(cuda::CublasLt::kWorkspaceBytes)
+               : 0;
+  }
   bool hasDenseRange() const {
     for (const PlannedRange &range : ranges)
       if (kernels[range.kernel].dense)
@@ -142,10 +168,6 @@ struct PlanSpec {
   int scaleAlignment = 2;   // a scale's bytes, at least 4 with a tensor scale
   int zeroAlignment = 1;    // core::zeroAlignment
   bool hasZeros = false;
-  // The kernels' parameters in order (core::kernelArguments), held in place
-  // so that lowbit_matmul builds its parameter array without allocating.
-  std::array<core::KernelArgument, core::kMaxKernelArguments> arguments{};
-  int argumentCount = 0;
   std::vector<std::string> notes;
   std::string notesText; // notes joined with newlines, for lowbit_choice
 

@@ -111,8 +111,13 @@ Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t p
     if (tiles > 0x7fffffff)
       return makeError("M = " + std::to_string(m) + " gives " + std::to_string(tiles) +
                        " tiles; a persistent kernel walks at most 2^31 - 1");
+    // Stream-K splits tiles along K, so it fills the SMs even with fewer
+    // tiles than SMs, down to a K tile a block; the kernel counts on no run
+    // being empty (blocks <= tiles x K tiles).
+    const int64_t units =
+        schedule->streamK() ? tiles * (entry.problem.k / core::kWgmmaTileK) : tiles;
     shape.grid[0] =
-        static_cast<unsigned>(persistentBlocks > 0 ? std::min(persistentBlocks, tiles) : tiles);
+        static_cast<unsigned>(persistentBlocks > 0 ? std::min(persistentBlocks, units) : tiles);
     shape.flagOffset = core::streamKPartialBytes(*schedule, shape.grid[0]);
     shape.flagBytes = core::streamKFlagBytes(*schedule, shape.grid[0]);
     shape.workspaceBytes = shape.flagOffset + shape.flagBytes;

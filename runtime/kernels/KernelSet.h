@@ -63,7 +63,8 @@ struct LaunchShape {
 // scheduler = persistent or stream_k) walks the tiles from min(blocks, tiles) blocks
 // along x, where `persistentBlocks` is the device's SM count (one block an
 // SM); 0, where no device is known, gives it a block a tile, which computes
-// the same result.
+// the same result. A stream-K kernel takes min(blocks, tiles x K tiles): it
+// splits tiles along K, so fewer tiles than SMs still fill them.
 Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t persistentBlocks);
 
 // Whether the entry's schedule walks tiles from a block an SM; an

@@ -38,8 +38,11 @@ void loadCompiledKernel(const cuda::DriverApi &api, const kernels::KernelEntry &
 
 void launchCompiledKernel(const cuda::DriverApi &api, const CompiledKernel &kernel, int64_t m,
                           const KernelOperands &operands) {
-  constexpr int64_t persistentBlocks = 3;
+  constexpr int64_t persistentBlocks = 3, streamKBlocks = 8;
   Expected<kernels::LaunchShape> shape = kernels::launchShape(*kernel.entry, m, persistentBlocks);
+  ASSERT_TRUE(shape.ok()) << shape.error();
+  if (shape->schedule.streamK())
+    shape = kernels::launchShape(*kernel.entry, m, streamKBlocks);
   ASSERT_TRUE(shape.ok()) << shape.error();
   core::KernelParameterValues values;
   values.x = operands.x;

@@ -42,10 +42,12 @@ struct KernelOperands {
   CUdeviceptr x = 0, xScales = 0, w = 0, scales = 0, zeros = 0, y = 0;
 };
 // Launches `kernel` over `m` rows with its entry's grid, then synchronizes.
-// A persistent (or stream-K) kernel gets 3 blocks, not one an SM, so that
-// at every M of the tests its blocks walk several tiles, and unequal numbers
-// of them; a stream-K kernel gets a fresh workspace, poisoned but for its
-// cleared flags.
+// A persistent kernel gets 3 blocks, not one an SM, so that at every M of
+// the tests its blocks walk several tiles, and unequal numbers of them. A
+// stream-K kernel gets 8, so that the wgmma tests' 6 column tiles (N 1536)
+// give fewer tiles than blocks at small M (every tile split), a split tail
+// after whole waves at larger M, and even waves with none; and a fresh
+// workspace, poisoned but for its cleared flags.
 void launchCompiledKernel(const cuda::DriverApi &api, const CompiledKernel &kernel, int64_t m,
                           const KernelOperands &operands);
 

@@ -187,6 +187,9 @@ LOWBIT_FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, 
   for (int i = 0; i < 6; ++i)
     l.pointers[i] = i < pointerCount ? *static_cast<unsigned long long *>(params[i]) : 0;
   l.m = *static_cast<long long *>(params[pointerCount]);
+  l.workspace = std::strstr(l.function, "stream_k")
+                    ? *static_cast<unsigned long long *>(params[pointerCount + 1])
+                    : 0;
   ++l.launches;
   return CUDA_SUCCESS;
 }

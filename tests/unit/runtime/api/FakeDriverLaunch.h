@@ -35,4 +35,7 @@ struct LowbitFakeLaunch {
   unsigned long long memsetAddress;
   unsigned memsetValue;
   unsigned long long memsetCount;
+  // A stream-K kernel's workspace (the parameter after M, for a function
+  // whose name holds "stream_k"); 0 for the others.
+  unsigned long long workspace;
 };

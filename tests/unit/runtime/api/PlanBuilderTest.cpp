@@ -118,8 +118,9 @@ TEST_F(PlanBuilderTest, KeepsTheKernelArgumentsAndRefusesActOrderForQuantizedX) 
     addKernel(database, w4a8Problem(), {"w4a8", "sm_90a", "gemv"});
   }
   auto argumentsOf = [](const PlanSpec &spec) {
-    return std::vector<core::KernelArgument>(spec.arguments.begin(),
-                                             spec.arguments.begin() + spec.argumentCount);
+    const PlannedKernel &kernel = spec.kernels.front();
+    return std::vector<core::KernelArgument>(kernel.arguments.begin(),
+                                             kernel.arguments.begin() + kernel.argumentCount);
   };
   Result<PlanSpec> f16 = build(h100());
   ASSERT_TRUE(f16.ok()) << f16.error().message;
@@ -127,7 +128,7 @@ TEST_F(PlanBuilderTest, KeepsTheKernelArgumentsAndRefusesActOrderForQuantizedX) 
   Result<PlanSpec> s8 = build(h100(), w4a8Problem());
   ASSERT_TRUE(s8.ok()) << s8.error().message;
   EXPECT_EQ(argumentsOf(*s8), core::kernelArguments(w4a8Problem(), core::Schedule()));
-  EXPECT_EQ(s8->argumentCount, 6);
+  EXPECT_EQ(s8->kernels.front().argumentCount, 6);
 
   const size_t kernels = s8->kernels.size();
   ApiStatus permuted = addColumnPermutation(*s8);
@@ -435,6 +436,49 @@ TEST_F(PlanBuilderTest, PersistentKernelsLaunchABlockAnSmUpToTheTiles) {
   ASSERT_FALSE(clustered.ok());
   EXPECT_NE(clustered.error().find("walks tiles but splits K"), std::string::npos)
       << clustered.error();
+}
+
+// scheduler = stream_k: min(SMs, tiles x K tiles) blocks, so fewer tiles
+// than SMs still fill them; the workspace holds every block's tile of f32
+// partials, then a flag a consumer warp. The plan's geometry says the same
+// as the launch shape, and needs the device's SM count to size it.
+TEST_F(PlanBuilderTest, StreamKKernelsFillTheSmsAndNameTheirWorkspace) {
+  kernels::KernelEntry entry;
+  entry.problem = w4a16Problem(); // 16 column tiles of 256; K = 4096: 64 K tiles
+  entry.name = "k";
+  entry.blockThreads = 384;
+  entry.gridTile = {256, 128, 1};
+  entry.schedule = "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, 8], "
+                   "stages = 8, split_k = 1, scheduler = stream_k>";
+  Result<LaunchGeometry> geometry = launchGeometry(entry, 132);
+  ASSERT_TRUE(geometry.ok()) << geometry.error().message;
+  EXPECT_TRUE(geometry->streamK() && geometry->persistent);
+  for (auto [m, blocks] : {std::pair<int64_t, unsigned>{1, 132}, {4096, 132}}) {
+    Expected<kernels::LaunchShape> shape = kernels::launchShape(entry, m, 132);
+    ASSERT_TRUE(shape.ok()) << shape.error();
+    EXPECT_EQ(shape->grid[0], blocks) << m;
+    EXPECT_EQ(geometry->gridXFor(m), blocks) << m;
+    EXPECT_EQ(geometry->flagOffset(m), shape->flagOffset) << m;
+    EXPECT_EQ(geometry->flagBytes(m), shape->flagBytes) << m;
+    EXPECT_EQ(geometry->workspaceBytes(m), shape->workspaceBytes) << m;
+    EXPECT_TRUE(shape->schedule.streamK());
+    EXPECT_EQ(shape->flagOffset, int64_t{blocks} * 128 * 256 * 4) << m;
+    EXPECT_EQ(shape->flagBytes, int64_t{blocks} * 8 * 4) << m;
+    EXPECT_EQ(shape->workspaceBytes, shape->flagOffset + shape->flagBytes) << m;
+  }
+  // One column tile of 64 K tiles: up to 64 blocks, a K tile each.
+  entry.problem = w4a16Problem(256, 4096);
+  EXPECT_EQ(kernels::launchShape(entry, 1, 132)->grid[0], 64u);
+  EXPECT_EQ(launchGeometry(entry, 132)->gridXFor(1), 64u);
+  EXPECT_EQ(kernels::launchShape(entry, 1, 0)->grid[0], 1u) << "no device: a block a tile";
+  Result<LaunchGeometry> unsized = launchGeometry(entry, 0);
+  ASSERT_FALSE(unsized.ok());
+  EXPECT_EQ(unsized.error().status, LOWBIT_STATUS_UNSUPPORTED);
+  EXPECT_NE(unsized.error().message.find("sized by the device's SM count"), std::string::npos)
+      << unsized.error().message;
+  entry.schedule = "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, 8], "
+                   "stages = 8, split_k = 1, scheduler = persistent>";
+  EXPECT_EQ(kernels::launchShape(entry, 1, 132)->workspaceBytes, 0);
 }
 
 // A row's launch.dynamicSharedBytes survives plan building (kernelEntry and

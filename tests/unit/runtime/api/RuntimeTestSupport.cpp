@@ -91,7 +91,8 @@ std::string addKernel(db::Database &database, const kernels::ProblemDesc &proble
   // differently), but checks no rules on it.
   entry.schedule = "#lb.schedule<family = " + kernel.family + ", tile = [" +
                    std::to_string(kernel.rowsPerBlock) +
-                   ", 4, 1024], warps = [1, 1], stages = 1, split_k = 1>";
+                   ", 4, 1024], warps = [1, 1], stages = 1, split_k = 1" +
+                   (kernel.scheduler.empty() ? "" : ", scheduler = " + kernel.scheduler) + ">";
   entry.weightLayout = kernel.layout;
   entry.blockThreads = 128;
   entry.gridTile = {4, kernel.rowsPerBlock, 1};

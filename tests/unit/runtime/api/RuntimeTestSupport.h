@@ -53,6 +53,8 @@ struct FakeKernel {
   // "static_shared=N" in the cubin's tag and the PTX, what the fake driver
   // reports for the loaded function (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).
   int staticSharedBytes = 0;
+  // The schedule's tile scheduler when not grid ("persistent", "stream_k").
+  std::string scheduler = "";
 };
 
 // A cubin-shaped image: an ELF64 little-endian header for EM_CUDA, then `tag`.

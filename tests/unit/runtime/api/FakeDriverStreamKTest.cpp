@@ -1,0 +1,117 @@
+// A stream-K kernel through the C API, against the fake driver
+// (FakeDriver.cpp): the plan sizes its workspace for one block an SM,
+// lowbit_matmul clears the blocks' flags on the call's stream and then
+// launches the kernel with the workspace after M, and a workspace that is
+// missing or too small is the call's error, before anything runs.
+#include "lowbit/lowbit.h"
+#include "runtime/cuda/Driver.h"
+#include "tests/unit/runtime/api/FakeDriverLaunch.h"
+#include "tests/unit/runtime/api/RuntimeTestSupport.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace lowbit::api::testing {
+namespace {
+
+class FakeDriverStreamK : public ::testing::Test {
+protected:
+  // 256 column tiles of 4 and 64 K tiles: 132 blocks (the fake's SMs) at
+  // every M. A block's partials: 4 slices x 64 floats a lane of one warp.
+  static constexpr int64_t n = 1024, k = 4096, blocks = 132;
+  static constexpr int64_t partialBytes = 4 * 64 * 32 * 4, flagBytes = 4;
+
+  void SetUp() override {
+    void *handle = dlopen(LOWBIT_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT_NE(handle, nullptr) << "cannot load the fake driver " << LOWBIT_FAKE_CUDA_PATH;
+    auto last = reinterpret_cast<const LowbitFakeLaunch *(*)()>(
+        dlsym(handle, "lowbit_fake_cuda_last_launch"));
+    ASSERT_NE(last, nullptr);
+    launch = last();
+    std::string whyNot;
+    ASSERT_NE(cuda::loadDriver(&whyNot), nullptr) << whyNot;
+    Expected<db::DeviceFingerprint> device = db::readFingerprint(0);
+    ASSERT_TRUE(device.ok()) << device.error();
+    path = dir.file("stream-k.db");
+    {
+      db::Database database = openOrDie(path);
+      kernels::ProblemDesc problem = w4a16Problem(n, k);
+      FakeKernel streamK{"sk_stream_k", "sm_90a", "wgmma", kLayoutA, 128};
+      streamK.scheduler = "stream_k";
+      std::string id = addKernel(database, problem, streamK);
+      ASSERT_TRUE(database.putDevice(*device).ok());
+      ASSERT_TRUE(database
+                      .setDispatch(db::problemIdForSignature(core::signature(problem)),
+                                   device->id(), {{1, std::nullopt, id}})
+                      .ok());
+    }
+    ASSERT_EQ(createContext(path, &context), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+    lowbit_problem p = w4a16Abi(n, k);
+    ASSERT_EQ(lowbit_plan_create(context, &p, &plan), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
+  }
+  void TearDown() override {
+    lowbit_plan_destroy(plan);
+    lowbit_context_destroy(context);
+  }
+
+  const LowbitFakeLaunch *launch = nullptr;
+  TempDir dir;
+  std::string path;
+  lowbit_context *context = nullptr;
+  lowbit_plan *plan = nullptr;
+};
+
+TEST_F(FakeDriverStreamK, ClearsTheFlagsThenLaunchesWithTheWorkspace) {
+  const size_t needed = static_cast<size_t>(blocks * (partialBytes + flagBytes));
+  size_t weightBytes = 0, scaleBytes = 0, workspaceBytes = 0;
+  ASSERT_EQ(lowbit_plan_packed_sizes(plan, &weightBytes, &scaleBytes, nullptr, &workspaceBytes),
+            LOWBIT_STATUS_SUCCESS);
+  EXPECT_EQ(workspaceBytes, needed);
+  size_t atM = 0;
+  ASSERT_EQ(lowbit_plan_workspace_bytes(plan, 4096, &atM), LOWBIT_STATUS_SUCCESS);
+  EXPECT_EQ(atM, needed);
+  lowbit_choice choice;
+  std::memset(&choice, 0, sizeof(choice));
+  choice.struct_size = sizeof(choice);
+  ASSERT_EQ(lowbit_plan_explain(plan, 64, &choice), LOWBIT_STATUS_SUCCESS);
+  EXPECT_NE(std::strstr(choice.notes, "stream-K"), nullptr) << choice.notes;
+
+  std::vector<uint8_t> packed(weightBytes), scales(scaleBytes), workspace(needed + 16);
+  uint8_t *aligned = workspace.data() + (16 - address(workspace.data()) % 16) % 16;
+  lowbit_weights w{sizeof(lowbit_weights), packed.data(), packed.size(), 0};
+  ASSERT_EQ(lowbit_plan_layout_id(plan, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  std::vector<uint16_t> x(static_cast<size_t>(64 * k)), y(static_cast<size_t>(64 * n));
+  std::memset(aligned, 0xFF, needed); // garbage, as a fresh workspace holds
+  const_cast<LowbitFakeLaunch *>(launch)->history[0] = 0;
+  ASSERT_EQ(lowbit_matmul(plan, 64, x.data(), &w, scales.data(), nullptr, y.data(), aligned, needed,
+                          nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(launch->history, "memset;fake_sk_stream_k;");
+  EXPECT_EQ(launch->memsetAddress, address(aligned) + blocks * partialBytes);
+  EXPECT_EQ(launch->memsetValue, 0u);
+  EXPECT_EQ(launch->memsetCount, static_cast<unsigned long long>(blocks));
+  EXPECT_EQ(launch->workspace, address(aligned));
+  EXPECT_EQ(launch->grid[0], static_cast<unsigned>(blocks));
+  EXPECT_EQ(launch->m, 64);
+
+  // Too small, missing or misaligned: the call's error, and nothing runs.
+  const int launches = launch->launches;
+  EXPECT_EQ(lowbit_matmul(plan, 64, x.data(), &w, scales.data(), nullptr, y.data(), aligned,
+                          needed - 1, nullptr),
+            LOWBIT_STATUS_BUFFER_TOO_SMALL);
+  EXPECT_NE(std::strstr(lowbit_last_error(), "partial sums"), nullptr) << lowbit_last_error();
+  EXPECT_EQ(
+      lowbit_matmul(plan, 64, x.data(), &w, scales.data(), nullptr, y.data(), nullptr, 0, nullptr),
+      LOWBIT_STATUS_BUFFER_TOO_SMALL);
+  EXPECT_EQ(lowbit_matmul(plan, 64, x.data(), &w, scales.data(), nullptr, y.data(), aligned + 4,
+                          needed, nullptr),
+            LOWBIT_STATUS_MISALIGNED);
+  EXPECT_EQ(launch->launches, launches);
+}
+
+} // namespace
+} // namespace lowbit::api::testing
