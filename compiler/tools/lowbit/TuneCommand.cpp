@@ -46,6 +46,7 @@ struct TuneArgs {
   bool compileOnly = false, measureOnly = false, resume = false, dryRun = false, noPtx = false;
   double pruneRatio = 3;
   std::string runId, mList, report, arch;
+  std::string schedulers = "grid"; // wgmma's tile schedulers to search, comma-separated
   double budget = 0, tolerance = 0;
   int64_t maxCandidates = 32;
 };
@@ -295,6 +296,18 @@ int runTune(const TuneArgs &args) {
     std::cerr << me << problems.error() << "\n";
     return 2;
   }
+  std::vector<core::TileScheduler> schedulers;
+  for (size_t begin = 0; begin <= args.schedulers.size();) {
+    size_t end = std::min(args.schedulers.find(',', begin), args.schedulers.size());
+    Expected<core::TileScheduler> scheduler =
+        core::parseTileScheduler(args.schedulers.substr(begin, end - begin));
+    if (!scheduler.ok()) {
+      std::cerr << me << "--schedulers: " << scheduler.error() << "\n";
+      return 2;
+    }
+    schedulers.push_back(*scheduler);
+    begin = end + 1;
+  }
   std::vector<int64_t> mPoints = tuner::defaultMPoints();
   if (!args.mList.empty()) {
     Expected<std::vector<int64_t>> parsed = tuner::parseMPoints(args.mList);
@@ -356,14 +369,14 @@ int runTune(const TuneArgs &args) {
     if (overlapped) {
       // Compiler and GPU share this machine: the first problem's candidates
       // now, the others on a thread while the GPU measures earlier ones.
-      compileCandidates(compileMain, {problems->front()}, arch, mPoints, model,
-                        args.maxCandidates, args.db);
+      compileCandidates(compileMain, {problems->front()}, arch, mPoints, model, args.maxCandidates,
+                        schedulers, args.db);
       background.compiled = 1;
       background.thread = std::thread([&, compileMain] {
         for (size_t i = 1; i < problems->size(); ++i) {
           auto begin = std::chrono::steady_clock::now();
-          compileCandidates(compileMain, {(*problems)[i]}, arch, mPoints, model,
-                            args.maxCandidates, args.db);
+          compileCandidates(compileMain, {(*problems)[i]}, arch, mPoints, model, args.maxCandidates,
+                            schedulers, args.db);
           std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
           size_t measuring = background.measuring.load();
           std::ostringstream line; // one write: the measuring thread logs too
@@ -379,7 +392,8 @@ int runTune(const TuneArgs &args) {
         }
       });
     } else if (compileMain) {
-      compileCandidates(compileMain, *problems, arch, mPoints, model, args.maxCandidates, args.db);
+      compileCandidates(compileMain, *problems, arch, mPoints, model, args.maxCandidates,
+                        schedulers, args.db);
     }
     if (compileMain && args.noPtx) {
       Expected<db::Database> database = db::Database::open(args.db);
@@ -578,6 +592,9 @@ void addTuneCommand(CLI::App &app) {
                    "per problem, the default schedules and the best-ranked N others (0: all)")
       ->capture_default_str();
   tune->add_option("--m", args->mList, "M points, e.g. 1,2,4,16-256 (default: 1..4096)");
+  tune->add_option("--schedulers", args->schedulers,
+                   "wgmma tile schedulers to search: grid, persistent, stream_k, "
+                   "comma-separated (default: grid)");
   tune->add_option("--tolerance", args->tolerance,
                    "relative error allowed (default: 2e-3 f16, 1e-2 bf16)");
   tune->add_option("--report", args->report, "write tune.csv, tune.json and tune.svg here");

@@ -17,13 +17,16 @@ namespace lowbit::cli {
 int compileCandidates(CompileMain compileMain, const std::vector<kernels::ProblemDesc> &problems,
                       const std::string &arch, const std::vector<int64_t> &mPoints,
                       const tuner::DeviceModel &model, int64_t maxCandidates,
+                      const std::vector<core::TileScheduler> &wgmmaSchedulers,
                       const std::string &database) {
   Expected<tuner::ArchLimits> limits = tuner::archLimits(arch);
+  tuner::SearchSpaceOptions options;
+  options.wgmmaSchedulers = wgmmaSchedulers;
   int clean = 0;
   for (const kernels::ProblemDesc &problem : problems) {
     // The search space asks the schedule rules of the typed problem.
     tuner::SearchSpace space =
-        tuner::enumerateSchedules(problem, limits.ok() ? *limits : model.limits);
+        tuner::enumerateSchedules(problem, limits.ok() ? *limits : model.limits, options);
     std::vector<tuner::RankedSchedule> ranked =
         tuner::rankSchedules(problem, space.accepted, mPoints, model);
     // The defaults first, and always compiled (tuner::putDefaultsFirst).

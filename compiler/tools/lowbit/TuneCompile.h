@@ -16,13 +16,15 @@ namespace lowbit::cli {
 
 // Compiles each problem with its own schedule list: the default schedules
 // and the cost model's first `maxCandidates` others (0: all) of the
-// schedules the search space accepts. A
+// schedules the search space accepts (its wgmma schedules with each of
+// `wgmmaSchedulers`). A
 // candidate that fails to compile is recorded as failed in `database` by the
 // compiler, and the others are compiled all the same. Returns the number of
 // problems whose every candidate compiled.
 int compileCandidates(CompileMain compileMain, const std::vector<kernels::ProblemDesc> &problems,
                       const std::string &arch, const std::vector<int64_t> &mPoints,
                       const tuner::DeviceModel &model, int64_t maxCandidates,
+                      const std::vector<core::TileScheduler> &wgmmaSchedulers,
                       const std::string &database);
 
 // Prints "lowbit tune: recorded as failed: ..." for every candidate of

@@ -166,6 +166,31 @@ TEST(SearchSpace, WgmmaSearchesPersistentBlocksWithoutClustersWhenAsked) {
   }));
 }
 
+// Asked for stream-K (lowbit tune --schedulers grid,stream_k), the tuner
+// offers each unclustered wgmma schedule of f16 activations as a stream-K
+// kernel too, and none for s8 activations, with the rules' reason.
+TEST(SearchSpace, WgmmaSearchesStreamKWhenAsked) {
+  SearchSpaceOptions streamK;
+  streamK.wgmmaSchedulers = {core::TileScheduler::Grid, core::TileScheduler::StreamK};
+  SearchSpace space = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"), streamK);
+  const auto split = std::count_if(space.accepted.begin(), space.accepted.end(),
+                                   [](const Schedule &s) { return s.streamK(); });
+  const auto grid =
+      std::count_if(space.accepted.begin(), space.accepted.end(),
+                    [](const Schedule &s) { return !s.walksTiles() && s.clusterK == 1; });
+  EXPECT_GT(split, 0);
+  EXPECT_EQ(split, grid);
+  core::Problem s8 = shape(8192, 8192);
+  s8.activation = core::Activation::S8;
+  core::setOutput(s8, core::Output::F16);
+  SearchSpace bytes = enumerateWgmma(s8, *archLimits("sm_90a"), streamK);
+  EXPECT_TRUE(std::none_of(bytes.accepted.begin(), bytes.accepted.end(),
+                           [](const Schedule &s) { return s.streamK(); }));
+  EXPECT_TRUE(std::any_of(bytes.rejected.begin(), bytes.rejected.end(), [](const auto &r) {
+    return r.reason.find("stream_k is implemented for f16 and bf16") != std::string::npos;
+  }));
+}
+
 TEST(SearchSpace, UnsupportedProblemsGiveTheCompilersReason) {
   // A 7-bit minifloat: no plane split stores 7 bits.
   core::Problem fp7 = shape(4096, 4096);
