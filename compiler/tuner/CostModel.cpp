@@ -177,6 +177,17 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   e.waves = double(e.blocks) / slots;
   double perSm = double(e.blocks) / double(d.smCount);
   e.waveEfficiency = perSm / std::ceil(perSm);
+  if (s.streamK()) {
+    // Stream-K cuts the last one or two waves' K tiles into equal runs on
+    // min(SMs, tiles x K tiles) blocks, so no SM idles at the end; the
+    // split tiles' f32 partials are written once and read back once.
+    const double units = double(e.blocks) * double(ceilDiv(p.k, core::kWgmmaTileK));
+    e.waveEfficiency = std::min(1.0, units / double(d.smCount));
+    const int64_t partial = e.blocks % d.smCount;
+    const int64_t splitTiles = partial == 0 ? 0 : std::min(e.blocks, d.smCount + partial);
+    e.memoryUs += double(splitTiles) * double(s.tileM * s.tileN) * 4.0 * 2.0 / (d.l2GBs * 1e3);
+    perSm = std::min(perSm, 1.0);
+  }
   double residentPerSm = std::min(std::ceil(perSm), double(e.blocksPerSm));
   double warpsPerSm = residentPerSm * double(s.threads() / 32);
   double warpsWanted = cudaCores ? 16 : 4;

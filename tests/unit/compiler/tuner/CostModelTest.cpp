@@ -57,6 +57,28 @@ TEST(CostModel, AtLargeMATensorCorePathRanksFirst) {
   }
 }
 
+// Stream-K keeps every SM busy where whole tiles leave a partial wave (40
+// tiles on 132 SMs), and costs the same as the grid where the tiles fill
+// whole waves (132 tiles: nothing is split).
+TEST(CostModel, StreamKPricesTheWaveItFills) {
+  Schedule grid{Family::Wgmma, 128, 256, 64, 1, 8, 8, 1};
+  Schedule streamK = grid;
+  streamK.scheduler = core::TileScheduler::StreamK;
+  const DeviceModel h200 = DeviceModel::h200();
+  auto narrow = w4a16(5120, 8192); // 20 column tiles x 2 row tiles at M = 256
+  Expected<CostEstimate> gridCost = estimateCost(narrow, grid, 256, h200);
+  Expected<CostEstimate> splitCost = estimateCost(narrow, streamK, 256, h200);
+  ASSERT_TRUE(gridCost.ok() && splitCost.ok());
+  EXPECT_NEAR(gridCost->waveEfficiency, 40.0 / 132, 1e-9);
+  EXPECT_EQ(splitCost->waveEfficiency, 1.0);
+  EXPECT_LT(splitCost->us, gridCost->us);
+  auto even = w4a16(33 * 256, 8192); // 33 x 4 = 132 tiles at M = 512
+  gridCost = estimateCost(even, grid, 512, h200);
+  splitCost = estimateCost(even, streamK, 512, h200);
+  ASSERT_TRUE(gridCost.ok() && splitCost.ok());
+  EXPECT_DOUBLE_EQ(splitCost->us, gridCost->us);
+}
+
 TEST(CostModel, TheDensePathCostsAPassOverTheWeightsPlusTheGemm) {
   auto p = w4a16(28672, 8192);
   Schedule dense{Family::Dequant, 1, 64, 128, 1, 1, 1, 8};
