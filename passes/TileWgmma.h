@@ -1,6 +1,7 @@
-// The wgmma family's builder (lb-tile), shared by its two files:
-// TileWgmma.cpp (the kernel, its producer and consumers, 16-bit operands)
-// and TileWgmmaS8.cpp (the 8-bit operands' fragments and epilogues).
+// The wgmma family's builder (lb-tile), shared by its three files:
+// TileWgmma.cpp (the kernel, its producer and consumers, 16-bit operands),
+// TileWgmmaS8.cpp (the 8-bit operands' fragments and epilogues) and
+// TileWgmmaStreamK.cpp (stream-K's split tail).
 #pragma once
 
 #include "core/ScheduleRules.h"
