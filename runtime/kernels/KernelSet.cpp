@@ -68,13 +68,6 @@ Expected<std::vector<char>> readCubin(const KernelEntry &entry) {
   return bytes;
 }
 
-Expected<bool> walksTiles(const KernelEntry &entry) {
-  Expected<core::Schedule> schedule = core::parseSchedule(entry.schedule);
-  if (!schedule)
-    return makeError("kernel " + entry.name + ": " + schedule.error());
-  return schedule->walksTiles();
-}
-
 Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t persistentBlocks) {
   if (m < 1)
     return makeError("M must be at least 1, got " + std::to_string(m));

@@ -67,8 +67,4 @@ struct LaunchShape {
 // splits tiles along K, so fewer tiles than SMs still fill them.
 Expected<LaunchShape> launchShape(const KernelEntry &entry, int64_t m, int64_t persistentBlocks);
 
-// Whether the entry's schedule walks tiles from a block an SM; an
-// unreadable schedule is an error.
-Expected<bool> walksTiles(const KernelEntry &entry);
-
 } // namespace lowbit::kernels
