@@ -135,6 +135,13 @@ int64_t streamKFlagBytes(const Schedule &schedule, int64_t blocks);
 inline int64_t streamKWorkspaceBytes(const Schedule &schedule, int64_t blocks) {
   return streamKPartialBytes(schedule, blocks) + streamKFlagBytes(schedule, blocks);
 }
+// scheduler = stream_k: of `tiles` output tiles on `blocks` blocks, how many
+// run whole (tiles blockIdx.x, + blocks, ...); the rest are split along K
+// into one run a block. A last wave at least kStreamKWholeLastWaveQuarters /
+// 4 full runs whole with the others; otherwise the last full wave and the
+// partial one are split, so that no block's run is shorter than a tile.
+inline constexpr int64_t kStreamKWholeLastWaveQuarters = 3;
+int64_t streamKWholeTiles(int64_t tiles, int64_t blocks);
 // The rings and the partials: what a wgmma kernel's launch passes.
 int64_t wgmmaSharedBytes(const Schedule &schedule, Activation activation, int codeBits);
 // wgmma: how many of its layout tile's four 16-row slices a consumer warp

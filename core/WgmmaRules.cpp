@@ -188,6 +188,15 @@ int64_t streamKFlagBytes(const Schedule &s, int64_t blocks) {
   return s.streamK() ? mul(blocks, s.warpsN * int64_t{4}) : 0;
 }
 
+int64_t streamKWholeTiles(int64_t tiles, int64_t blocks) {
+  if (blocks <= 0)
+    return 0;
+  const int64_t lastWave = tiles % blocks;
+  if (lastWave == 0 || 4 * lastWave >= kStreamKWholeLastWaveQuarters * blocks)
+    return tiles;
+  return std::max<int64_t>(tiles / blocks - 1, 0) * blocks;
+}
+
 bool wgmmaSharesTiles(const Schedule &s) {
   return s.family == Family::Wgmma && s.warpsN == 2 * kWarpgroupWarps &&
          s.tileN == kWarpgroupWarps * kColumnsPerUnit;

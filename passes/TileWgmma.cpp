@@ -63,8 +63,9 @@
 // producer fills the next tile's stages while the consumers store this
 // one's sums, and the barriers are set up once a block.
 //
-// scheduler = stream_k does the same over the whole tiles of every wave
-// but the last one or two, and then splits the rest along K: their K tiles
+// scheduler = stream_k does the same over its whole tiles (every tile
+// where the last wave is at least three-quarters full, else every wave but
+// the last one or two), and then splits the rest along K: their K tiles
 // are cut into one run a block, equal within one K tile, so the last wave
 // ends on every SM at once (forEachTailPiece). A piece of a tile that does
 // not hold its first K tile leaves f32 partials in the caller's workspace
@@ -267,22 +268,25 @@ void WgmmaBuilder::forEachOutputTile(int64_t runTiles,
     forEachWholeTile(tiles, rowTiles, runTiles, body);
     return;
   }
-  // Stream-K: W whole waves run whole tiles and the rest is split, where W
-  // is every wave but the last (which would be partial) or, when the last
-  // is full, every wave. Fewer whole waves than that would split tiles that
-  // fill the SMs anyway; more would leave the partial wave's SMs idle.
+  // Stream-K: core::streamKWholeTiles, in the kernel's terms. Splitting a
+  // last wave of 112 to 128 tiles on 132 SMs lost 1.1-1.4x (H100,
+  // docs/measurements stop 49), so one at least three-quarters full runs
+  // whole.
   Value blocks = coord(lb::ThreadCoord::grid_x);
   Value waves = b.create<arith::DivUIOp>(loc, tiles, blocks);
-  Value even =
-      cmp(arith::CmpIPredicate::eq, b.create<arith::RemUIOp>(loc, tiles, blocks), index(0));
+  Value lastWave = b.create<arith::RemUIOp>(loc, tiles, blocks);
+  Value fullEnough = b.create<arith::OrIOp>(
+      loc, cmp(arith::CmpIPredicate::eq, lastWave, index(0)),
+      cmp(arith::CmpIPredicate::uge, mul(lastWave, index(4)),
+          mul(blocks, index(core::kStreamKWholeLastWaveQuarters))));
   Value beforeLast =
       b.create<arith::SelectOp>(loc, cmp(arith::CmpIPredicate::ugt, waves, index(0)),
                                 b.create<arith::SubIOp>(loc, waves, index(1)), index(0));
-  Value wholeWaves = b.create<arith::SelectOp>(loc, even, waves, beforeLast);
-  Value wholeTiles = mul(wholeWaves, blocks);
+  Value wholeTiles =
+      b.create<arith::SelectOp>(loc, fullEnough, tiles, mul(beforeLast, blocks));
   forEachWholeTile(wholeTiles, rowTiles, runTiles, body);
   forEachTailPiece(wholeTiles, b.create<arith::SubIOp>(loc, tiles, wholeTiles), rowTiles,
-                   mul(wholeWaves, index(runTiles)), body);
+                   mul(beforeLast, index(runTiles)), body);
 }
 
 void WgmmaBuilder::forEachWholeTile(Value end, Value rowTiles, int64_t runTiles,

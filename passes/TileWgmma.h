@@ -163,8 +163,8 @@ struct WgmmaBuilder : TileBuilderBase {
   OutputTile tileAt(Value linear, Value rowTiles);
   // Builds `body` for the block's output tile, or (scheduler = persistent)
   // inside a loop over the tiles blockIdx.x, blockIdx.x + gridDim.x, ...;
-  // stream_k loops over the whole tiles of all waves but the last one or
-  // two, then over the pieces of its run of the split tail (forEachTailPiece).
+  // stream_k loops over its whole tiles (core::streamKWholeTiles), then
+  // over the pieces of its run of the split tail (forEachTailPiece).
   void forEachOutputTile(int64_t runTiles, llvm::function_ref<void(const OutputTile &)> body);
   // The whole tiles blockIdx.x, + gridDim.x, ... below `end`.
   void forEachWholeTile(Value end, Value rowTiles, int64_t runTiles,

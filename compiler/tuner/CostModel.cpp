@@ -178,14 +178,18 @@ Expected<CostEstimate> estimateCost(const kernels::ProblemDesc &p, const core::S
   double perSm = double(e.blocks) / double(d.smCount);
   e.waveEfficiency = perSm / std::ceil(perSm);
   if (s.streamK()) {
-    // Stream-K cuts the last one or two waves' K tiles into equal runs on
-    // min(SMs, tiles x K tiles) blocks, so no SM idles at the end; the
-    // split tiles' f32 partials are written once and read back once.
-    const double units = double(e.blocks) * double(ceilDiv(p.k, core::kWgmmaTileK));
-    e.waveEfficiency = std::min(1.0, units / double(d.smCount));
-    const int64_t partial = e.blocks % d.smCount;
-    const int64_t splitTiles = partial == 0 ? 0 : std::min(e.blocks, d.smCount + partial);
-    e.memoryUs += double(splitTiles) * double(s.tileM * s.tileN) * 4.0 * 2.0 / (d.l2GBs * 1e3);
+    // Stream-K runs on min(SMs, tiles x K tiles) blocks. Where it splits
+    // tiles (core::streamKWholeTiles), their K tiles go in equal runs to
+    // every block, so no SM idles at the end, and their f32 partials are
+    // written once and read back once; a last wave it runs whole idles as
+    // the grid's does.
+    const int64_t units = e.blocks * ceilDiv(p.k, core::kWgmmaTileK);
+    const int64_t launched = std::min<int64_t>(d.smCount, units);
+    const int64_t splitTiles = e.blocks - core::streamKWholeTiles(e.blocks, launched);
+    if (splitTiles > 0) {
+      e.waveEfficiency = std::min(1.0, double(units) / double(d.smCount));
+      e.memoryUs += double(splitTiles) * double(s.tileM * s.tileN) * 4.0 * 2.0 / (d.l2GBs * 1e3);
+    }
     perSm = std::min(perSm, 1.0);
   }
   double residentPerSm = std::min(std::ceil(perSm), double(e.blocksPerSm));

@@ -96,10 +96,14 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
   // An act-order plan's gathered x comes first in the workspace; the dense
   // path's weights and cuBLASLt's workspace follow it.
   const size_t gathered = static_cast<size_t>(spec.permutedActivationBytes(args.m));
-  const bool workspaceFits =
-      args.workspace &&
-      args.workspaceBytes >= gathered + static_cast<size_t>(spec.denseWorkspaceBytes());
-  if (spec.kernels[launched].dense && !workspaceFits && range.fallback >= 0)
+  auto workspaceFits = [&](const PlannedKernel &k) {
+    const int64_t own = k.dense             ? spec.denseWorkspaceBytes()
+                        : k.geometry.streamK() ? k.geometry.workspaceBytes(args.m)
+                                               : 0;
+    return own == 0 ||
+           (args.workspace && args.workspaceBytes >= gathered + static_cast<size_t>(own));
+  };
+  if (!workspaceFits(spec.kernels[launched]) && range.fallback >= 0)
     launched = static_cast<size_t>(range.fallback);
   const PlannedKernel &kernel = spec.kernels[launched];
   if (args.m > kernel.geometry.maxM)
@@ -186,7 +190,7 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
     return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
                 "workspace = " + pointerText(args.workspace) + " is not " +
                     std::to_string(kVectorAlignment) + "-byte aligned");
-  if (kernel.dense && !workspaceFits)
+  if (kernel.dense && !workspaceFits(kernel))
     return fail(entryPoint, whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
                 "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
                     " bytes; the dense path that serves M = " + std::to_string(args.m) + " needs " +
@@ -198,12 +202,12 @@ lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *ran
                     std::to_string(kVectorAlignment) + "-byte aligned");
   if (kernel.geometry.streamK()) {
     const size_t needed = gathered + static_cast<size_t>(kernel.geometry.workspaceBytes(args.m));
-    if (!args.workspace || args.workspaceBytes < needed)
+    if (!workspaceFits(kernel))
       return fail(entryPoint, whyNot, LOWBIT_STATUS_BUFFER_TOO_SMALL,
                   "the workspace has " + std::to_string(args.workspace ? args.workspaceBytes : 0) +
                       " bytes; " + kernel.name + ", which serves M = " + std::to_string(args.m) +
                       ", adds split tiles' partial sums in it and needs " + std::to_string(needed) +
-                      " (lowbit_plan_workspace_bytes)");
+                      " (lowbit_plan_workspace_bytes), and no other kernel of the plan serves it");
     if (!aligned(args.workspace, kVectorAlignment))
       return fail(entryPoint, whyNot, LOWBIT_STATUS_MISALIGNED,
                   "workspace = " + pointerText(args.workspace) + " is not " +

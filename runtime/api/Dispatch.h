@@ -41,8 +41,8 @@ inline const char *matmulEntryPoint(const MatmulArgs &args) {
 
 // On success returns LOWBIT_STATUS_SUCCESS, the index of the range that
 // serves m in *rangeIndex and the kernel to launch in *kernelIndex: the
-// range's, or its fallback when the range is the dense path's and the
-// workspace is too small for it; otherwise the status, with the reason in
+// range's, or its fallback when the range's kernel needs a workspace (the
+// dense path, stream-K) and the call's is too small for it; otherwise the status, with the reason in
 // *whyNot.
 lowbit_status checkMatmul(const PlanSpec &spec, const MatmulArgs &args, int *rangeIndex,
                           size_t *kernelIndex, std::string *whyNot);

@@ -273,17 +273,17 @@ void compact(PlanSpec &spec) {
   spec.ranges = std::move(merged);
 }
 
-// The dense ranges' fallbacks: the nearest range's kernel that is not the
-// dense path, below first (M just under the range is served by what suits
-// large M best).
-void assignDenseFallbacks(PlanSpec &spec) {
+// The fallbacks of the ranges whose kernel needs the caller's workspace (the
+// dense path, stream-K): the nearest range's kernel that needs none, below
+// first (M just under the range is served by what suits large M best).
+void assignWorkspaceFallbacks(PlanSpec &spec) {
   auto plainKernelOf = [&](size_t r) -> int {
     const PlannedKernel &k = spec.kernels[spec.ranges[r].kernel];
-    return k.dense ? -1 : static_cast<int>(spec.ranges[r].kernel);
+    return k.needsWorkspace() ? -1 : static_cast<int>(spec.ranges[r].kernel);
   };
   for (size_t r = 0; r < spec.ranges.size(); ++r) {
     PlannedRange &range = spec.ranges[r];
-    if (!spec.kernels[range.kernel].dense)
+    if (!spec.kernels[range.kernel].needsWorkspace())
       continue;
     for (size_t d = 1; range.fallback < 0 && d < spec.ranges.size(); ++d) {
       if (d <= r)
@@ -307,7 +307,13 @@ void planStreamKWorkspace(PlanSpec &spec) {
                          spec.kernels[range.kernel].name +
                          " splits the last wave's tiles along K (stream-K), which needs a "
                          "workspace of up to " +
-                         std::to_string(bytes) + " bytes (lowbit_plan_workspace_bytes)");
+                         std::to_string(bytes) + " bytes (lowbit_plan_workspace_bytes); " +
+                         (range.fallback < 0
+                              ? std::string("no other kernel serves these M, so lowbit_matmul "
+                                            "requires it")
+                              : "with less, " +
+                                    spec.kernels[static_cast<size_t>(range.fallback)].name +
+                                    " serves them"));
   }
 }
 
@@ -318,7 +324,6 @@ void planStreamKWorkspace(PlanSpec &spec) {
 ApiStatus planDensePath(PlanSpec &spec) {
   if (!spec.hasDenseRange())
     return ApiStatus();
-  assignDenseFallbacks(spec);
   if (core::isQuantized(spec.problem.activation))
     return dropDenseRanges(spec, std::string("the dense path multiplies f16 or bf16 x, not ") +
                                      core::activationName(spec.problem.activation));
@@ -502,6 +507,7 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.hasZeros = problem.scheme.hasZeros();
   spec.zeroAlignment = core::zeroAlignment(problem);
   spec.zeroBytes = core::zeroBytes(problem);
+  assignWorkspaceFallbacks(spec);
   // dropDenseRanges (for quantized activations) writes notesText itself.
   if (ApiStatus dense = planDensePath(spec); !dense)
     return dense.error();

@@ -86,15 +86,20 @@ struct PlannedKernel {
   // array without allocating.
   std::array<core::KernelArgument, core::kMaxKernelArguments> arguments{};
   int argumentCount = 0;
+
+  // The dense path and stream-K use the caller's workspace; a call without
+  // enough of it goes to its range's fallback.
+  bool needsWorkspace() const { return dense || geometry.streamK(); }
 };
 
 struct PlannedRange {
   int64_t mLo = 1;
   int64_t mHi = -1;  // -1: open-ended
   size_t kernel = 0; // index into PlanSpec::kernels
-  // For a range the dense path serves: the kernel that serves it instead
-  // when lowbit_matmul's workspace is too small for the dense weights (the
-  // nearest range's, below first), or -1 when the plan has none.
+  // For a range whose kernel needs a workspace (PlannedKernel::
+  // needsWorkspace): the kernel that serves it instead when lowbit_matmul's
+  // workspace is too small for it (the nearest range's that needs none,
+  // below first), or -1 when the plan has none.
   int fallback = -1;
   std::string databasePath;
 

@@ -1,7 +1,7 @@
 // RUN: lowbit-opt %s --lb-tile | FileCheck %s
 
-// scheduler = stream_k: persistent blocks walk the whole tiles of all
-// waves but the last one or two, then split the rest along K into one run
+// scheduler = stream_k: persistent blocks walk the whole tiles (all but
+// the last one or two waves, or every tile), then split the rest along K into one run
 // of K tiles a block. The kernel takes the workspace after M.
 func.func @sk(%x: tensor<?x192xf16>, %w: tensor<256x192xui4>, %s: tensor<256xf16>) -> tensor<?x256xf16> {
   %y = lb.qmatmul %x, %w, %s quant <granularity = channel, scale = f16>
@@ -13,19 +13,24 @@ func.func @sk(%x: tensor<?x192xf16>, %w: tensor<256x192xui4>, %s: tensor<256xf16
 // CHECK-LABEL: func.func @sk__wgmma_t32x256x64_w1x4_s2_k1_stream_k
 // CHECK-SAME: %[[M:[a-z0-9]+]]: index, %[[WS:[a-z0-9]+]]: memref<?xf32>)
 // CHECK-SAME: lb.schedule = #lb.schedule<family = wgmma, tile = [32, 256, 64], warps = [1, 4], stages = 2, split_k = 1, scheduler = stream_k>
-// The producer. Whole waves: every wave when the tiles fill them evenly,
-// else all but the last (so the tail is one to two waves' tiles).
+// The producer. Whole tiles (core::streamKWholeTiles): all of them when
+// the last wave is full or at least three-quarters full, else the waves
+// before the last full one (so the tail is one to two waves' tiles).
 // CHECK: scf.if
 // CHECK: %[[TILES:.*]] = arith.muli
 // CHECK: %[[P:.*]] = lb.thread_coord grid_x
 // CHECK: %[[WAVES:.*]] = arith.divui %[[TILES]], %[[P]]
 // CHECK: %[[LEFT:.*]] = arith.remui %[[TILES]], %[[P]]
+// CHECK: %[[THREEQUARTERS:.*]] = arith.muli %[[P]], %c3
+// CHECK: %[[LEFT4:.*]] = arith.muli %[[LEFT]], %c4
+// CHECK: %[[FULLENOUGH:.*]] = arith.cmpi uge, %[[LEFT4]], %[[THREEQUARTERS]]
 // CHECK: %[[EVEN:.*]] = arith.cmpi eq, %[[LEFT]]
+// CHECK: %[[RUNWHOLE:.*]] = arith.ori %[[EVEN]], %[[FULLENOUGH]]
 // CHECK: %[[LESS:.*]] = arith.subi %[[WAVES]]
 // CHECK: %[[ANY:.*]] = arith.cmpi ugt, %[[WAVES]]
 // CHECK: %[[BEFORE:.*]] = arith.select %[[ANY]], %[[LESS]]
-// CHECK: %[[WHOLE:.*]] = arith.select %[[EVEN]], %[[WAVES]], %[[BEFORE]]
-// CHECK: %[[WHOLETILES:.*]] = arith.muli %[[WHOLE]], %[[P]]
+// CHECK: %[[SPLITFROM:.*]] = arith.muli %[[BEFORE]], %[[P]]
+// CHECK: %[[WHOLETILES:.*]] = arith.select %[[RUNWHOLE]], %[[TILES]], %[[SPLITFROM]]
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[WHOLETILES]] step %{{.*}} {
 // CHECK: lb.warp_uniform
 // CHECK: lb.copy_paired_activations_async

@@ -59,7 +59,8 @@ TEST(CostModel, AtLargeMATensorCorePathRanksFirst) {
 
 // Stream-K keeps every SM busy where whole tiles leave a partial wave (40
 // tiles on 132 SMs), and costs the same as the grid where the tiles fill
-// whole waves (132 tiles: nothing is split).
+// whole waves (132 tiles) or the last wave is at least three-quarters full
+// (128 tiles): nothing is split there.
 TEST(CostModel, StreamKPricesTheWaveItFills) {
   Schedule grid{Family::Wgmma, 128, 256, 64, 1, 8, 8, 1};
   Schedule streamK = grid;
@@ -76,6 +77,12 @@ TEST(CostModel, StreamKPricesTheWaveItFills) {
   gridCost = estimateCost(even, grid, 512, h200);
   splitCost = estimateCost(even, streamK, 512, h200);
   ASSERT_TRUE(gridCost.ok() && splitCost.ok());
+  EXPECT_DOUBLE_EQ(splitCost->us, gridCost->us);
+  auto nearlyFull = w4a16(32 * 256, 8192); // 32 x 4 = 128 tiles at M = 512
+  gridCost = estimateCost(nearlyFull, grid, 512, h200);
+  splitCost = estimateCost(nearlyFull, streamK, 512, h200);
+  ASSERT_TRUE(gridCost.ok() && splitCost.ok());
+  EXPECT_NEAR(splitCost->waveEfficiency, 128.0 / 132, 1e-9);
   EXPECT_DOUBLE_EQ(splitCost->us, gridCost->us);
 }
 

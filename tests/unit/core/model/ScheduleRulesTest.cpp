@@ -389,6 +389,20 @@ TEST(ScheduleRules, StreamKIsWgmmaWithoutClustersOn16BitActivations) {
   EXPECT_EQ(streamKWorkspaceBytes(kWgmma, 132), 0) << "only stream-K takes a workspace";
 }
 
+// Stream-K splits the last full wave and a partial one that is less than
+// three-quarters full; it runs every other tile whole.
+TEST(ScheduleRules, StreamKSplitsOnlyALastWaveUnderThreeQuartersFull) {
+  EXPECT_EQ(streamKWholeTiles(132, 132), 132) << "one full wave";
+  EXPECT_EQ(streamKWholeTiles(3 * 132, 132), 3 * 132) << "whole waves";
+  EXPECT_EQ(streamKWholeTiles(99, 132), 99) << "99 = 3/4 of 132";
+  EXPECT_EQ(streamKWholeTiles(98, 132), 0) << "under 3/4: all split";
+  EXPECT_EQ(streamKWholeTiles(16, 132), 0);
+  EXPECT_EQ(streamKWholeTiles(132 + 40, 132), 0) << "the full wave splits with the partial one";
+  EXPECT_EQ(streamKWholeTiles(5 * 132 + 20, 132), 4 * 132);
+  EXPECT_EQ(streamKWholeTiles(7 * 132 + 100, 132), 7 * 132 + 100);
+  EXPECT_EQ(streamKWholeTiles(10, 0), 0) << "no blocks";
+}
+
 TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
   for (const TargetArch &arch : targetArchs()) {
     Status onArch = checkScheduleArch(kWgmma, arch);

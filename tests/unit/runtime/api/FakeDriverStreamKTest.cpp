@@ -1,8 +1,9 @@
 // A stream-K kernel through the C API, against the fake driver
 // (FakeDriver.cpp): the plan sizes its workspace for one block an SM,
 // lowbit_matmul clears the blocks' flags on the call's stream and then
-// launches the kernel with the workspace after M, and a workspace that is
-// missing or too small is the call's error, before anything runs.
+// launches the kernel with the workspace after M. A workspace that is
+// missing or too small is the call's error, before anything runs, unless
+// another range's kernel, which needs none, can serve the call instead.
 #include "lowbit/lowbit.h"
 #include "runtime/cuda/Driver.h"
 #include "tests/unit/runtime/api/FakeDriverLaunch.h"
@@ -35,18 +36,29 @@ protected:
     ASSERT_NE(cuda::loadDriver(&whyNot), nullptr) << whyNot;
     Expected<db::DeviceFingerprint> device = db::readFingerprint(0);
     ASSERT_TRUE(device.ok()) << device.error();
-    path = dir.file("stream-k.db");
+  }
+  // The plan's table: stream-K from M = 1, or (withPlainKernel) a grid
+  // kernel for M < 64 and stream-K from 64.
+  void makePlan(bool withPlainKernel) {
+    Expected<db::DeviceFingerprint> device = db::readFingerprint(0);
+    ASSERT_TRUE(device.ok()) << device.error();
+    path = dir.file(withPlainKernel ? "two-ranges.db" : "stream-k.db");
     {
       db::Database database = openOrDie(path);
       kernels::ProblemDesc problem = w4a16Problem(n, k);
       FakeKernel streamK{"sk_stream_k", "sm_90a", "wgmma", kLayoutA, 128};
       streamK.scheduler = "stream_k";
       std::string id = addKernel(database, problem, streamK);
+      std::vector<db::DispatchRange> table{{1, std::nullopt, id}};
+      if (withPlainKernel) {
+        FakeKernel grid{"sk_grid", "sm_90a", "wgmma", kLayoutA, 128};
+        table = {{1, 64, addKernel(database, problem, grid)}, {64, std::nullopt, id}};
+      }
       ASSERT_TRUE(database.putDevice(*device).ok());
-      ASSERT_TRUE(database
-                      .setDispatch(db::problemIdForSignature(core::signature(problem)),
-                                   device->id(), {{1, std::nullopt, id}})
-                      .ok());
+      ASSERT_TRUE(
+          database
+              .setDispatch(db::problemIdForSignature(core::signature(problem)), device->id(), table)
+              .ok());
     }
     ASSERT_EQ(createContext(path, &context), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
     lowbit_problem p = w4a16Abi(n, k);
@@ -65,6 +77,7 @@ protected:
 };
 
 TEST_F(FakeDriverStreamK, ClearsTheFlagsThenLaunchesWithTheWorkspace) {
+  makePlan(/*withPlainKernel=*/false);
   const size_t needed = static_cast<size_t>(blocks * (partialBytes + flagBytes));
   size_t weightBytes = 0, scaleBytes = 0, workspaceBytes = 0;
   ASSERT_EQ(lowbit_plan_packed_sizes(plan, &weightBytes, &scaleBytes, nullptr, &workspaceBytes),
@@ -111,6 +124,44 @@ TEST_F(FakeDriverStreamK, ClearsTheFlagsThenLaunchesWithTheWorkspace) {
                           needed, nullptr),
             LOWBIT_STATUS_MISALIGNED);
   EXPECT_EQ(launch->launches, launches);
+  EXPECT_NE(std::strstr(choice.notes, "requires it"), nullptr) << choice.notes;
+}
+
+// With another range's kernel in the plan, a call whose workspace is too
+// small for stream-K runs that kernel instead, as the plan's notes say.
+TEST_F(FakeDriverStreamK, ServesTheRangeWithItsFallbackWithoutAWorkspace) {
+  makePlan(/*withPlainKernel=*/true);
+  const size_t needed = static_cast<size_t>(blocks * (partialBytes + flagBytes));
+  size_t weightBytes = 0, scaleBytes = 0, workspaceBytes = 0;
+  ASSERT_EQ(lowbit_plan_packed_sizes(plan, &weightBytes, &scaleBytes, nullptr, &workspaceBytes),
+            LOWBIT_STATUS_SUCCESS);
+  EXPECT_EQ(workspaceBytes, needed);
+  lowbit_choice choice;
+  std::memset(&choice, 0, sizeof(choice));
+  choice.struct_size = sizeof(choice);
+  ASSERT_EQ(lowbit_plan_explain(plan, 256, &choice), LOWBIT_STATUS_SUCCESS);
+  EXPECT_NE(std::strstr(choice.notes, "with less, fake_sk_grid serves them"), nullptr)
+      << choice.notes;
+
+  std::vector<uint8_t> packed(weightBytes), scales(scaleBytes), workspace(needed + 16);
+  uint8_t *aligned = workspace.data() + (16 - address(workspace.data()) % 16) % 16;
+  lowbit_weights w{sizeof(lowbit_weights), packed.data(), packed.size(), 0};
+  ASSERT_EQ(lowbit_plan_layout_id(plan, &w.layout_id), LOWBIT_STATUS_SUCCESS);
+  std::vector<uint16_t> x(static_cast<size_t>(256 * k)), y(static_cast<size_t>(256 * n));
+  for (size_t bytes : {size_t{0}, needed - 1}) {
+    const_cast<LowbitFakeLaunch *>(launch)->history[0] = 0;
+    ASSERT_EQ(lowbit_matmul(plan, 256, x.data(), &w, scales.data(), nullptr, y.data(),
+                            bytes ? aligned : nullptr, bytes, nullptr),
+              LOWBIT_STATUS_SUCCESS)
+        << lowbit_last_error();
+    EXPECT_STREQ(launch->history, "fake_sk_grid;") << bytes << " bytes of workspace";
+  }
+  const_cast<LowbitFakeLaunch *>(launch)->history[0] = 0;
+  ASSERT_EQ(lowbit_matmul(plan, 256, x.data(), &w, scales.data(), nullptr, y.data(), aligned,
+                          needed, nullptr),
+            LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(launch->history, "memset;fake_sk_stream_k;");
 }
 
 } // namespace
