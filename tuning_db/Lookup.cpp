@@ -4,6 +4,7 @@
 #include "core/Problem.h"
 #include "core/Schedule.h"
 #include "core/ScheduleRules.h"
+#include "tuning_db/WorkspaceFallbacks.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -142,7 +143,10 @@ Expected<std::optional<Resolution>> tableTier(Context &ctx, Tier tier) {
       for (const DispatchRange &range : **table)
         resolution.ranges.push_back(Choice{range.kernelId, range.mLo, range.mHi, tier,
                                            db->path(), candidate.id,
-                                           candidate.fingerprint.name});
+                                           candidate.fingerprint.name, ""});
+      if (Status s = assignMeasuredFallbacks(*db, ctx.problemId, candidate.id, resolution.ranges);
+          !s)
+        return makeError(s.error());
       return std::optional<Resolution>(std::move(resolution));
     }
   }
@@ -453,7 +457,7 @@ Expected<Resolution> heuristicTier(Context &ctx) {
       continue;
     }
     resolution.ranges.push_back(Choice{best->kernel.id, band.lo, band.hi, Tier::Heuristic,
-                                       best->databasePath, "", ""});
+                                       best->databasePath, "", "", ""});
   }
   resolution.notes = std::move(ctx.notes);
   return resolution;

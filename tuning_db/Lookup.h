@@ -73,6 +73,10 @@ struct Choice {
   std::string databasePath; // the database whose table (or kernel, for Heuristic) answered
   std::string deviceId;     // the tuned device whose table was used; empty for Heuristic
   std::string deviceName;
+  // A tuned range whose kernel takes the caller's workspace (the dense path,
+  // stream-K): the kernel that measured best there without one, for a call
+  // that cannot give it (assignMeasuredFallbacks); empty otherwise.
+  std::string fallbackKernelId;
 
   bool contains(int64_t m) const { return m >= mLo && (!mHi || m < *mHi); }
 };

@@ -253,17 +253,24 @@ ApiStatus reconcileLayouts(PlanSpec &spec, const std::vector<const db::Database 
 }
 
 // Drops kernels no range uses (after replacements) and merges neighbouring
-// ranges served by one kernel, so explain() reports whole ranges.
+// ranges served by one kernel (with one fallback), so explain() reports
+// whole ranges. A range's fallback kernel stays.
 void compact(PlanSpec &spec) {
   std::vector<PlannedKernel> kept;
   std::map<std::string, size_t> newIndex; // by kernel id: a substitute may repeat
+  auto keep = [&](size_t old) {
+    auto [at, inserted] = newIndex.emplace(spec.kernels[old].id, kept.size());
+    if (inserted)
+      kept.push_back(spec.kernels[old]);
+    return at->second;
+  };
   std::vector<PlannedRange> merged;
   for (PlannedRange range : spec.ranges) {
-    auto [at, inserted] = newIndex.emplace(spec.kernels[range.kernel].id, kept.size());
-    if (inserted)
-      kept.push_back(spec.kernels[range.kernel]);
-    range.kernel = at->second;
+    range.kernel = keep(range.kernel);
+    if (range.fallback >= 0)
+      range.fallback = static_cast<int>(keep(static_cast<size_t>(range.fallback)));
     if (!merged.empty() && merged.back().kernel == range.kernel &&
+        merged.back().fallback == range.fallback &&
         merged.back().databasePath == range.databasePath)
       merged.back().mHi = range.mHi;
     else
@@ -273,9 +280,31 @@ void compact(PlanSpec &spec) {
   spec.ranges = std::move(merged);
 }
 
+// The measured fallbacks (db::Choice::fallbackKernelId) must read the
+// plan's weight layout; one that does not is dropped with a note.
+void checkFallbackLayouts(PlanSpec &spec) {
+  bool dropped = false;
+  for (PlannedRange &range : spec.ranges) {
+    if (range.fallback < 0)
+      continue;
+    const PlannedKernel &fallback = spec.kernels[static_cast<size_t>(range.fallback)];
+    if (fallback.layoutId == spec.layoutIdHex)
+      continue;
+    spec.notes.push_back("M " + rangeText(range.mLo, range.mHi) + ": " + fallback.name +
+                         ", the kernel measured best there without a workspace, reads layout " +
+                         fallback.layoutId + ", not the plan's " + spec.layoutIdHex +
+                         "; it is not the range's fallback");
+    range.fallback = -1;
+    dropped = true;
+  }
+  if (dropped)
+    compact(spec);
+}
+
 // The fallbacks of the ranges whose kernel needs the caller's workspace (the
-// dense path, stream-K): the nearest range's kernel that needs none, below
-// first (M just under the range is served by what suits large M best).
+// dense path, stream-K) and that have no measured one: the nearest range's
+// kernel that needs none, below first (M just under the range is served by
+// what suits large M best).
 void assignWorkspaceFallbacks(PlanSpec &spec) {
   auto plainKernelOf = [&](size_t r) -> int {
     const PlannedKernel &k = spec.kernels[spec.ranges[r].kernel];
@@ -283,7 +312,7 @@ void assignWorkspaceFallbacks(PlanSpec &spec) {
   };
   for (size_t r = 0; r < spec.ranges.size(); ++r) {
     PlannedRange &range = spec.ranges[r];
-    if (!spec.kernels[range.kernel].needsWorkspace())
+    if (!spec.kernels[range.kernel].needsWorkspace() || range.fallback >= 0)
       continue;
     for (size_t d = 1; range.fallback < 0 && d < spec.ranges.size(); ++d) {
       if (d <= r)
@@ -457,21 +486,40 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.notes = resolution->notes;
 
   std::map<std::string, size_t> kernelIndex;
-  for (const db::Choice &choice : resolution->ranges) {
-    auto [at, inserted] = kernelIndex.emplace(choice.kernelId, spec.kernels.size());
+  auto load = [&](const std::string &kernelId) -> Result<size_t> {
+    auto [at, inserted] = kernelIndex.emplace(kernelId, spec.kernels.size());
     if (inserted) {
-      Result<db::KernelRecord> record = findKernel(databases, choice.kernelId);
-      if (!record)
+      Result<db::KernelRecord> record = findKernel(databases, kernelId);
+      if (!record) {
+        kernelIndex.erase(at);
         return std::move(record).takeError();
+      }
       Result<PlannedKernel> kernel = prepareKernel(*record, spec.problemId, device, spec.notes);
-      if (!kernel)
+      if (!kernel) {
+        kernelIndex.erase(at);
         return std::move(kernel).takeError();
+      }
       spec.kernels.push_back(std::move(*kernel));
     }
+    return at->second;
+  };
+  for (const db::Choice &choice : resolution->ranges) {
+    Result<size_t> kernel = load(choice.kernelId);
+    if (!kernel)
+      return std::move(kernel).takeError();
     PlannedRange range;
     range.mLo = choice.mLo;
     range.mHi = choice.mHi ? *choice.mHi : -1;
-    range.kernel = at->second;
+    range.kernel = *kernel;
+    if (!choice.fallbackKernelId.empty()) {
+      // A fallback that cannot be loaded costs only the fallback.
+      Result<size_t> fallback = load(choice.fallbackKernelId);
+      if (fallback)
+        range.fallback = static_cast<int>(*fallback);
+      else
+        spec.notes.push_back("M " + rangeText(range.mLo, range.mHi) +
+                             ": no fallback without a workspace: " + fallback.error().message);
+    }
     range.databasePath = choice.databasePath;
     spec.ranges.push_back(std::move(range));
   }
@@ -490,6 +538,7 @@ Result<PlanSpec> buildPlanSpec(const std::vector<const db::Database *> &database
   spec.layout = *layout;
   spec.layoutIdHex = first.layoutId;
   spec.layoutId = std::stoull(first.layoutId, nullptr, 16);
+  checkFallbackLayouts(spec);
   if (spec.layout.codeBits != problem.codeBits())
     return apiError(LOWBIT_STATUS_CORRUPT_KERNEL,
                     "kernel " + first.name + " packs " + std::to_string(spec.layout.codeBits) +

@@ -352,6 +352,40 @@ TEST_F(LookupTest, MalformedTableIsSkippedWithANote) {
   EXPECT_EQ(choice->kernelId, wgmma90a); // heuristic: wgmma for large M on sm_90
 }
 
+// A tuned range whose kernel takes the caller's workspace (stream-K at M
+// 64-255, the dense path from 256) names the kernel that measured best
+// there without one: at every point of the range, or (a kernel measured at
+// one point of two) with the missing point counted as twice the fastest.
+TEST_F(LookupTest, WorkspaceRangesNameTheirBestMeasuredKernelWithoutOne) {
+  const std::string streamK = put(makeSm90aKernel(
+      problem, "sk", "wgmma",
+      "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, 8], stages = 8, "
+      "split_k = 1, scheduler = stream_k>",
+      "persistent", 384, 168, 0, 200000));
+  const std::string dense = put(makeKernel(problem, "dq", "sm_90a", "dequant"));
+  const std::string id = h100().id();
+  for (const ResultRecord &r :
+       {makeResult(streamK, id, 64, 30), makeResult(streamK, id, 128, 50),
+        makeResult(mma90a, id, 64, 40), makeResult(mma90a, id, 128, 70),
+        makeResult(wgmma90a, id, 64, 45), makeResult(wgmma90a, id, 128, 60),
+        makeResult(gemv80, id, 64, 20, /*passed=*/false), makeResult(dense, id, 1024, 200),
+        makeResult(wgmma90a, id, 1024, 260), makeResult(mma90a, id, 4096, 900),
+        makeResult(wgmma90a, id, 4096, 800)})
+    ASSERT_TRUE(db->addResult(r).ok());
+  ASSERT_TRUE(
+      db->setDispatch(problem, id, {{1, 64, mma90a}, {64, 256, streamK}, {256, std::nullopt, dense}})
+          .ok());
+  auto resolution = resolve({db.get()}, problem, h100());
+  ASSERT_TRUE(resolution.ok()) << resolution.error();
+  ASSERT_EQ(resolution->ranges.size(), 3u);
+  EXPECT_EQ(resolution->ranges[0].fallbackKernelId, "") << "mma takes no workspace";
+  // Against the fastest at 64 (mma 40; gemv failed) and 128 (wgmma 60): mma
+  // log(40/40) + log(70/60) = 0.154, wgmma log(45/40) + log(60/60) = 0.118.
+  EXPECT_EQ(resolution->ranges[1].fallbackKernelId, wgmma90a);
+  // 1024: only wgmma (mma counts log 2 there); 4096: wgmma 800, mma 900.
+  EXPECT_EQ(resolution->ranges[2].fallbackKernelId, wgmma90a);
+}
+
 TEST_F(LookupTest, CatalogUserDatabaseTakesPrecedence) {
   std::string systemPath = dir.file("system.db");
   ASSERT_TRUE(exportDatabase(*db, systemPath).ok());

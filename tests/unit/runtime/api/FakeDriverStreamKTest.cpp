@@ -37,27 +37,41 @@ protected:
     Expected<db::DeviceFingerprint> device = db::readFingerprint(0);
     ASSERT_TRUE(device.ok()) << device.error();
   }
-  // The plan's table: stream-K from M = 1, or (withPlainKernel) a grid
-  // kernel for M < 64 and stream-K from 64.
-  void makePlan(bool withPlainKernel) {
+  // The plan's table: stream-K from M = 1 (alone, or with a grid kernel
+  // that measured at M = 256 but serves no range), or a grid kernel for
+  // M < 64 and stream-K from 64.
+public:
+  enum class Table { StreamKOnly, MeasuredGridKernel, GridRangeBelow };
+
+protected:
+  void makePlan(Table table) {
     Expected<db::DeviceFingerprint> device = db::readFingerprint(0);
     ASSERT_TRUE(device.ok()) << device.error();
-    path = dir.file(withPlainKernel ? "two-ranges.db" : "stream-k.db");
+    path = dir.file("stream-k-" + std::to_string(static_cast<int>(table)) + ".db");
     {
       db::Database database = openOrDie(path);
       kernels::ProblemDesc problem = w4a16Problem(n, k);
       FakeKernel streamK{"sk_stream_k", "sm_90a", "wgmma", kLayoutA, 128};
       streamK.scheduler = "stream_k";
       std::string id = addKernel(database, problem, streamK);
-      std::vector<db::DispatchRange> table{{1, std::nullopt, id}};
-      if (withPlainKernel) {
-        FakeKernel grid{"sk_grid", "sm_90a", "wgmma", kLayoutA, 128};
-        table = {{1, 64, addKernel(database, problem, grid)}, {64, std::nullopt, id}};
-      }
+      std::vector<db::DispatchRange> ranges{{1, std::nullopt, id}};
+      FakeKernel grid{"sk_grid", "sm_90a", "wgmma", kLayoutA, 128};
+      if (table == Table::GridRangeBelow)
+        ranges = {{1, 64, addKernel(database, problem, grid)}, {64, std::nullopt, id}};
       ASSERT_TRUE(database.putDevice(*device).ok());
+      if (table == Table::MeasuredGridKernel) {
+        db::ResultRecord measured;
+        measured.kernelId = addKernel(database, problem, grid);
+        measured.deviceId = device->id();
+        measured.m = 256;
+        measured.medianUs = 50;
+        measured.passed = true;
+        measured.runId = "test";
+        ASSERT_TRUE(database.addResult(measured).ok());
+      }
       ASSERT_TRUE(
           database
-              .setDispatch(db::problemIdForSignature(core::signature(problem)), device->id(), table)
+              .setDispatch(db::problemIdForSignature(core::signature(problem)), device->id(), ranges)
               .ok());
     }
     ASSERT_EQ(createContext(path, &context), LOWBIT_STATUS_SUCCESS) << lowbit_last_error();
@@ -77,7 +91,7 @@ protected:
 };
 
 TEST_F(FakeDriverStreamK, ClearsTheFlagsThenLaunchesWithTheWorkspace) {
-  makePlan(/*withPlainKernel=*/false);
+  makePlan(Table::StreamKOnly);
   const size_t needed = static_cast<size_t>(blocks * (partialBytes + flagBytes));
   size_t weightBytes = 0, scaleBytes = 0, workspaceBytes = 0;
   ASSERT_EQ(lowbit_plan_packed_sizes(plan, &weightBytes, &scaleBytes, nullptr, &workspaceBytes),
@@ -127,10 +141,15 @@ TEST_F(FakeDriverStreamK, ClearsTheFlagsThenLaunchesWithTheWorkspace) {
   EXPECT_NE(std::strstr(choice.notes, "requires it"), nullptr) << choice.notes;
 }
 
-// With another range's kernel in the plan, a call whose workspace is too
-// small for stream-K runs that kernel instead, as the plan's notes say.
-TEST_F(FakeDriverStreamK, ServesTheRangeWithItsFallbackWithoutAWorkspace) {
-  makePlan(/*withPlainKernel=*/true);
+// A call whose workspace is too small for stream-K runs the range's
+// fallback instead, as the plan's notes say: another range's kernel, or
+// the one that measured best in the range without a workspace.
+class FakeDriverStreamKFallback : public FakeDriverStreamK,
+                                  public ::testing::WithParamInterface<FakeDriverStreamK::Table> {
+};
+
+TEST_P(FakeDriverStreamKFallback, ServesTheRangeWithItsFallbackWithoutAWorkspace) {
+  makePlan(GetParam());
   const size_t needed = static_cast<size_t>(blocks * (partialBytes + flagBytes));
   size_t weightBytes = 0, scaleBytes = 0, workspaceBytes = 0;
   ASSERT_EQ(lowbit_plan_packed_sizes(plan, &weightBytes, &scaleBytes, nullptr, &workspaceBytes),
@@ -163,6 +182,10 @@ TEST_F(FakeDriverStreamK, ServesTheRangeWithItsFallbackWithoutAWorkspace) {
       << lowbit_last_error();
   EXPECT_STREQ(launch->history, "memset;fake_sk_stream_k;");
 }
+
+INSTANTIATE_TEST_SUITE_P(Tables, FakeDriverStreamKFallback,
+                         ::testing::Values(FakeDriverStreamK::Table::MeasuredGridKernel,
+                                           FakeDriverStreamK::Table::GridRangeBelow));
 
 } // namespace
 } // namespace lowbit::api::testing
