@@ -98,7 +98,12 @@ struct SearchSpaceOptions {
   // default: on the H100 they ran 2-12% slower than their grid twins at
   // t128x256 on every PERF shape at M = 256, 1024 and 4096 (docs/measurements
   // stop 48), so they would only take the cut's places from grid ones.
-  std::vector<core::TileScheduler> wgmmaSchedulers = {core::TileScheduler::Grid};
+  // Stream-K is: tuned with it, the untuned small-N shapes dispatched 1.18-1.28x
+  // faster at M = 64 on three of six and 5-14% at M = 256 on four (H100,
+  // docs/measurements stop 50), and a call without its workspace runs the
+  // range's fallback (db::assignMeasuredFallbacks).
+  std::vector<core::TileScheduler> wgmmaSchedulers = {core::TileScheduler::Grid,
+                                                      core::TileScheduler::StreamK};
   // ...and two warpgroups that share four layout tiles (tile N 256), each
   // multiplying two slices by up to 128 tokens (core::wgmmaSharesTiles).
   std::vector<int64_t> wgmmaSharedTileM = {64, 96, 128};

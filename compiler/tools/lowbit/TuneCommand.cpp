@@ -46,7 +46,9 @@ struct TuneArgs {
   bool compileOnly = false, measureOnly = false, resume = false, dryRun = false, noPtx = false;
   double pruneRatio = 3;
   std::string runId, mList, report, arch;
-  std::string schedulers = "grid"; // wgmma's tile schedulers to search, comma-separated
+  // wgmma's tile schedulers to search, comma-separated (SearchSpaceOptions'
+  // default).
+  std::string schedulers = "grid,stream_k";
   double budget = 0, tolerance = 0;
   int64_t maxCandidates = 32;
 };
@@ -594,7 +596,7 @@ void addTuneCommand(CLI::App &app) {
   tune->add_option("--m", args->mList, "M points, e.g. 1,2,4,16-256 (default: 1..4096)");
   tune->add_option("--schedulers", args->schedulers,
                    "wgmma tile schedulers to search: grid, persistent, stream_k, "
-                   "comma-separated (default: grid)");
+                   "comma-separated (default: grid,stream_k)");
   tune->add_option("--tolerance", args->tolerance,
                    "relative error allowed (default: 2e-3 f16, 1e-2 bf16)");
   tune->add_option("--report", args->report, "write tune.csv, tune.json and tune.svg here");

@@ -136,11 +136,14 @@ TEST(SearchSpace, OverBudgetScheduleIsRejectedWithItsReason) {
 // Asked for both tile schedulers of wgmma, the tuner pairs each accepted
 // grid schedule without a cluster with its persistent twin, and rejects
 // persistent ones with clusters with the rules' reason. By default it
-// searches grid blocks alone (they measured faster).
+// searches grid and stream-K blocks, not persistent ones (grid blocks
+// measured faster).
 TEST(SearchSpace, WgmmaSearchesPersistentBlocksWithoutClustersWhenAsked) {
   SearchSpace byDefault = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"));
   EXPECT_TRUE(std::none_of(byDefault.accepted.begin(), byDefault.accepted.end(),
-                           [](const Schedule &s) { return s.walksTiles(); }));
+                           [](const Schedule &s) { return s.walksTiles() && !s.streamK(); }));
+  EXPECT_TRUE(std::any_of(byDefault.accepted.begin(), byDefault.accepted.end(),
+                          [](const Schedule &s) { return s.streamK(); }));
   SearchSpaceOptions both;
   both.wgmmaSchedulers = {core::TileScheduler::Grid, core::TileScheduler::Persistent};
   SearchSpace space = enumerateWgmma(shape(8192, 8192), *archLimits("sm_90a"), both);
@@ -166,8 +169,8 @@ TEST(SearchSpace, WgmmaSearchesPersistentBlocksWithoutClustersWhenAsked) {
   }));
 }
 
-// Asked for stream-K (lowbit tune --schedulers grid,stream_k), the tuner
-// offers each unclustered wgmma schedule of f16 activations as a stream-K
+// With stream-K (lowbit tune's default, --schedulers grid,stream_k), the
+// tuner offers each unclustered wgmma schedule of f16 activations as a stream-K
 // kernel too, and none for s8 activations, with the rules' reason.
 TEST(SearchSpace, WgmmaSearchesStreamKWhenAsked) {
   SearchSpaceOptions streamK;
