@@ -316,17 +316,12 @@ void WgmmaBuilder::forEachWholeTile(Value end, Value rowTiles, int64_t runTiles,
 }
 
 WgmmaBuilder::RingSlot WgmmaBuilder::ringSlot(const OutputTile &tile, Value u) {
-  if (!tile.ringRounds && !tile.ringBase)
-    return {rem(u, stages()), div(u, stages())};
-  // A walked tile's stage is said to be warp-uniform: in the stream-K
-  // kernel ptxas otherwise built every wgmma descriptor in vector registers
-  // and moved it with R2UR before each wgmma (16 a K tile at t128x256, 229
-  // SASS instructions against 223).
-  auto uniform = [&](Value v) { return b.create<lb::WarpUniformOp>(loc, b.getIndexType(), v); };
   if (tile.ringRounds)
-    return {uniform(rem(u, stages())), add(tile.ringRounds, div(u, stages()))};
+    return {rem(u, stages()), add(tile.ringRounds, div(u, stages()))};
+  if (!tile.ringBase)
+    return {rem(u, stages()), div(u, stages())};
   Value through = add(tile.ringBase, u);
-  return {uniform(rem(through, stages())), div(through, stages())};
+  return {rem(through, stages()), div(through, stages())};
 }
 
 void WgmmaBuilder::buildProducer(Value ring, Value weightRing, Value full, Value empty,

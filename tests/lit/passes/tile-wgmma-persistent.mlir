@@ -26,16 +26,13 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x
 // CHECK: scf.for %[[TILE:.*]] = %[[FIRST]] to %[[TILES]] step %[[STEP]] {
 // Each tile's 2 K tiles fill the 2-stage ring once, so the tiles walked
 // before this one are the ring's rounds before it: K tile u takes stage
-// u mod 2 (as with a block a tile, said to be warp-uniform so that the
-// wgmma descriptors stay in uniform registers) and has seen rounds + u / 2
-// uses.
+// u mod 2 (as with a block a tile) and has seen rounds + u / 2 uses.
 // CHECK: %[[UNIFORM:.*]] = lb.warp_uniform %[[TILE]]
 // CHECK: %[[GONE:.*]] = arith.subi %[[UNIFORM]], %[[FIRST]]
 // CHECK: %[[WALKED:.*]] = arith.divui %[[GONE]], %[[STEP]]
 // CHECK: %[[ROUNDS:.*]] = arith.muli %[[WALKED]], %c1
 // CHECK: scf.for %[[U:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK: %[[MOD:.*]] = arith.remui %[[U]], %{{.*}}
-// CHECK: %[[STAGE:.*]] = lb.warp_uniform %[[MOD]]
+// CHECK: %[[STAGE:.*]] = arith.remui %[[U]], %{{.*}}
 // CHECK: %[[ROUND:.*]] = arith.divui %[[U]], %{{.*}}
 // CHECK: %[[USES:.*]] = arith.addi %[[ROUNDS]], %[[ROUND]]
 // CHECK: %[[REFILL:.*]] = arith.cmpi uge, %[[USES]]
@@ -70,6 +67,5 @@ func.func @uneven(%x: tensor<?x192xf16>, %w: tensor<256x192xui4>, %s: tensor<256
 // CHECK: %[[BASE:.*]] = arith.muli %[[UWALKED]], %c3
 // CHECK: scf.for %[[UU:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: %[[THROUGH:.*]] = arith.addi %[[BASE]], %[[UU]]
-// CHECK: %[[UMOD:.*]] = arith.remui %[[THROUGH]], %{{.*}}
-// CHECK: %[[USTAGE:.*]] = lb.warp_uniform %[[UMOD]]
+// CHECK: %[[USTAGE:.*]] = arith.remui %[[THROUGH]], %{{.*}}
 // CHECK: lb.mbarrier_wait %{{.*}}[%[[USTAGE]]]
