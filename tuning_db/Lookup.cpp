@@ -174,6 +174,11 @@ Expected<std::vector<Candidate>> heuristicCandidates(Context &ctx) {
       seen.push_back(kernel.id);
       if (ctx.keep && *ctx.keep && !(*ctx.keep)(kernel))
         continue;
+      // A kernel that takes the caller's workspace (stream-K, the dense
+      // path) is dispatched only where a tuned table measured it faster; a
+      // guess must run without one.
+      if (takesWorkspace(kernel))
+        continue;
       std::string which = "kernel " + kernel.id.substr(0, 12) + " (" + kernel.family + ", " +
                           kernel.arch + ")";
       auto arch = parseArch(kernel.arch);

@@ -37,6 +37,16 @@ protected:
     return id ? *id : std::string();
   }
 
+  // A stream-K wgmma kernel of the problem, which takes the caller's
+  // workspace.
+  std::string putStreamKKernel() {
+    return put(makeSm90aKernel(
+        problem, "sk", "wgmma",
+        "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, 8], stages = 8, "
+        "split_k = 1, scheduler = stream_k>",
+        "persistent", 384, 168, 0, 200000));
+  }
+
   // A W4 problem of the typed model, whose signature gives the heuristic N
   // and K.
   std::string putShape(int64_t n, int64_t k) {
@@ -230,6 +240,18 @@ TEST_F(LookupTest, HeuristicTakesTheTallerTileAtM64WhereItsGridFillsTheSms) {
   }
 }
 
+// The heuristic never guesses a kernel that takes the caller's workspace:
+// with a stream-K wgmma kernel the only wgmma of the set, large M goes to
+// the mma kernel (only a tuned table dispatches stream-K).
+TEST_F(LookupTest, HeuristicSkipsKernelsThatTakeAWorkspace) {
+  const std::string streamK = putStreamKKernel();
+  KernelFilter keep = [&](const KernelRecord &k) { return k.id == streamK || k.id == mma90a; };
+  auto resolution = resolveUntuned({db.get()}, problem, h100(), keep);
+  ASSERT_TRUE(resolution.ok()) << resolution.error();
+  for (const Choice &choice : resolution->ranges)
+    EXPECT_EQ(choice.kernelId, mma90a) << "M from " << choice.mLo;
+}
+
 // From M = 257 each band weighs the wgmma tiles at its own M. At N = K =
 // 4096 (16 column tiles of 256, one block of 384 threads an SM): at M = 384
 // 96-row blocks (4 row blocks, 64 blocks) are cheaper than 128-row ones in
@@ -357,11 +379,7 @@ TEST_F(LookupTest, MalformedTableIsSkippedWithANote) {
 // there without one: at every point of the range, or (a kernel measured at
 // one point of two) with the missing point counted as twice the fastest.
 TEST_F(LookupTest, WorkspaceRangesNameTheirBestMeasuredKernelWithoutOne) {
-  const std::string streamK = put(makeSm90aKernel(
-      problem, "sk", "wgmma",
-      "#lb.schedule<family = wgmma, tile = [128, 256, 64], warps = [1, 8], stages = 8, "
-      "split_k = 1, scheduler = stream_k>",
-      "persistent", 384, 168, 0, 200000));
+  const std::string streamK = putStreamKKernel();
   const std::string dense = put(makeKernel(problem, "dq", "sm_90a", "dequant"));
   const std::string id = h100().id();
   for (const ResultRecord &r :
