@@ -151,6 +151,15 @@ int64_t wgmmaSharedBytes(const Schedule &schedule, Activation activation, int co
 // tokens (tile M up to 128) for the same accumulator registers.
 int64_t wgmmaSlicesPerWarp(const Schedule &schedule);
 bool wgmmaSharesTiles(const Schedule &schedule);
+// wgmma: whether a consumer keeps its wgmmas running from one K tile into
+// the next, giving a stage back to the producer once the next tile's first
+// step is the only one in flight, instead of draining the pipe at the end
+// of every tile. The overlap keeps one more step's fragments live, so only
+// the light decodes take it: integer codes of at most 4 bits, f16 or bf16
+// activations, no zero points and no super-blocks, groups of at least tile
+// K (the heavier ones spilled 16-136 bytes with it on sm_90a); and neither
+// stream-K nor clusters, whose extra loop or epilogue spilled with it.
+bool wgmmaOverlapsKTiles(const Problem &problem, const Schedule &schedule);
 
 // Whether the schedule's family has kernels for the arch (wgmma: only
 // sm_90a; cluster_k > 1: sm_90 and up); the reason when not.

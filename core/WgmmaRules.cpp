@@ -202,6 +202,20 @@ bool wgmmaSharesTiles(const Schedule &s) {
          s.tileN == kWarpgroupWarps * kColumnsPerUnit;
 }
 
+bool wgmmaOverlapsKTiles(const Problem &p, const Schedule &s) {
+  // Stream-K's second K-tile loop (its tail) and the cluster's epilogue
+  // spilled with it at tile M 64 (W4 g128 sm_90a, Llama-3-8B: 16 bytes at
+  // t64x256 w1x4 stream_k, 20 at t64x512 w1x8 cluster_k 2).
+  if (s.family != Family::Wgmma || s.streamK() || s.clusterK > 1 || isQuantized(p.activation) ||
+      !p.code.asInt())
+    return false;
+  Expected<CodeFragment> fragment = codeFragment(p.code);
+  if (!fragment || fragment->wordsPerUnit() > 4)
+    return false;
+  const bool shortGroups = isGrouped(p) && p.scheme.groupSize < s.tileK;
+  return !p.scheme.hasZeros() && !p.scheme.hasSuperBlocks() && !shortGroups;
+}
+
 int64_t wgmmaSlicesPerWarp(const Schedule &s) {
   return wgmmaSharesTiles(s) ? kWgmmaSlicesPerTile / 2 : kWgmmaSlicesPerTile;
 }

@@ -11,13 +11,16 @@ using namespace mlir;
 
 namespace lowbit::passes {
 
+Expected<core::Problem> KernelProblem::coreProblem() const {
+  Type zeroType = zeros ? cast<MemRefType>(zeros.getType()).getElementType() : Type();
+  Type xScaleType = xScales ? xScales.getType() : Type();
+  return lb::coreProblem(n, k, activation, code, quant, zeroType, output, xScaleType);
+}
+
 LogicalResult checkSchedule(const KernelProblem &p) {
   lb::QMatmulOp source = p.source;
   core::Schedule schedule = lb::coreSchedule(p.schedule);
-  Type zeros = p.zeros ? cast<MemRefType>(p.zeros.getType()).getElementType() : Type();
-  Type xScales = p.xScales ? p.xScales.getType() : Type();
-  Expected<core::Problem> problem =
-      lb::coreProblem(p.n, p.k, p.activation, p.code, p.quant, zeros, p.output, xScales);
+  Expected<core::Problem> problem = p.coreProblem();
   // What the core model cannot express, no family can compute.
   if (!problem)
     return source.emitOpError(core::scheduleSubject(schedule)) << ": " << problem.error();

@@ -36,6 +36,8 @@ struct KernelProblem {
   // for s8, none for e4m3 (e4m3fn weights are their own bytes). The rules
   // admit only codes that have one.
   core::S8Decode byteDecode() const;
+  // The problem as the core model (what the schedule rules are asked of).
+  Expected<core::Problem> coreProblem() const;
   // NVFP4's f32 tensor scale (lb.load_tensor_scale at the kernel's entry),
   // or null: loadColumnQuant multiplies every block scale by it.
   mlir::Value tensorScale;

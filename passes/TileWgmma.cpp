@@ -45,7 +45,13 @@
 // bytes at tile M 48 and 64 on sm_90a), waits for its stage, and then for
 // each k16 step decodes and scales the step's A fragments and issues its four
 // wgmmas; lb.wgmma_wait 1 after each step leaves one step's wgmmas running
-// while the next step decodes.
+// while the next step decodes. Where the decode leaves the registers
+// (core::wgmmaOverlapsKTiles) that runs on across K tiles: the previous
+// tile's stage goes back once the next tile's first step is the only one
+// in flight (its wgmmas have all read it; stages >= 2, so the producer
+// never waits on the stage the consumer waits for), and the pipe drains
+// only after the last tile. Otherwise each tile drains, then gives its
+// stage back.
 //
 // Groups shorter than the K tile (32: MXFP4, the compact encodings; 16:
 // NVFP4, the k-quants' sub-blocks) take one set of subtile quant per 32-wide
@@ -407,6 +413,7 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
   Value f32Zero =
       b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(f32Type, b.getF32FloatAttr(0.f)));
   const int64_t closed = groupedS8() ? kSlices : 0;
+  const bool overlap = overlapsKTiles();
   init.append(closed, f32Zero);
   SmallVector<Value> firstValues = first.flatten();
   init.append(firstValues.begin(), firstValues.end());
@@ -447,9 +454,17 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
                                              b.getI64IntegerAttr(step));
       b.create<lb::WgmmaCommitOp>(loc);
       b.create<lb::WgmmaWaitOp>(loc, b.getI64IntegerAttr(1));
+      // Every wgmma of the previous K tile has now read its stage.
+      if (step == 0 && overlap)
+        ifThen(cmp(arith::CmpIPredicate::uge, u, index(1)), [&] {
+          Value previous = rem(add(stage, index(stages() - 1)), stages());
+          b.create<lb::MbarrierArriveOp>(loc, empty, previous);
+        });
     }
-    b.create<lb::WgmmaWaitOp>(loc, b.getI64IntegerAttr(0));
-    b.create<lb::MbarrierArriveOp>(loc, empty, stage);
+    if (!overlap) {
+      b.create<lb::WgmmaWaitOp>(loc, b.getI64IntegerAttr(0));
+      b.create<lb::MbarrierArriveOp>(loc, empty, stage);
+    }
     if (closed)
       closeGroups(t, acc, closedSums, current, zero, ones);
     SmallVector<Value> yielded = acc;
@@ -457,6 +472,17 @@ void WgmmaBuilder::consumeSlices(Value ring, Value weightRing, Value full, Value
     SmallVector<Value> nextValues = next.flatten();
     yielded.append(nextValues.begin(), nextValues.end());
     b.create<scf::YieldOp>(loc, yielded);
+  }
+  if (overlap) {
+    b.create<lb::WgmmaWaitOp>(loc, b.getI64IntegerAttr(0));
+    auto releaseLast = [&] {
+      Value lastStage = ringSlot(tile, b.create<arith::SubIOp>(loc, count, index(1))).stage;
+      b.create<lb::MbarrierArriveOp>(loc, empty, lastStage);
+    };
+    if (tile.kCount)
+      ifThen(cmp(arith::CmpIPredicate::uge, count, index(1)), releaseLast);
+    else
+      releaseLast();
   }
   if (groupedS8()) {
     SmallVector<Value> sums(loop.getResults().slice(accumulators, closed));

@@ -56,6 +56,12 @@ struct WgmmaBuilder : TileBuilderBase {
   int64_t consumerWarps() const { return p.schedule.getWarps()[1]; }
   int64_t clusterK() const { return p.schedule.getClusterK(); }
   bool sharesTiles() const { return core::wgmmaSharesTiles(lb::coreSchedule(p.schedule)); }
+  // Whether the consumer's wgmmas run on from one K tile into the next
+  // (core::wgmmaOverlapsKTiles), or drain at the end of each.
+  bool overlapsKTiles() const {
+    Expected<core::Problem> problem = p.coreProblem();
+    return problem && core::wgmmaOverlapsKTiles(*problem, lb::coreSchedule(p.schedule));
+  }
 
   // The slices this consumer warp multiplies: firstSlice .. firstSlice +
   // slices - 1 of its layout tile (all four, or its warpgroup's two where

@@ -37,14 +37,22 @@ func.func @wgmma(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<256x
 // CHECK-COUNT-4: lb.wgmma {{.*}} k_step 0 : vector<16xf32>, vector<8xf16>, memref<2x32x64xf16, 3>
 // CHECK: lb.wgmma_commit
 // CHECK: lb.wgmma_wait 1
+// Once step 0 is the only one in flight, the previous K tile's wgmmas have
+// all read their stage, and it goes back to the producer; the pipe does
+// not drain between K tiles.
+// CHECK: %[[LATER:.*]] = arith.cmpi uge, %{{.*}}, %c1
+// CHECK: scf.if %[[LATER]]
+// CHECK: %[[PREVIOUS:.*]] = arith.remui
+// CHECK: lb.mbarrier_arrive %[[EMPTY]][%[[PREVIOUS]]]
 // CHECK: lb.decode
 // CHECK-COUNT-4: lb.wgmma {{.*}} k_step 1
 // CHECK-COUNT-4: lb.wgmma {{.*}} k_step 2
 // CHECK-COUNT-4: lb.wgmma {{.*}} k_step 3
-// The stage goes back to the producer once its wgmmas are done.
+// CHECK-NOT: lb.wgmma_wait 0
+// CHECK: scf.yield
+// The last tile's stage goes back once the loop has drained.
 // CHECK: lb.wgmma_wait 0
 // CHECK: lb.mbarrier_arrive %[[EMPTY]]
-// CHECK: scf.yield
 // CHECK-COUNT-4: lb.store_wgmma_accumulator
 
 // Groups of 16 (NVFP4, the k-quants' sub-blocks): one set of subtile scales
@@ -76,6 +84,12 @@ func.func @wgmma_g16(%x: tensor<?x128xf16>, %w: tensor<256x128xui4>, %s: tensor<
 // CHECK: lb.wgmma {{.*}} k_step 2
 // CHECK: lb.scale_fragment %{{.*}}, %arg22
 // CHECK: lb.wgmma {{.*}} k_step 3
+// Two sets of scales leave no registers for running on into the next K
+// tile (core::wgmmaOverlapsKTiles): the tile drains, then gives its stage
+// back.
+// CHECK: lb.wgmma_wait 0
+// CHECK-NEXT: lb.mbarrier_arrive
+// CHECK-NEXT: scf.yield
 
 // Groups of 32 (MXFP4): the same two sets, each at its block's start for
 // every lane (no select).

@@ -403,6 +403,44 @@ TEST(ScheduleRules, StreamKSplitsOnlyALastWaveUnderThreeQuartersFull) {
   EXPECT_EQ(streamKWholeTiles(10, 0), 0) << "no blocks";
 }
 
+// Only the light decodes keep their wgmmas running across K tiles: each
+// heavier one spilled with the extra step's fragments live (sm_90a).
+TEST(ScheduleRules, WgmmaOverlapsKTilesOnlyForLightDecodes) {
+  const Problem w4 = problem(formats::DataFormat::unsignedInt(4));
+  EXPECT_TRUE(wgmmaOverlapsKTiles(w4, kWgmma));
+  EXPECT_TRUE(wgmmaOverlapsKTiles(problem(formats::DataFormat::unsignedInt(2)), kWgmma));
+  EXPECT_FALSE(wgmmaOverlapsKTiles(w4, kMma)) << "wgmma only";
+  Schedule persistent = kWgmma, streamK = kWgmma, clustered = kWgmma;
+  persistent.scheduler = TileScheduler::Persistent;
+  streamK.scheduler = TileScheduler::StreamK;
+  clustered.clusterK = 2;
+  EXPECT_TRUE(wgmmaOverlapsKTiles(w4, persistent));
+  EXPECT_FALSE(wgmmaOverlapsKTiles(w4, streamK)) << "its tail's loop spilled";
+  EXPECT_FALSE(wgmmaOverlapsKTiles(w4, clustered)) << "the cluster's epilogue spilled";
+
+  Problem zeros = w4;
+  zeros.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_FALSE(wgmmaOverlapsKTiles(zeros, kWgmma));
+  Problem g32 = w4;
+  g32.scheme.groupSize = 32;
+  EXPECT_FALSE(wgmmaOverlapsKTiles(g32, kWgmma)) << "two sets of scales a K tile";
+  Problem g64 = w4;
+  g64.scheme.groupSize = 64;
+  EXPECT_TRUE(wgmmaOverlapsKTiles(g64, kWgmma)) << "one set a K tile";
+  Problem perChannel = w4;
+  perChannel.scheme.granularity = formats::Granularity::PerChannel;
+  perChannel.scheme.groupSize = 0;
+  EXPECT_TRUE(wgmmaOverlapsKTiles(perChannel, kWgmma));
+  Problem twoLevel = g64;
+  twoLevel.scheme.superBlock = 128;
+  EXPECT_FALSE(wgmmaOverlapsKTiles(twoLevel, kWgmma));
+  EXPECT_FALSE(wgmmaOverlapsKTiles(problem(formats::DataFormat::int8()), kWgmma)) << "8 bits";
+  EXPECT_FALSE(wgmmaOverlapsKTiles(problem(formats::DataFormat::e2m1()), kWgmma)) << "minifloat";
+  Problem s8 = w4;
+  s8.activation = Activation::S8;
+  EXPECT_FALSE(wgmmaOverlapsKTiles(s8, kWgmma)) << "quantized activations";
+}
+
 TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
   for (const TargetArch &arch : targetArchs()) {
     Status onArch = checkScheduleArch(kWgmma, arch);
