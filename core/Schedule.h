@@ -59,6 +59,10 @@ struct Schedule {
   // A block an SM walking the output tiles (persistent or stream-K).
   bool walksTiles() const { return scheduler != TileScheduler::Grid; }
   bool streamK() const { return scheduler == TileScheduler::StreamK; }
+  // The kernels that take the caller's workspace: the dense path writes
+  // dequant(W) there for cuBLASLt, and stream-K its split tiles' partials.
+  // A call without enough of it runs its range's fallback.
+  bool takesWorkspace() const { return family == Family::Dequant || streamK(); }
   bool splitsK() const { return family == Family::GemvTiled || splitK > 1; }
   // The slices of K a split-K schedule cuts K into: split_k warps in each
   // of cluster_k blocks.

@@ -13,7 +13,7 @@ bool takesWorkspace(const KernelRecord &kernel) {
   std::optional<core::Schedule> schedule = kernelSchedule(kernel);
   if (!schedule)
     return kernel.family == "dequant";
-  return schedule->family == core::Family::Dequant || schedule->streamK();
+  return schedule->takesWorkspace();
 }
 
 Status assignMeasuredFallbacks(const Database &db, const std::string &problemId,

@@ -122,6 +122,7 @@ Result<PlannedKernel> prepareKernel(const db::KernelRecord &record, const std::s
       core::kernelArguments(entry->problem, *schedule);
   std::copy(arguments.begin(), arguments.end(), kernel.arguments.begin());
   kernel.argumentCount = static_cast<int>(arguments.size());
+  kernel.needsWorkspace = schedule->takesWorkspace();
   kernel.entry = std::move(*entry);
   return kernel;
 }
@@ -308,11 +309,11 @@ void checkFallbackLayouts(PlanSpec &spec) {
 void assignWorkspaceFallbacks(PlanSpec &spec) {
   auto plainKernelOf = [&](size_t r) -> int {
     const PlannedKernel &k = spec.kernels[spec.ranges[r].kernel];
-    return k.needsWorkspace() ? -1 : static_cast<int>(spec.ranges[r].kernel);
+    return k.needsWorkspace ? -1 : static_cast<int>(spec.ranges[r].kernel);
   };
   for (size_t r = 0; r < spec.ranges.size(); ++r) {
     PlannedRange &range = spec.ranges[r];
-    if (!spec.kernels[range.kernel].needsWorkspace() || range.fallback >= 0)
+    if (!spec.kernels[range.kernel].needsWorkspace || range.fallback >= 0)
       continue;
     for (size_t d = 1; range.fallback < 0 && d < spec.ranges.size(); ++d) {
       if (d <= r)

@@ -87,9 +87,8 @@ struct PlannedKernel {
   std::array<core::KernelArgument, core::kMaxKernelArguments> arguments{};
   int argumentCount = 0;
 
-  // The dense path and stream-K use the caller's workspace; a call without
-  // enough of it goes to its range's fallback.
-  bool needsWorkspace() const { return dense || geometry.streamK(); }
+  // core::Schedule::takesWorkspace of the kernel's schedule.
+  bool needsWorkspace = false;
 };
 
 struct PlannedRange {

@@ -441,6 +441,17 @@ TEST(ScheduleRules, WgmmaOverlapsKTilesOnlyForLightDecodes) {
   EXPECT_FALSE(wgmmaOverlapsKTiles(s8, kWgmma)) << "quantized activations";
 }
 
+// The runtime's fallback and the tuner's measured fallbacks both ask this.
+TEST(ScheduleRules, OnlyTheDensePathAndStreamKTakeTheCallersWorkspace) {
+  EXPECT_TRUE(kDequant.takesWorkspace());
+  Schedule persistent = kWgmma, streamK = kWgmma;
+  persistent.scheduler = TileScheduler::Persistent;
+  streamK.scheduler = TileScheduler::StreamK;
+  EXPECT_TRUE(streamK.takesWorkspace());
+  for (const Schedule &s : {kWgmma, persistent, kMma, kMmaSplitK, kGemv, kGemvTiled})
+    EXPECT_FALSE(s.takesWorkspace()) << scheduleSubject(s);
+}
+
 TEST(ScheduleRules, WgmmaRunsOnlyOnSm90a) {
   for (const TargetArch &arch : targetArchs()) {
     Status onArch = checkScheduleArch(kWgmma, arch);
