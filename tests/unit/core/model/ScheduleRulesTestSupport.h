@@ -19,5 +19,6 @@ inline const Schedule kMma{Family::Mma, 16, 64, 128, 1, 1, 4, 1};
 inline const Schedule kGemvTiled{Family::GemvTiled, 1, 64, 128, 1, 1, 1, 8};
 inline const Schedule kMmaSplitK{Family::Mma, 16, 64, 128, 1, 1, 2, 8};
 inline const Schedule kDequant{Family::Dequant, 1, 64, 128, 1, 1, 1, 8};
+inline const Schedule kWgmma{Family::Wgmma, 64, 512, 64, 1, 8, 8, 1};
 
 } // namespace lowbit::core
