@@ -157,8 +157,9 @@ bool wgmmaSharesTiles(const Schedule &schedule);
 // of every tile. The overlap keeps one more step's fragments live, so only
 // the light decodes take it: integer codes of at most 4 bits, f16 or bf16
 // activations, no zero points and no super-blocks, groups of at least tile
-// K (the heavier ones spilled 16-136 bytes with it on sm_90a); and neither
-// stream-K nor clusters, whose extra loop or epilogue spilled with it.
+// K (the heavier ones spilled 16-136 bytes with it on sm_90a); one consumer
+// warpgroup (two cover each other's drains), and neither stream-K nor
+// clusters, whose extra loop or epilogue spilled with it.
 bool wgmmaOverlapsKTiles(const Problem &problem, const Schedule &schedule);
 
 // Whether the schedule's family has kernels for the arch (wgmma: only

@@ -203,11 +203,15 @@ bool wgmmaSharesTiles(const Schedule &s) {
 }
 
 bool wgmmaOverlapsKTiles(const Problem &p, const Schedule &s) {
-  // Stream-K's second K-tile loop (its tail) and the cluster's epilogue
-  // spilled with it at tile M 64 (W4 g128 sm_90a, Llama-3-8B: 16 bytes at
-  // t64x256 w1x4 stream_k, 20 at t64x512 w1x8 cluster_k 2).
-  if (s.family != Family::Wgmma || s.streamK() || s.clusterK > 1 || isQuantized(p.activation) ||
-      !p.code.asInt())
+  // One consumer warpgroup only: with two, each one's drain is covered by
+  // the other's wgmmas, and the overlap measured 0.94-1.09x (t128x256 w1x8
+  // s8, grid and persistent) where one warpgroup took 0.91-1.04x (t64x256
+  // w1x4 s8), W4 g128 at M = 256-4096, H100. Stream-K's second K-tile loop
+  // (its tail) and the cluster's epilogue spilled with it at tile M 64
+  // (Llama-3-8B: 16 bytes at t64x256 w1x4 stream_k, 20 at t64x512 w1x8
+  // cluster_k 2; sm_90a).
+  if (s.family != Family::Wgmma || s.warpsN != kWarpgroupWarps || s.streamK() || s.clusterK > 1 ||
+      isQuantized(p.activation) || !p.code.asInt())
     return false;
   Expected<CodeFragment> fragment = codeFragment(p.code);
   if (!fragment || fragment->wordsPerUnit() > 4)

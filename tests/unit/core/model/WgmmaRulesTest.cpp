@@ -277,10 +277,12 @@ TEST(WgmmaRules, StreamKSplitsOnlyALastWaveUnderThreeQuartersFull) {
 // heavier one spilled with the extra step's fragments live (sm_90a).
 TEST(WgmmaRules, WgmmaOverlapsKTilesOnlyForLightDecodes) {
   const Problem w4 = problem(formats::DataFormat::unsignedInt(4));
-  EXPECT_TRUE(wgmmaOverlapsKTiles(w4, kWgmma));
-  EXPECT_TRUE(wgmmaOverlapsKTiles(problem(formats::DataFormat::unsignedInt(2)), kWgmma));
+  const Schedule oneWarpgroup{Family::Wgmma, 64, 256, 64, 1, 4, 8, 1};
+  EXPECT_TRUE(wgmmaOverlapsKTiles(w4, oneWarpgroup));
+  EXPECT_FALSE(wgmmaOverlapsKTiles(w4, kWgmma)) << "two warpgroups cover each other's drain";
+  EXPECT_TRUE(wgmmaOverlapsKTiles(problem(formats::DataFormat::unsignedInt(2)), oneWarpgroup));
   EXPECT_FALSE(wgmmaOverlapsKTiles(w4, kMma)) << "wgmma only";
-  Schedule persistent = kWgmma, streamK = kWgmma, clustered = kWgmma;
+  Schedule persistent = oneWarpgroup, streamK = oneWarpgroup, clustered = oneWarpgroup;
   persistent.scheduler = TileScheduler::Persistent;
   streamK.scheduler = TileScheduler::StreamK;
   clustered.clusterK = 2;
@@ -290,25 +292,26 @@ TEST(WgmmaRules, WgmmaOverlapsKTilesOnlyForLightDecodes) {
 
   Problem zeros = w4;
   zeros.scheme.zero = formats::ZeroMode::SubtractCode;
-  EXPECT_FALSE(wgmmaOverlapsKTiles(zeros, kWgmma));
+  EXPECT_FALSE(wgmmaOverlapsKTiles(zeros, oneWarpgroup));
   Problem g32 = w4;
   g32.scheme.groupSize = 32;
-  EXPECT_FALSE(wgmmaOverlapsKTiles(g32, kWgmma)) << "two sets of scales a K tile";
+  EXPECT_FALSE(wgmmaOverlapsKTiles(g32, oneWarpgroup)) << "two sets of scales a K tile";
   Problem g64 = w4;
   g64.scheme.groupSize = 64;
-  EXPECT_TRUE(wgmmaOverlapsKTiles(g64, kWgmma)) << "one set a K tile";
+  EXPECT_TRUE(wgmmaOverlapsKTiles(g64, oneWarpgroup)) << "one set a K tile";
   Problem perChannel = w4;
   perChannel.scheme.granularity = formats::Granularity::PerChannel;
   perChannel.scheme.groupSize = 0;
-  EXPECT_TRUE(wgmmaOverlapsKTiles(perChannel, kWgmma));
+  EXPECT_TRUE(wgmmaOverlapsKTiles(perChannel, oneWarpgroup));
   Problem twoLevel = g64;
   twoLevel.scheme.superBlock = 128;
-  EXPECT_FALSE(wgmmaOverlapsKTiles(twoLevel, kWgmma));
-  EXPECT_FALSE(wgmmaOverlapsKTiles(problem(formats::DataFormat::int8()), kWgmma)) << "8 bits";
-  EXPECT_FALSE(wgmmaOverlapsKTiles(problem(formats::DataFormat::e2m1()), kWgmma)) << "minifloat";
+  EXPECT_FALSE(wgmmaOverlapsKTiles(twoLevel, oneWarpgroup));
+  EXPECT_FALSE(wgmmaOverlapsKTiles(problem(formats::DataFormat::int8()), oneWarpgroup)) << "8 bits";
+  EXPECT_FALSE(wgmmaOverlapsKTiles(problem(formats::DataFormat::e2m1()), oneWarpgroup))
+      << "minifloat";
   Problem s8 = w4;
   s8.activation = Activation::S8;
-  EXPECT_FALSE(wgmmaOverlapsKTiles(s8, kWgmma)) << "quantized activations";
+  EXPECT_FALSE(wgmmaOverlapsKTiles(s8, oneWarpgroup)) << "quantized activations";
 }
 
 // The runtime's fallback and the tuner's measured fallbacks both ask this.
