@@ -15,6 +15,20 @@ namespace rules {
 // producer was unrolled and before the codes were staged once for both
 // warpgroups) until both: H100, W4 g128, 28672 x 8192 at M = 4096 4073 ->
 // 3544 us.
+// Groups shorter than the K tile: a set of subtile quant per 32-wide block.
+bool groupsShorterThanTileK(const Problem &p, const Schedule &s) {
+  return isGrouped(p) && p.scheme.groupSize < s.tileK;
+}
+
+// The decodes that leave a consumer registers to spare: units of at most 4
+// words (4 bits), no zero points, one set of quant a K tile. Clusters and
+// the overlap across K tiles take only these.
+bool lightDecode(const Problem &p, const Schedule &s) {
+  Expected<CodeFragment> fragment = codeFragment(p.code);
+  return fragment && fragment->wordsPerUnit() <= 4 && !p.scheme.hasZeros() &&
+         !groupsShorterThanTileK(p, s);
+}
+
 Status checkWgmma(const Problem &p, const Schedule &s) {
   if (Status c = checkCode(p, s); !c)
     return c;
@@ -44,7 +58,7 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   // mins that spilled on two consumer warpgroups (16-40 bytes: Q4_K- and
   // Q5_K-like g32 at tile M 16 and 32) and on one at tile M 48 (40: Q2_K-like
   // g16), sm_90a.
-  const bool shortGroups = isGrouped(p) && p.scheme.groupSize < s.tileK;
+  const bool shortGroups = groupsShorterThanTileK(p, s);
   if (shortGroups && p.scheme.hasSuperBlocks() && p.scheme.hasZeros()) {
     if (s.warpsN != kWarpgroupWarps)
       return reject(s, "two-level mins in groups shorter than tile K need one consumer "
@@ -116,7 +130,7 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
     // one warpgroup), int4 g32 sub_code 44 (4096 x 4096, one), uint4 g16 32
     // (4096 x 4096, two); at tile M 48 8-bit codes with zero points or short
     // groups 8 to 228 (1024 x 2048). So clusters take the light tiles only.
-    if (fragment->wordsPerUnit() > 4 || p.scheme.hasZeros() || shortGroups)
+    if (!lightDecode(p, s))
       return reject(s, "cluster_k > 1 is for codes of at most 4 bits without zero points and "
                        "with groups of at least tile K (the cluster's epilogue spilled on the "
                        "others)");
@@ -213,11 +227,7 @@ bool wgmmaOverlapsKTiles(const Problem &p, const Schedule &s) {
   if (s.family != Family::Wgmma || s.warpsN != kWarpgroupWarps || s.streamK() || s.clusterK > 1 ||
       isQuantized(p.activation) || !p.code.asInt())
     return false;
-  Expected<CodeFragment> fragment = codeFragment(p.code);
-  if (!fragment || fragment->wordsPerUnit() > 4)
-    return false;
-  const bool shortGroups = isGrouped(p) && p.scheme.groupSize < s.tileK;
-  return !p.scheme.hasZeros() && !p.scheme.hasSuperBlocks() && !shortGroups;
+  return lightDecode(p, s) && !p.scheme.hasSuperBlocks();
 }
 
 int64_t wgmmaSlicesPerWarp(const Schedule &s) {
