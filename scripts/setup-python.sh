@@ -11,7 +11,7 @@ if [[ ! -x $venv/bin/python ]]; then
 fi
 stamp=$venv/.lowbit-requirements
 if [[ ! -f $stamp ]] || ! cmp -s "$stamp" "$root/python/requirements-test.txt"; then
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+  "$venv/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check \
     -r "$root/python/requirements-test.txt"
   cp "$root/python/requirements-test.txt" "$stamp"
 fi
