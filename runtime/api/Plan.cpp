@@ -1,6 +1,7 @@
 // lowbit.h: plans (creation, explain, sizes, layout id).
 #include "lowbit/lowbit.h"
 #include "runtime/api/LoadedPlan.h"
+#include "runtime/api/PlanRanges.h"
 #include "runtime/api/Problem.h"
 
 #include <algorithm>

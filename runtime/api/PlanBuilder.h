@@ -184,11 +184,6 @@ struct PlanSpec {
   }
 };
 
-// Serves every dense range with its fallback kernel (cuBLASLt could not be
-// loaded: `why`), noting it; INVALID_ARGUMENT-free, but NO_KERNEL when a
-// dense range has no fallback.
-ApiStatus dropDenseRanges(PlanSpec &spec, const std::string &why);
-
 // The act-order gather's block: one thread per column of x.
 constexpr unsigned kPermuteThreads = 256;
 

@@ -4,6 +4,7 @@
 // when lowbit_matmul's workspace is smaller, and says both in its notes.
 #include "runtime/api/Dispatch.h"
 #include "runtime/api/PlanBuilder.h"
+#include "runtime/api/PlanRanges.h"
 #include "runtime/cuda/CublasLt.h"
 #include "tests/unit/runtime/api/RuntimeTestSupport.h"
 
