@@ -198,22 +198,6 @@ void printPlan(const tuner::SweepPlan &plan, const TuneArgs &args, std::ostream 
     out << "lowbit tune: budget " << args.budget << " s, shared between the problems\n";
 }
 
-// Problems compiled by a background thread (lowbit tune with the compiler
-// and the GPU on one machine): `compiled` counts the problems done, in order;
-// `measuring` is the problem the GPU measures now (1-based, 0: none), for the
-// log. Every return from runTune, early ones included, waits for the thread.
-struct BackgroundCompile {
-  std::thread thread;
-  std::mutex mutex;
-  std::condition_variable changed;
-  size_t compiled = 0;
-  std::atomic<size_t> measuring{0};
-  ~BackgroundCompile() {
-    if (thread.joinable())
-      thread.join();
-  }
-};
-
 // Orders, prunes, prints the plan of and measures one batch of problems
 // within `budgetSeconds` (0: none), then commits each problem's dispatch from
 // this run's results and adds the batch's summary to `total`. Returns the
@@ -354,82 +338,24 @@ int runTune(const TuneArgs &args) {
   }
 
   // Compile (before the database is opened here: the plugin writes it).
+  // `compile` outlives `background`, whose thread reads it.
   bool overlapped = false;
+  TuneCompileOptions compile;
   BackgroundCompile background;
   if (!args.measureOnly && !args.dryRun) {
-    std::string whyNot;
-    CompileMain compileMain = loadCompilerPlugin(whyNot);
-    if (!compileMain && args.compileOnly) {
-      std::cerr << me << "the compiler is not available on this machine (" << whyNot << ").\n"
-                << "It needs LLVM/MLIR 19; compile candidates on a machine that has them.\n";
-      return 2;
-    }
-    if (!compileMain)
-      std::cerr << me << "no compiler on this machine (" << whyNot << "); measuring the "
-                << "candidates already in " << args.db << "\n";
-    overlapped = compileMain && !args.compileOnly && !args.noPtx && problems->size() > 1;
-    if (overlapped) {
-      // Compiler and GPU share this machine: the first problem's candidates
-      // now, the others on a thread while the GPU measures earlier ones.
-      compileCandidates(compileMain, {problems->front()}, arch, mPoints, model, args.maxCandidates,
-                        schedulers, args.db);
-      background.compiled = 1;
-      background.thread = std::thread([&, compileMain] {
-        for (size_t i = 1; i < problems->size(); ++i) {
-          auto begin = std::chrono::steady_clock::now();
-          compileCandidates(compileMain, {(*problems)[i]}, arch, mPoints, model, args.maxCandidates,
-                            schedulers, args.db);
-          std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
-          size_t measuring = background.measuring.load();
-          std::ostringstream line; // one write: the measuring thread logs too
-          line << me << "compiled problem " << i + 1 << "/" << problems->size() << " in "
-               << std::fixed << std::setprecision(1) << took.count() << " s, "
-               << (measuring ? "while measuring problem " + std::to_string(measuring)
-                             : std::string("while the GPU was idle"))
-               << "\n";
-          std::cerr << line.str();
-          std::lock_guard<std::mutex> lock(background.mutex);
-          ++background.compiled;
-          background.changed.notify_all();
-        }
-      });
-    } else if (compileMain) {
-      compileCandidates(compileMain, *problems, arch, mPoints, model, args.maxCandidates,
-                        schedulers, args.db);
-    }
-    if (compileMain && args.noPtx) {
-      Expected<db::Database> database = db::Database::open(args.db);
-      std::vector<std::string> ids;
-      for (const kernels::ProblemDesc &p : *problems)
-        ids.push_back(tune::problemIdOf(p));
-      Expected<int64_t> dropped =
-          database.ok() ? tune::dropPtx(*database, ids, arch)
-                        : Expected<int64_t>(makeError(database.error()));
-      if (!dropped.ok()) {
-        std::cerr << me << dropped.error() << "\n";
-        return 1;
-      }
-      std::cerr << me << "dropped the PTX of " << *dropped << " kernel(s): " << args.db
-                << " serves " << arch << " only, from cubins\n";
-    }
+    compile.db = args.db;
+    compile.arch = arch;
+    compile.mPoints = mPoints;
+    compile.model = model;
+    compile.maxCandidates = args.maxCandidates;
+    compile.schedulers = schedulers;
+    compile.compileOnly = args.compileOnly;
+    compile.noPtx = args.noPtx;
+    if (int code = compileForTune(*problems, compile, background, overlapped); code != 0)
+      return code;
   }
-  if (args.compileOnly) {
-    int missing = printProblemsWithoutCandidates(args.db, *problems, arch, std::cerr);
-    if (missing < 0)
-      return 1;
-    // Without a database there are no failures recorded either.
-    if (missing < static_cast<int>(problems->size()) &&
-        printCompileFailures(args.db, *problems, arch, std::cerr) < 0)
-      return 1;
-    if (missing > 0) {
-      std::cerr << me << missing << " of " << problems->size()
-                << " problem(s) have no candidates in " << args.db << "\n";
-      return 1;
-    }
-    std::cerr << me << "candidates for " << problems->size() << " problem(s) are in " << args.db
-              << "; measure them with --measure-only on the GPU host\n";
-    return 0;
-  }
+  if (args.compileOnly)
+    return reportCompileOnly(args.db, *problems, arch);
 
   db::OpenOptions openOptions;
   if (args.dryRun)

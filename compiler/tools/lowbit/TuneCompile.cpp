@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 namespace lowbit::cli {
 
@@ -124,6 +127,90 @@ int printProblemsWithoutCandidates(const std::string &path,
     }
   }
   return missing;
+}
+
+int compileForTune(const std::vector<kernels::ProblemDesc> &problems,
+                   const TuneCompileOptions &options, BackgroundCompile &background,
+                   bool &overlapped) {
+  const char *me = "lowbit tune: ";
+  std::string whyNot;
+  CompileMain compileMain = loadCompilerPlugin(whyNot);
+  if (!compileMain && options.compileOnly) {
+    std::cerr << me << "the compiler is not available on this machine (" << whyNot << ").\n"
+              << "It needs LLVM/MLIR 19; compile candidates on a machine that has them.\n";
+    return 2;
+  }
+  if (!compileMain) {
+    std::cerr << me << "no compiler on this machine (" << whyNot << "); measuring the "
+              << "candidates already in " << options.db << "\n";
+    return 0;
+  }
+  auto compile = [compileMain, &options](const std::vector<kernels::ProblemDesc> &some) {
+    compileCandidates(compileMain, some, options.arch, options.mPoints, options.model,
+                      options.maxCandidates, options.schedulers, options.db);
+  };
+  overlapped = !options.compileOnly && !options.noPtx && problems.size() > 1;
+  if (overlapped) {
+    // Compiler and GPU share this machine: the first problem's candidates
+    // now, the others on a thread while the GPU measures earlier ones.
+    compile({problems.front()});
+    background.compiled = 1;
+    background.thread = std::thread([&problems, &background, compile, me] {
+      for (size_t i = 1; i < problems.size(); ++i) {
+        auto begin = std::chrono::steady_clock::now();
+        compile({problems[i]});
+        std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
+        size_t measuring = background.measuring.load();
+        std::ostringstream line; // one write: the measuring thread logs too
+        line << me << "compiled problem " << i + 1 << "/" << problems.size() << " in " << std::fixed
+             << std::setprecision(1) << took.count() << " s, "
+             << (measuring ? "while measuring problem " + std::to_string(measuring)
+                           : std::string("while the GPU was idle"))
+             << "\n";
+        std::cerr << line.str();
+        std::lock_guard<std::mutex> lock(background.mutex);
+        ++background.compiled;
+        background.changed.notify_all();
+      }
+    });
+    return 0;
+  }
+  compile(problems);
+  if (!options.noPtx)
+    return 0;
+  Expected<db::Database> database = db::Database::open(options.db);
+  std::vector<std::string> ids;
+  for (const kernels::ProblemDesc &p : problems)
+    ids.push_back(tune::problemIdOf(p));
+  Expected<int64_t> dropped = database.ok() ? tune::dropPtx(*database, ids, options.arch)
+                                            : Expected<int64_t>(makeError(database.error()));
+  if (!dropped.ok()) {
+    std::cerr << me << dropped.error() << "\n";
+    return 1;
+  }
+  std::cerr << me << "dropped the PTX of " << *dropped << " kernel(s): " << options.db << " serves "
+            << options.arch << " only, from cubins\n";
+  return 0;
+}
+
+int reportCompileOnly(const std::string &database,
+                      const std::vector<kernels::ProblemDesc> &problems, const std::string &arch) {
+  const char *me = "lowbit tune: ";
+  int missing = printProblemsWithoutCandidates(database, problems, arch, std::cerr);
+  if (missing < 0)
+    return 1;
+  // Without a database there are no failures recorded either.
+  if (missing < static_cast<int>(problems.size()) &&
+      printCompileFailures(database, problems, arch, std::cerr) < 0)
+    return 1;
+  if (missing > 0) {
+    std::cerr << me << missing << " of " << problems.size() << " problem(s) have no candidates in "
+              << database << "\n";
+    return 1;
+  }
+  std::cerr << me << "candidates for " << problems.size() << " problem(s) are in " << database
+            << "; measure them with --measure-only on the GPU host\n";
+  return 0;
 }
 
 } // namespace lowbit::cli
