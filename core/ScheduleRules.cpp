@@ -274,6 +274,15 @@ Status checkGemvTiled(const Problem &p, const Schedule &s) {
     return reject(s, "groups of " + str(kUnitK) + " and one-byte block scales with tile M > 1, "
                      "more than one chunk in flight and cluster_k > 1 need more than the 128 "
                      "registers a thread gets");
+  // A lookup table's entries stay in registers; with 4 rows' dots that
+  // took 124-128 of the 128 registers (4 x 64 x 128, split_k 8, sm_90a), and
+  // with groups shorter than tile K it spilled 24 bytes (nf4 and a user
+  // table, g64 with f16 activations, 4096 x 1024; 2048 and more fit, so the
+  // rule takes the tile, not the shape).
+  if (p.code.asLut() && isGrouped(p) && p.scheme.groupSize < s.tileK && s.tileM > 2)
+    return reject(s, "lookup tables in groups shorter than tile K with tile M > 2 need more "
+                     "than the 128 registers a thread gets, got tile M " +
+                         str(s.tileM));
   // f32 products (e5m2) with 4 rows' dots spilled 88 bytes (4 x 64 x 128,
   // split_k 8, 4096 x 4096, sm_90a).
   if (needsWideDot(p.code, p.activation) && s.tileM > 2)

@@ -108,6 +108,31 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
                      "minifloats and lookup tables need tile M <= 56 (112 where they share "
                      "layout tiles; a thread has 232 registers), got " +
                          str(s.tileM));
+  // 8-bit codes with zero points spilled next to the accumulators (4096 x
+  // 1024, tile N 256 over one warpgroup and 512 over two, sm_90a): with f16
+  // activations 32-64 bytes at tile M 64 on one warpgroup (uint8 sub_code,
+  // sub_value and uint8 zero codes, int8 sub_code; none at 32 to 56); with
+  // bf16, whose 8-bit decode goes through f32, 8-224 bytes at tile M 24 to
+  // 64 on one warpgroup or two, unevenly (uint8 sub_value on two: 88 at 24,
+  // none at 32 or 48), and none at 16.
+  if (!isQuantized(p.activation) && fragment && fragment->wordsPerUnit() == 8 &&
+      p.scheme.hasZeros()) {
+    const bool bf16 = p.activation == Activation::BF16;
+    const int64_t most = bf16 ? 16 : 56;
+    if ((bf16 || s.warpsN == kWarpgroupWarps) && s.tileM > most)
+      return reject(s, "8-bit codes with zero points need tile M <= " + str(most) + " with " +
+                           activationName(p.activation) + " activations" +
+                           (bf16 ? "" : " on one consumer warpgroup") + ", got " + str(s.tileM));
+  }
+  // Two-plane codes of 5 and 6 bits in groups shorter than tile K spilled
+  // 12-40 bytes at tile M 64 on one consumer warpgroup (uint5, int6, e2m3,
+  // e3m2 g32, 4096 x 1024, sm_90a; none at 48 or 56; 3-bit uint3 g32 fit
+  // at 64).
+  if (s.warpsN == kWarpgroupWarps && fragment && fragment->hasPlanes() &&
+      fragment->wordsPerUnit() > 4 && shortGroups && s.tileM > 56)
+    return reject(s, "5- and 6-bit codes (two planes) in groups shorter than tile K on one "
+                     "consumer warpgroup need tile M <= 56, got " +
+                         str(s.tileM));
   if (s.tileK != kWgmmaTileK)
     return reject(s, "tile K must be " + str(kWgmmaTileK) +
                          " (one swizzled row of activations), got " + str(s.tileK));

@@ -301,6 +301,17 @@ TEST(ScheduleRules, GemvTiledRowsFitTheRegistersOfTheirDots) {
   clustered.clusterK = 1;
   Status unclustered = checkSchedule(g16, clustered);
   EXPECT_TRUE(unclustered.ok()) << unclustered.error();
+
+  // A lookup table in groups shorter than tile K: two rows, not four.
+  Problem nf4 = problem(formats::DataFormat::nf4(), 4096, 1024);
+  nf4.scheme.groupSize = 64;
+  EXPECT_EQ(checkSchedule(nf4, fourRows).error(),
+            "gemv_tiled schedule: lookup tables in groups shorter than tile K with tile M > 2 "
+            "need more than the 128 registers a thread gets, got tile M 4");
+  EXPECT_TRUE(checkSchedule(nf4, twoRows).ok());
+  nf4.scheme.groupSize = 128;
+  Status wholeGroups = checkSchedule(nf4, fourRows);
+  EXPECT_TRUE(wholeGroups.ok()) << wholeGroups.error();
 }
 
 // The dense path's dequant kernel: gemv_tiled's 64 x 32 tiles with split_k

@@ -315,6 +315,59 @@ TEST(WgmmaRules, WgmmaOverlapsKTilesOnlyForLightDecodes) {
 }
 
 // The runtime's fallback and the tuner's measured fallbacks both ask this.
+// The heavier decodes that spilled next to the accumulators of tile M 64:
+// 8-bit codes with zero points (bf16 ones at any tile M above 16), and 5-
+// and 6-bit codes in groups shorter than tile K, on one warpgroup.
+TEST(WgmmaRules, HeavyDecodesTakeShorterTiles) {
+  const Schedule oneGroup{Family::Wgmma, 64, 256, 64, 1, 4, 8, 1};
+  Schedule oneGroup56 = oneGroup, oneGroup16 = oneGroup, twoGroups32 = kWgmma;
+  oneGroup56.tileM = 56;
+  oneGroup16.tileM = 16;
+  twoGroups32.tileM = 32;
+  Problem uint8 = problem(formats::DataFormat::unsignedInt(8), 4096, 1024);
+  EXPECT_TRUE(checkSchedule(uint8, oneGroup).ok()) << "no zero points";
+  for (formats::ZeroMode zero :
+       {formats::ZeroMode::SubtractCode, formats::ZeroMode::SubtractScaled}) {
+    Problem zeros = uint8;
+    zeros.scheme.zero = zero;
+    EXPECT_EQ(checkSchedule(zeros, oneGroup).error(),
+              "wgmma schedule: 8-bit codes with zero points need tile M <= 56 with f16 "
+              "activations on one consumer warpgroup, got 64");
+    EXPECT_TRUE(checkSchedule(zeros, oneGroup56).ok());
+    EXPECT_TRUE(checkSchedule(zeros, twoGroups32).ok());
+    zeros.activation = Activation::BF16;
+    EXPECT_EQ(checkSchedule(zeros, oneGroup56).error(),
+              "wgmma schedule: 8-bit codes with zero points need tile M <= 16 with bf16 "
+              "activations, got 56");
+    EXPECT_EQ(checkSchedule(zeros, twoGroups32).error(),
+              "wgmma schedule: 8-bit codes with zero points need tile M <= 16 with bf16 "
+              "activations, got 32");
+    EXPECT_TRUE(checkSchedule(zeros, oneGroup16).ok());
+  }
+  Problem gptq = uint8;
+  gptq.scheme.zero = formats::ZeroMode::SubtractCode;
+  gptq.scheme.zeroCodes = formats::DataFormat::unsignedInt(8);
+  EXPECT_FALSE(checkSchedule(gptq, oneGroup).ok());
+  EXPECT_TRUE(checkSchedule(gptq, oneGroup56).ok());
+
+  for (const formats::DataFormat &code :
+       {formats::DataFormat::unsignedInt(5), formats::DataFormat::signedInt(6),
+        formats::DataFormat::e2m3(), formats::DataFormat::e3m2()}) {
+    Problem planes = problem(code, 4096, 1024);
+    planes.scheme.groupSize = 32;
+    EXPECT_EQ(checkSchedule(planes, oneGroup).error(),
+              "wgmma schedule: 5- and 6-bit codes (two planes) in groups shorter than tile K on "
+              "one consumer warpgroup need tile M <= 56, got 64")
+        << code.name();
+    EXPECT_TRUE(checkSchedule(planes, oneGroup56).ok()) << code.name();
+    planes.scheme.groupSize = 64;
+    EXPECT_TRUE(checkSchedule(planes, oneGroup).ok()) << code.name();
+  }
+  Problem uint3 = problem(formats::DataFormat::unsignedInt(3), 4096, 1024);
+  uint3.scheme.groupSize = 32;
+  EXPECT_TRUE(checkSchedule(uint3, oneGroup).ok()) << "3-bit units are 3 words";
+}
+
 TEST(WgmmaRules, OnlyTheDensePathAndStreamKTakeTheCallersWorkspace) {
   EXPECT_TRUE(kDequant.takesWorkspace());
   Schedule persistent = kWgmma, streamK = kWgmma;
