@@ -108,22 +108,46 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
                      "minifloats and lookup tables need tile M <= 56 (112 where they share "
                      "layout tiles; a thread has 232 registers), got " +
                          str(s.tileM));
-  // 8-bit codes with zero points spilled next to the accumulators (4096 x
-  // 1024, tile N 256 over one warpgroup and 512 over two, sm_90a): with f16
-  // activations 32-64 bytes at tile M 64 on one warpgroup (uint8 sub_code,
-  // sub_value and uint8 zero codes, int8 sub_code; none at 32 to 56); with
-  // bf16, whose 8-bit decode goes through f32, 8-224 bytes at tile M 24 to
-  // 64 on one warpgroup or two, unevenly (uint8 sub_value on two: 88 at 24,
-  // none at 32 or 48), and none at 16.
-  if (!isQuantized(p.activation) && fragment && fragment->wordsPerUnit() == 8 &&
-      p.scheme.hasZeros()) {
-    const bool bf16 = p.activation == Activation::BF16;
-    const int64_t most = bf16 ? 16 : 56;
-    if ((bf16 || s.warpsN == kWarpgroupWarps) && s.tileM > most)
-      return reject(s, "8-bit codes with zero points need tile M <= " + str(most) + " with " +
+  // 8-bit codes spilled next to the accumulators (4096 x 1024, tile N 256
+  // over one warpgroup and 512 over two, sm_90a), where bf16's decode goes
+  // through f32 and zero points add to it:
+  // - zero points, f16: 32-64 bytes at tile M 64 on one warpgroup (uint8
+  //   sub_code, sub_value and uint8 zero codes, int8 sub_code; none at 32
+  //   to 56);
+  // - zero points, bf16: 8-224 bytes at tile M 24 to 64 on one warpgroup or
+  //   two, unevenly (uint8 sub_value on two: 88 at 24, none at 32 or 48);
+  //   none at 16;
+  // - bf16 alone: 12-20 bytes at tile M 64 on one warpgroup (int8 per
+  //   channel, e5m2 g128), 8-40 at 32 to 56 on two (uint8 g128, int8 per
+  //   channel, e5m2); none at 24. (uint8 g128 spilled 24 bytes at tile M 40
+  //   on one and none at 32, 48 or 56; the tuner records that one.)
+  if (!isQuantized(p.activation) && fragment && fragment->wordsPerUnit() == 8) {
+    const bool bf16 = p.activation == Activation::BF16, one = s.warpsN == kWarpgroupWarps;
+    const bool zeros = p.scheme.hasZeros();
+    int64_t most = maxTileM;
+    if (bf16 && zeros)
+      most = 16;
+    else if (bf16)
+      most = one ? 56 : 24;
+    else if (zeros && one)
+      most = 56;
+    if (s.tileM > most)
+      return reject(s, "8-bit codes" + std::string(zeros ? " with zero points" : "") +
+                           " need tile M <= " + str(most) + " with " +
                            activationName(p.activation) + " activations" +
-                           (bf16 ? "" : " on one consumer warpgroup") + ", got " + str(s.tileM));
+                           (bf16 && zeros ? ""
+                            : one         ? " on one consumer warpgroup"
+                                          : " on two consumer warpgroups") +
+                           ", got " + str(s.tileM));
   }
+  // Zero values (sub_code without zero codes) decoded to bf16 spilled 16
+  // bytes at tile M 64 on one warpgroup (uint4 g128, 4096 x 1024, sm_90a;
+  // sub_value and uint4 zero codes fit).
+  if (p.activation == Activation::BF16 && p.scheme.zero == formats::ZeroMode::SubtractCode &&
+      !p.scheme.zeroCodes && s.warpsN == kWarpgroupWarps && s.tileM > 56)
+    return reject(s, "sub_code zero values with bf16 activations on one consumer warpgroup need "
+                     "tile M <= 56, got " +
+                         str(s.tileM));
   // Two-plane codes of 5 and 6 bits in groups shorter than tile K spilled
   // 12-40 bytes at tile M 64 on one consumer warpgroup (uint5, int6, e2m3,
   // e3m2 g32, 4096 x 1024, sm_90a; none at 48 or 56; 3-bit uint3 g32 fit

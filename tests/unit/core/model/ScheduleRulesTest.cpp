@@ -92,6 +92,16 @@ TEST(ScheduleRules, EveryZeroModeIsAcceptedByEveryFamily) {
         EXPECT_TRUE(fits.ok()) << s.text() << ": " << fits.error();
       }
     }
+  // Except bf16 zero values at the split-K mma's widest tile.
+  Problem bf16Values = problem(formats::DataFormat::unsignedInt(2), 4096, 1024);
+  bf16Values.activation = Activation::BF16;
+  bf16Values.scheme.zero = formats::ZeroMode::SubtractCode;
+  const Schedule wide{Family::Mma, 32, 128, 128, 1, 1, 1, 2};
+  EXPECT_EQ(checkSchedule(bf16Values, wide).error(),
+            "mma schedule with split_k > 1: sub_code zero values with bf16 activations at tile M "
+            "32 and tile N 128 need more registers than a thread gets");
+  bf16Values.activation = Activation::F16;
+  EXPECT_TRUE(checkSchedule(bf16Values, wide).ok());
   Problem actOrder = problem(formats::DataFormat::unsignedInt(4));
   actOrder.scheme.actOrder = true;
   EXPECT_EQ(checkSchedule(actOrder, kMmaSplitK).error(),

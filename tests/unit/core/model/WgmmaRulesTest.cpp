@@ -344,6 +344,25 @@ TEST(WgmmaRules, HeavyDecodesTakeShorterTiles) {
               "activations, got 32");
     EXPECT_TRUE(checkSchedule(zeros, oneGroup16).ok());
   }
+  // bf16 alone: 56 on one warpgroup, 24 on two.
+  Problem bf16 = uint8;
+  bf16.activation = Activation::BF16;
+  EXPECT_EQ(checkSchedule(bf16, oneGroup).error(),
+            "wgmma schedule: 8-bit codes need tile M <= 56 with bf16 activations on one consumer "
+            "warpgroup, got 64");
+  EXPECT_TRUE(checkSchedule(bf16, oneGroup56).ok());
+  EXPECT_EQ(checkSchedule(bf16, twoGroups32).error(),
+            "wgmma schedule: 8-bit codes need tile M <= 24 with bf16 activations on two consumer "
+            "warpgroups, got 32");
+  Problem bf16Values = problem(formats::DataFormat::unsignedInt(4), 4096, 1024);
+  bf16Values.activation = Activation::BF16;
+  bf16Values.scheme.zero = formats::ZeroMode::SubtractCode;
+  EXPECT_EQ(checkSchedule(bf16Values, oneGroup).error(),
+            "wgmma schedule: sub_code zero values with bf16 activations on one consumer warpgroup "
+            "need tile M <= 56, got 64");
+  bf16Values.scheme.zeroCodes = formats::DataFormat::unsignedInt(4);
+  EXPECT_TRUE(checkSchedule(bf16Values, oneGroup).ok()) << "uint4 zero codes (AWQ) fit";
+
   Problem gptq = uint8;
   gptq.scheme.zero = formats::ZeroMode::SubtractCode;
   gptq.scheme.zeroCodes = formats::DataFormat::unsignedInt(8);
