@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -123,6 +124,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     report.problems.push_back(problem.name);
     const size_t jobsBefore = jobs.size();
     std::vector<std::string> rejections; // one line per schedule that skipped it
+    std::map<nvrtc::Arch, std::string> archRejections; // the first reason an arch gave
     for (const std::string &scheduleText : schedules) {
       diagnosticText.clear();
       Attribute schedule = parseAttribute(scheduleText, &context);
@@ -165,6 +167,7 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
           if (!onArch.ok()) {
             diagnostics << "skipped " << info.name << " for " << target->name << ": "
                         << onArch.error() << "\n";
+            archRejections.emplace(arch, onArch.error());
             continue;
           }
           jobs.push_back(
@@ -176,6 +179,17 @@ Expected<KernelSetReport> compileKernelSet(const spec::KernelSetSpec &spec,
     // app's plan creation fails on; say so here, with every reason.
     if (jobs.size() == jobsBefore)
       return makeError(noKernelsError(problem.name, rejections));
+    // Served on some archs only (e4m3 activations on sm_80): not an error,
+    // since the set serves the others, but said once, not only in the
+    // skipped lines.
+    for (nvrtc::Arch arch : archs)
+      if (std::none_of(jobs.begin() + static_cast<std::ptrdiff_t>(jobsBefore), jobs.end(),
+                       [&](const CompileJob &job) { return job.arch == arch; })) {
+        auto why = archRejections.find(arch);
+        diagnostics << "note: problem '" << problem.name << "' gets no kernels for "
+                    << nvrtc::archName(arch)
+                    << (why == archRejections.end() ? std::string() : ": " + why->second) << "\n";
+      }
   }
 
   // 2. NVRTC on a pool of threads: programs are independent, and NVRTC is
