@@ -230,6 +230,11 @@ bool heavyTwoLevel(const Problem &p) {
   return p.scheme.hasSuperBlocks() && (p.scheme.hasZeros() || p.scheme.groupSize == kUnitK);
 }
 
+bool bf16ZeroValues(const Problem &p) {
+  return p.activation == Activation::BF16 && p.scheme.zero == formats::ZeroMode::SubtractCode &&
+         !p.scheme.zeroCodes;
+}
+
 } // namespace rules
 
 namespace {
@@ -322,8 +327,7 @@ Status checkMmaSplitK(const Problem &p, const Schedule &s) {
   // Zero values (sub_code without zero codes) decoded to bf16 at tile M 32
   // and tile N 128 took 246-255 registers and spilled 24 bytes (uint2 g128,
   // 4096 x 1024, split_k 2, sm_90a; uint1, 3, 4 and 8 fit at the edge).
-  if (p.activation == Activation::BF16 && p.scheme.zero == formats::ZeroMode::SubtractCode &&
-      !p.scheme.zeroCodes && s.tileM == 4 * kMmaFragmentN && s.tileN == 2 * kColumnsPerUnit)
+  if (bf16ZeroValues(p) && s.tileM == 4 * kMmaFragmentN && s.tileN == 2 * kColumnsPerUnit)
     return reject(s, "sub_code zero values with bf16 activations at tile M 32 and tile N 128 "
                      "need more registers than a thread gets");
   if (heavyTwoLevel(p) && s.splitK >= 16)

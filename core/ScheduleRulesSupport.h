@@ -27,6 +27,9 @@ Status checkQuantTail(const Problem &p, const Schedule &s);
 Status checkWholeBlockTiles(const Problem &p, const Schedule &s);
 // Two-level scales whose kernels keep the most live per subtile.
 bool heavyTwoLevel(const Problem &p);
+// sub_code zero values (no zero codes) decoded to bf16: the heaviest zero
+// point a bf16 subtile subtracts.
+bool bf16ZeroValues(const Problem &p);
 
 // The wgmma family's rules (WgmmaRules.cpp).
 Status checkWgmma(const Problem &p, const Schedule &s);

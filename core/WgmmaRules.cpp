@@ -143,8 +143,7 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   // Zero values (sub_code without zero codes) decoded to bf16 spilled 16
   // bytes at tile M 64 on one warpgroup (uint4 g128, 4096 x 1024, sm_90a;
   // sub_value and uint4 zero codes fit).
-  if (p.activation == Activation::BF16 && p.scheme.zero == formats::ZeroMode::SubtractCode &&
-      !p.scheme.zeroCodes && s.warpsN == kWarpgroupWarps && s.tileM > 56)
+  if (bf16ZeroValues(p) && s.warpsN == kWarpgroupWarps && s.tileM > 56)
     return reject(s, "sub_code zero values with bf16 activations on one consumer warpgroup need "
                      "tile M <= 56, got " +
                          str(s.tileM));
