@@ -127,7 +127,61 @@ Expected<std::optional<Output>> outputFromAbi(int output) {
   return std::optional<Output>(*parsed);
 }
 
-Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *table) {
+namespace {
+
+bool isZero(const lowbit_float_format &f) {
+  return f.exponent_bits == 0 && f.mantissa_bits == 0 && f.bias == 0 && f.flags == 0;
+}
+
+// lowbit.h's flag bits, each with the formats library's.
+const std::pair<uint32_t, unsigned> kFloatFlags[] = {
+    {LOWBIT_FLOAT_IEEE, formats::kFloatIeee},
+    {LOWBIT_FLOAT_NAN_ALL_ONES, formats::kFloatNanAllOnes},
+    {LOWBIT_FLOAT_UNSIGNED, formats::kFloatUnsigned},
+    {LOWBIT_FLOAT_NO_SUBNORMALS, formats::kFloatNoSubnormals},
+};
+
+Expected<formats::DataFormat> minifloatFromAbi(const lowbit_float_format &f) {
+  unsigned flags = 0;
+  uint32_t unknown = f.flags;
+  for (const auto &[abi, library] : kFloatFlags)
+    if (f.flags & abi) {
+      flags |= library;
+      unknown &= ~abi;
+    }
+  if (unknown)
+    return makeError("weight_float.flags has bits lowbit.h does not define: " +
+                     std::to_string(unknown));
+  Expected<formats::DataFormat> format =
+      formats::DataFormat::minifloat(f.exponent_bits, f.mantissa_bits, f.bias, flags);
+  if (!format)
+    return makeError("weight_float {" + std::to_string(f.exponent_bits) + ", " +
+                     std::to_string(f.mantissa_bits) + ", " + std::to_string(f.bias) + ", " +
+                     std::to_string(f.flags) + "}: " + format.error());
+  // Weight codes are at most a byte (lowbit_pack_weights takes one a byte).
+  if (format->bits() > 8)
+    return makeError("weight_float " + format->name() + " has " + std::to_string(format->bits()) +
+                     " bits; weight codes have at most 8");
+  return format;
+}
+
+} // namespace
+
+Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *table,
+                                                  const lowbit_float_format *minifloat) {
+  const bool hasMinifloat = minifloat && !isZero(*minifloat);
+  if (weight == LOWBIT_WEIGHT_FLOAT) {
+    if (!hasMinifloat)
+      return makeError("weight LOWBIT_WEIGHT_FLOAT needs weight_float: the minifloat's "
+                       "exponent bits, mantissa bits, bias and flags");
+    if (table)
+      return makeError("table is set, but it is LOWBIT_WEIGHT_LUT4's only; weight is "
+                       "LOWBIT_WEIGHT_FLOAT");
+    return minifloatFromAbi(*minifloat);
+  }
+  if (hasMinifloat)
+    return makeError("weight_float is set, but it is LOWBIT_WEIGHT_FLOAT's only; weight is " +
+                     std::to_string(weight) + " (set weight_float to zero)");
   if (weight == LOWBIT_WEIGHT_LUT4) {
     if (!table)
       return makeError("weight LOWBIT_WEIGHT_LUT4 needs table: the 16 values of its codes");
@@ -142,7 +196,9 @@ Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *tabl
                      std::to_string(weight));
   Expected<formats::DataFormat> format = lookUp("weight", weight, kWeights, formats::parseFormat);
   if (!format)
-    return makeError(format.error() + ", or LOWBIT_WEIGHT_LUT4 with a table");
+    return makeError(format.error() +
+                     ", or LOWBIT_WEIGHT_LUT4 with a table, or LOWBIT_WEIGHT_FLOAT with "
+                     "weight_float");
   return format;
 }
 
@@ -230,6 +286,14 @@ Status problemToAbi(const Problem &p, lowbit_problem *out, std::vector<double> *
       abiValueOf("weight", p.code, p.code.name(), kWeights, formats::parseFormat);
   if (weight) {
     abi.weight = *weight;
+  } else if (const formats::FloatFormat *minifloat = p.code.asFloat()) {
+    abi.weight = LOWBIT_WEIGHT_FLOAT;
+    abi.weight_float.exponent_bits = minifloat->exponentBits;
+    abi.weight_float.mantissa_bits = minifloat->mantissaBits;
+    abi.weight_float.bias = minifloat->bias;
+    for (const auto &[abiFlag, library] : kFloatFlags)
+      if (minifloat->flags & library)
+        abi.weight_float.flags |= abiFlag;
   } else if (p.code.asLut() && p.code.bits() == 4) {
     abi.weight = LOWBIT_WEIGHT_LUT4;
     table->clear();

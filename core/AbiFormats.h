@@ -22,8 +22,10 @@ Expected<ActivationScale> activationScaleFromAbi(int scale);
 // lowbit_problem.output: 0 is the activation's own dtype (none set).
 Expected<std::optional<Output>> outputFromAbi(int output);
 // `table`: lowbit_problem.table, LOWBIT_WEIGHT_LUT4's 16 values (NULL for
-// every other weight format).
-Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *table = nullptr);
+// every other weight format). `minifloat`: lowbit_problem.weight_float,
+// LOWBIT_WEIGHT_FLOAT's parameters (NULL, or all zero, for every other).
+Expected<formats::DataFormat> weightFormatFromAbi(int weight, const double *table = nullptr,
+                                                  const lowbit_float_format *minifloat = nullptr);
 Expected<formats::DataFormat> scaleFormatFromAbi(int scale);
 // lowbit_problem.tensor_scale: 0 is none, LOWBIT_DTYPE_F32 the f32 one.
 Expected<std::optional<formats::DataFormat>> tensorScaleFromAbi(int tensorScale);
@@ -43,7 +45,9 @@ Expected<AbiZeroPoints> zeroPointsFromAbi(int zero);
 // The other way: the lowbit_problem the C ABI takes for a typed problem,
 // through the same tables, so a problem crosses the ABI and comes back the
 // same. A LUT4 problem's 16 values go to *table, which problem.table points
-// into: keep it alive as long as the struct. An error names the field that
+// into: keep it alive as long as the struct. A minifloat without a
+// lowbit_weight_format of its own is LOWBIT_WEIGHT_FLOAT with its parameters
+// in weight_float. An error names the field that
 // has no lowbit.h value (a code or scale dtype the ABI does not spell).
 Status problemToAbi(const Problem &problem, lowbit_problem *out, std::vector<double> *table);
 

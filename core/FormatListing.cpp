@@ -194,6 +194,16 @@ std::string formatListing() {
       << describe(userTable ? elementKernels(*userTable) : none(userTable.error())) << "\n";
   out << "  (a spec's weight = \"lut<4,[v0, ..., v15]>\", or LOWBIT_WEIGHT_LUT4 with "
          "lowbit_problem.table: kernels are compiled for their table)\n";
+  // A minifloat no name covers, here 8 bits split 3 + 4 with bias 3: the
+  // decode is derived from the parameters (core/DecodeFacts.h).
+  Expected<DataFormat> userFloat = DataFormat::minifloat(3, 4, 3, formats::kFloatFinite);
+  out << "  " << pad("yours", 10) << pad(userFloat ? std::to_string(userFloat->bits()) : "?", 6)
+      << pad("float<e,m,bias[,flags]>", 34)
+      << pad(userFloat ? "float<3,4,3>: " + valueRange(*userFloat) : "", 28)
+      << pad(userFloat ? targetList(*userFloat) : "", 22)
+      << describe(userFloat ? elementKernels(*userFloat) : none(userFloat.error())) << "\n";
+  out << "  (a spec's weight = \"float<e,m,bias,flags>\", or LOWBIT_WEIGHT_FLOAT with "
+         "lowbit_problem.weight_float: the decode follows from the parameters)\n";
   out << "\nScale formats: f16, bf16, f32 (any scheme); block scales, per group without zero "
          "points: e8m0 (MX, groups of 32), e4m3fn (with or without NVFP4's f32 tensor scale)\n";
   out << activationListing();

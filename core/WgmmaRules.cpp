@@ -121,18 +121,29 @@ Status checkWgmma(const Problem &p, const Schedule &s) {
   //   channel, e5m2 g128), 8-40 at 32 to 56 on two (uint8 g128, int8 per
   //   channel, e5m2); none at 24. (uint8 g128 spilled 24 bytes at tile M 40
   //   on one and none at 32, 48 or 56; the tuner records that one.)
+  // - f16 minifloats whose bits move (a magnitude shift: e4m3fn, any
+  //   float<4,3,b> or float<3,4,b>, not e5m2) with group scales: 12 bytes at
+  //   tile M 64 on one warpgroup (e4m3fn g128, t64x256x64 s8); none at 56,
+  //   nor per channel.
   if (!isQuantized(p.activation) && fragment && fragment->wordsPerUnit() == 8) {
     const bool bf16 = p.activation == Activation::BF16, one = s.warpsN == kWarpgroupWarps;
     const bool zeros = p.scheme.hasZeros();
+    const bool movedGroupedFloat = [&] {
+      if (!p.code.asFloat() || p.scheme.granularity != formats::Granularity::PerGroup)
+        return false;
+      Expected<MinifloatDecode> decode = minifloatDecode(p.code, p.activation);
+      return decode && decode->magnitudeShift != 0;
+    }();
     int64_t most = maxTileM;
     if (bf16 && zeros)
       most = 16;
     else if (bf16)
       most = one ? 56 : 24;
-    else if (zeros && one)
+    else if ((zeros || movedGroupedFloat) && one)
       most = 56;
     if (s.tileM > most)
       return reject(s, "8-bit codes" + std::string(zeros ? " with zero points" : "") +
+                           (movedGroupedFloat && !zeros ? " (a minifloat in groups)" : "") +
                            " need tile M <= " + str(most) + " with " +
                            activationName(p.activation) + " activations" +
                            (bf16 && zeros ? ""

@@ -6,6 +6,7 @@
 #include "core/Arch.h"
 #include "core/FormatListing.h"
 #include "core/checkpoint/GgufFile.h"
+#include "core/checkpoint/GgufLayers.h"
 #include "core/checkpoint/KernelWeights.h"
 #include "core/checkpoint/MappedFile.h"
 #include "core/checkpoint/Safetensors.h"
@@ -244,33 +245,12 @@ Status importGguf(const std::string &path, Output &output, ImportReport &report)
   if (!gguf)
     return makeError(gguf.error());
   for (const checkpoint::GgufTensor &tensor : gguf->tensors) {
-    const std::string typeName = checkpoint::ggmlTypeName(tensor.type);
-    const bool plain = tensor.type == 0 || tensor.type == 1 || tensor.type == 30 ||
-                       (tensor.type >= 24 && tensor.type <= 28);
-    int64_t rows = 1;
-    for (size_t d = 1; d < tensor.dims.size(); ++d)
-      rows *= tensor.dims[d]; // parseGguf checked the product fits
-    if (plain || tensor.dims.size() < 2) {
-      report.leftOut.push_back({tensor.name,
-                                "not a quantized layer (" + typeName + " " +
-                                    shapeText(tensor.dims) + "): left in the checkpoint",
-                                false});
+    const checkpoint::GgufLayer layer = checkpoint::ggufLayer(tensor);
+    if (!layer.notRead.empty()) {
+      report.leftOut.push_back({tensor.name, layer.notRead, layer.quantized});
       continue;
     }
-    Expected<formats::GgufType> type = formats::ggufTypeFromId(tensor.type);
-    if (!type) {
-      report.leftOut.push_back(
-          {tensor.name,
-           "ggml type " + typeName + ": lowbit's formats library reads q4_0, q8_0, q4_K and q6_K",
-           true});
-      continue;
-    }
-    const std::string layer = endsWith(tensor.name, ".weight")
-                                  ? tensor.name.substr(0, tensor.name.size() - 7)
-                                  : tensor.name;
-    Expected<formats::QuantizedMatrix> matrix =
-        formats::importGguf(*type, tensor.data, tensor.bytes, rows, tensor.dims[0], tensor.name);
-    if (Status s = output.add(layer, std::move(matrix), nullptr, report); !s)
+    if (Status s = output.add(layer.name, checkpoint::readGgufLayer(tensor), nullptr, report); !s)
       return s;
   }
   return Status::success();

@@ -1,5 +1,7 @@
 #include "compiler/measure/TunePlan.h"
 
+#include "core/formats/Scheme.h"
+
 #include "compiler/spec/KernelSetSpec.h"
 
 #include "runtime/kernels/KernelRecordCodec.h"
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -110,7 +113,39 @@ Expected<std::vector<Shape>> parseShapes(const std::string &text) {
   return shapes;
 }
 
+namespace {
+
+// A scheme `lowbit formats` lists, by its name, with ":bf16" for bf16
+// activations; std::nullopt when `text` names none.
+std::optional<Expected<Format>> parseSchemeFormat(const std::string &text) {
+  const size_t colon = text.find(':');
+  const std::string name = text.substr(0, colon);
+  Expected<formats::QuantScheme> quant = formats::findScheme(name);
+  if (!quant)
+    return std::nullopt;
+  Format format;
+  format.name = name;
+  if (colon != std::string::npos) {
+    if (text.substr(colon + 1) != "bf16")
+      return Expected<Format>(makeError("bad format '" + text + "': after '" + name +
+                                        ":' only bf16 (bf16 activations) is accepted"));
+    format.activation = core::Activation::BF16;
+    format.name += "-bf16";
+  }
+  Expected<core::Scheme> scheme = core::kernelScheme(*quant);
+  if (!scheme)
+    return Expected<Format>(
+        makeError("format '" + text + "': no kernel reads scheme " + name + ": " + scheme.error()));
+  format.code = quant->element;
+  format.scheme = *scheme;
+  return Expected<Format>(std::move(format));
+}
+
+} // namespace
+
 Expected<Format> parseFormat(const std::string &text) {
+  if (std::optional<Expected<Format>> scheme = parseSchemeFormat(text))
+    return std::move(*scheme);
   Format format;
   format.name = text;
   std::vector<std::string> parts;
@@ -119,7 +154,8 @@ Expected<Format> parseFormat(const std::string &text) {
     parts.push_back(part);
   auto bad = [&](const std::string &why) {
     return makeError("bad format '" + text + "': " + why +
-                     " (expected e.g. w4a16-g128, w4bf16-g64, w4a16-ch, w4a16-int-g128)");
+                     " (expected e.g. w4a16-g128, w4bf16-g64, w4a16-ch, w4a16-int-g128, or a "
+                     "scheme `lowbit formats` lists, e.g. mxfp4, nvfp4, gguf-q4_k, nf4-g64:bf16)");
   };
   if (parts.empty() || parts[0].size() < 2 || parts[0][0] != 'w')
     return bad("it must start with w<bits>");

@@ -48,7 +48,11 @@ struct Format {
 // "w<bits>a16" or "w<bits>bf16" (bf16 activations and scales), then '-'
 // separated options: "g<N>" (group size N; the default is g128), "ch"
 // (per-channel scales), "int" (signed codes). "w4a16-g128" is f16
-// activations, uint4 codes, f16 scales per 128 weights along K.
+// activations, uint4 codes, f16 scales per 128 weights along K. Or a
+// scheme `lowbit formats` lists, by name ("mxfp4", "nvfp4", "gguf-q4_k",
+// "w4-g128-asym", ...) with f16 activations, or with ":bf16" for bf16
+// activations (named "<scheme>-bf16"): the formats library's scheme through
+// core::kernelScheme, so every format a kernel reads can be tuned by name.
 Expected<Format> parseFormat(const std::string &text);
 
 // The problem a shape becomes in a format; `name` is the problem's name.

@@ -12,12 +12,14 @@ using namespace lowbit::api;
 
 namespace {
 // Older headers' lowbit_problem: up to tensor_scale (before the table), up
-// to the table (before act_order), up to act_order (before super_block), and
-// up to super_step (before activation_scale).
+// to the table (before act_order), up to act_order (before super_block), up
+// to super_step (before activation_scale), and up to output (before
+// weight_float).
 constexpr size_t kProblemBeforeTable = offsetof(lowbit_problem, table);
 constexpr size_t kProblemBeforeActOrder = offsetof(lowbit_problem, act_order);
 constexpr size_t kProblemBeforeSuperBlock = offsetof(lowbit_problem, super_block);
 constexpr size_t kProblemBeforeActivationScale = offsetof(lowbit_problem, activation_scale);
+constexpr size_t kProblemBeforeWeightFloat = offsetof(lowbit_problem, weight_float);
 } // namespace
 
 extern "C" {
@@ -32,11 +34,10 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
       return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_plan_create: context is NULL");
     if (!problem)
       return recordFailure(LOWBIT_STATUS_INVALID_ARGUMENT, "lowbit_plan_create: problem is NULL");
-    if (ApiStatus s =
-            checkInputStructSize(problem, problem->struct_size, sizeof(lowbit_problem),
-                                 "lowbit_problem",
-                                 {kProblemBeforeTable, kProblemBeforeActOrder,
-                                  kProblemBeforeSuperBlock, kProblemBeforeActivationScale});
+    if (ApiStatus s = checkInputStructSize(
+            problem, problem->struct_size, sizeof(lowbit_problem), "lowbit_problem",
+            {kProblemBeforeTable, kProblemBeforeActOrder, kProblemBeforeSuperBlock,
+             kProblemBeforeActivationScale, kProblemBeforeWeightFloat});
         !s)
       return recordFailure(s.error());
     // An older header's struct lacks the later fields: they read as zero.

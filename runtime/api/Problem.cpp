@@ -44,8 +44,8 @@ Result<core::Problem> problemFromApi(const lowbit_problem &problem) {
     return invalid(output.error());
   if (*output)
     core::setOutput(p, **output);
-  Expected<formats::DataFormat> weight =
-      core::weightFormatFromAbi(core::abiField(problem.weight), problem.table);
+  Expected<formats::DataFormat> weight = core::weightFormatFromAbi(
+      core::abiField(problem.weight), problem.table, &problem.weight_float);
   if (!weight)
     return invalid(weight.error());
   p.code = *weight;

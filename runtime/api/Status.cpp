@@ -52,6 +52,7 @@ const char *lowbit_status_string(lowbit_status status) {
     return "out of memory";
   case LOWBIT_STATUS_INTERNAL_ERROR:
     return "internal error in the lowbit runtime";
+  case LOWBIT_STATUS_FILE_ERROR: return "a file cannot be read or is malformed";
   }
   return "unknown lowbit_status";
 }

@@ -498,7 +498,10 @@ void addTuneCommand(CLI::App &app) {
   tune->add_option("--model", args->model,
                    "preset problems: Llama-3-8B, Llama-3-70B, Qwen2.5-7B, Mistral-7B");
   tune->add_option("--shapes", args->shapes, "problems as NxK,NxK,...");
-  tune->add_option("--format", args->format, "format of --model/--shapes problems")
+  tune->add_option("--format", args->format,
+                   "format of --model/--shapes problems: w<bits>a16|bf16[-g<N>|-ch][-int], or a "
+                   "scheme `lowbit formats` lists (mxfp4, nvfp4, gguf-q4_k, ...; :bf16 for bf16 "
+                   "activations)")
       ->capture_default_str();
   tune->add_option("--arch", args->arch,
                    "target arch when compiling without a GPU (default: the GPU's, else sm_90a)");

@@ -59,23 +59,24 @@ LOWBIT_API const char *lowbit_version_string(void);
 
 typedef enum lowbit_status {
   LOWBIT_STATUS_SUCCESS = 0,
-  LOWBIT_STATUS_INVALID_ARGUMENT = 1,   /* NULL handle/pointer, bad enum, bad struct_size */
-  LOWBIT_STATUS_INVALID_SHAPE = 2,      /* M <= 0, M too large, N/K/group not servable */
-  LOWBIT_STATUS_MISALIGNED = 3,         /* a pointer lacks the alignment the kernels need */
-  LOWBIT_STATUS_UNSUPPORTED = 4,        /* valid but not (yet) supported, e.g. a newer field */
-  LOWBIT_STATUS_NO_DEVICE = 5,          /* no CUDA driver, no device, or bad ordinal */
-  LOWBIT_STATUS_DATABASE_ERROR = 6,     /* a database cannot be opened or read */
-  LOWBIT_STATUS_DATABASE_TOO_NEW = 7,   /* a database written by a newer lowbit (schema) */
-  LOWBIT_STATUS_UNKNOWN_PROBLEM = 8,    /* no database has kernels for the problem */
-  LOWBIT_STATUS_NO_KERNEL = 9,          /* the problem is known, but nothing runs on this device */
-  LOWBIT_STATUS_CORRUPT_KERNEL = 10,    /* missing/corrupt cubin or PTX, bad launch data */
-  LOWBIT_STATUS_LAYOUT_CONFLICT = 11,   /* the plan's kernels need different weight layouts */
-  LOWBIT_STATUS_LAYOUT_MISMATCH = 12,   /* weights packed for another layout (or too small) */
-  LOWBIT_STATUS_BUFFER_TOO_SMALL = 13,  /* an output or workspace buffer is too small */
-  LOWBIT_STATUS_DRIVER_ERROR = 14,      /* a CUDA driver call failed */
-  LOWBIT_STATUS_LAUNCH_FAILED = 15,     /* cuLaunchKernel failed */
-  LOWBIT_STATUS_OUT_OF_MEMORY = 16,     /* host or device allocation failed */
-  LOWBIT_STATUS_INTERNAL_ERROR = 17     /* a bug in lowbit; please report it */
+  LOWBIT_STATUS_INVALID_ARGUMENT = 1,  /* NULL handle/pointer, bad enum, bad struct_size */
+  LOWBIT_STATUS_INVALID_SHAPE = 2,     /* M <= 0, M too large, N/K/group not servable */
+  LOWBIT_STATUS_MISALIGNED = 3,        /* a pointer lacks the alignment the kernels need */
+  LOWBIT_STATUS_UNSUPPORTED = 4,       /* valid but not (yet) supported, e.g. a newer field */
+  LOWBIT_STATUS_NO_DEVICE = 5,         /* no CUDA driver, no device, or bad ordinal */
+  LOWBIT_STATUS_DATABASE_ERROR = 6,    /* a database cannot be opened or read */
+  LOWBIT_STATUS_DATABASE_TOO_NEW = 7,  /* a database written by a newer lowbit (schema) */
+  LOWBIT_STATUS_UNKNOWN_PROBLEM = 8,   /* no database has kernels for the problem */
+  LOWBIT_STATUS_NO_KERNEL = 9,         /* the problem is known, but nothing runs on this device */
+  LOWBIT_STATUS_CORRUPT_KERNEL = 10,   /* missing/corrupt cubin or PTX, bad launch data */
+  LOWBIT_STATUS_LAYOUT_CONFLICT = 11,  /* the plan's kernels need different weight layouts */
+  LOWBIT_STATUS_LAYOUT_MISMATCH = 12,  /* weights packed for another layout (or too small) */
+  LOWBIT_STATUS_BUFFER_TOO_SMALL = 13, /* an output or workspace buffer is too small */
+  LOWBIT_STATUS_DRIVER_ERROR = 14,     /* a CUDA driver call failed */
+  LOWBIT_STATUS_LAUNCH_FAILED = 15,    /* cuLaunchKernel failed */
+  LOWBIT_STATUS_OUT_OF_MEMORY = 16,    /* host or device allocation failed */
+  LOWBIT_STATUS_INTERNAL_ERROR = 17,   /* a bug in lowbit; please report it */
+  LOWBIT_STATUS_FILE_ERROR = 18        /* a file cannot be read or is malformed (GGUF) */
 } lowbit_status;
 
 /* A static, one-line description of `status` ("unknown lowbit_status" for a
@@ -136,8 +137,31 @@ typedef enum lowbit_weight_format {
   LOWBIT_WEIGHT_E2M3 = 51,    /* OCP FP6 e2m3: ±7.5 at most, no Inf or NaN */
   LOWBIT_WEIGHT_E3M2 = 52,    /* OCP FP6 e3m2: ±28 at most, no Inf or NaN */
   LOWBIT_WEIGHT_NF4 = 64,     /* 4-bit codes of the NormalFloat table */
-  LOWBIT_WEIGHT_LUT4 = 65     /* 4-bit codes of the table in lowbit_problem.table */
+  LOWBIT_WEIGHT_LUT4 = 65,    /* 4-bit codes of the table in lowbit_problem.table */
+  LOWBIT_WEIGHT_FLOAT = 66    /* the minifloat in lowbit_problem.weight_float */
 } lowbit_weight_format;
+
+/* A minifloat's special encodings (lowbit_float_format.flags, or-ed); none
+ * set: every code is a finite number, as in OCP e2m1, e2m3 and e3m2. */
+typedef enum lowbit_float_flag {
+  LOWBIT_FLOAT_IEEE = 1,         /* all-ones exponent: Inf (mantissa 0) and NaN */
+  LOWBIT_FLOAT_NAN_ALL_ONES = 2, /* OCP "fn": only the all-ones code (sign aside) is NaN */
+  LOWBIT_FLOAT_UNSIGNED = 4,     /* no sign bit */
+  LOWBIT_FLOAT_NO_SUBNORMALS = 8 /* exponent 0 is an ordinary binade: no subnormals, no zero */
+} lowbit_float_flag;
+
+/* Any minifloat, by its parameters: a code's value is
+ * (-1)^sign · 2^(exponent - bias) · 1.mantissa, with subnormals at exponent
+ * 0 unless LOWBIT_FLOAT_NO_SUBNORMALS. The kernels derive its decode from
+ * these numbers, so a format without a name of its own (e3m3 with bias 5,
+ * say) runs like the named ones. A format equal to a named one (e2m1:
+ * 2, 1, 1, 0) is that format. */
+typedef struct lowbit_float_format {
+  int32_t exponent_bits; /* 1..8 */
+  int32_t mantissa_bits; /* 0..23; sign + exponent + mantissa at most 8 for weights */
+  int32_t bias;
+  uint32_t flags; /* lowbit_float_flag values, or-ed */
+} lowbit_float_format;
 
 typedef enum lowbit_granularity {
   LOWBIT_GRANULARITY_TENSOR = 1,  /* one scale: scales[1] */
@@ -211,11 +235,15 @@ typedef struct lowbit_problem {
    * F32. F16 and BF16 activations leave both 0 (y has their dtype; an
    * output equal to it means the same). S8 runs on the integer tensor
    * cores (8-, 4- and 2-bit integer and ternary weights, per-channel, per-tensor or
-   * group scales, (q - z)·s zero points); E4M3 has no kernels yet, so lowbit_plan_create finds none for
-   * it. Such plans are called through lowbit_matmul_quantized. (Added after
+   * group scales, (q - z)·s zero points); E4M3 on the fp8 tensor cores of
+   * sm_89 and up (E4M3 weights, per-channel or per-tensor scales). Such
+   * plans are called through lowbit_matmul_quantized. (Added after
    * super_step: an older struct_size means 0 and 0.) */
   lowbit_activation_scale activation_scale;
   lowbit_dtype output;
+  /* LOWBIT_WEIGHT_FLOAT only, all zero otherwise: the weight codes' format.
+   * (Added after output: an older struct_size means all zero.) */
+  lowbit_float_format weight_float;
 } lowbit_problem;
 
 /* ---- context ---------------------------------------------------------- */
@@ -460,6 +488,80 @@ LOWBIT_API lowbit_status lowbit_matmul_quantizing(const lowbit_plan *plan, int64
                                                   const lowbit_weights *w, const void *scales,
                                                   const void *zeros, void *y, void *workspace,
                                                   size_t workspace_bytes, void *stream);
+
+/* ---- GGUF files ---------------------------------------------------------- */
+/* llama.cpp's model files, read as `lowbit import gguf` reads them, for a host
+ * app that serves a GGUF model directly: open the file, find a layer, load
+ * it, then lowbit_plan_create(problem), lowbit_pack_weights(codes), and copy
+ * the scales (and zeros) to the device for lowbit_matmul. The k-quants stay
+ * in their stored bytes per weight (two-level scales: sub-scale codes and
+ * their steps), nothing is widened to f16 scales. No device is needed.
+ *
+ * The file is untrusted: every count, length, shape and offset is checked
+ * against its bytes; a malformed or truncated file is LOWBIT_STATUS_FILE_ERROR
+ * with the field and tensor in lowbit_last_error(). */
+
+typedef struct lowbit_gguf lowbit_gguf;             /* an open file (mapped, read-only) */
+typedef struct lowbit_gguf_layer lowbit_gguf_layer; /* one tensor, converted */
+
+/* Maps and parses the file's header, metadata and tensor directory (GGUF
+ * versions 2 and 3). On failure *out_file is NULL. */
+LOWBIT_API lowbit_status lowbit_gguf_open(const char *path, lowbit_gguf **out_file);
+/* NULL is a no-op. Layers loaded from the file stay valid after it. */
+LOWBIT_API lowbit_status lowbit_gguf_close(lowbit_gguf *file);
+LOWBIT_API lowbit_status lowbit_gguf_tensor_count(const lowbit_gguf *file, size_t *out_count);
+
+typedef struct lowbit_gguf_tensor {
+  size_t struct_size; /* set by the caller: sizeof(lowbit_gguf_tensor) */
+  /* The strings below are owned by the file and live as long as it. */
+  const char *name;      /* as stored, e.g. "blk.0.ffn_up.weight" */
+  const char *ggml_type; /* "q4_K", "f32", ... */
+  int64_t n;             /* rows: ne[1] · ne[2] · ... (1 for a vector) */
+  int64_t k;             /* ne[0], the contiguous dimension */
+  int quantized;         /* 1: a quantized matrix */
+  int readable;          /* 1: lowbit_gguf_load_layer reads it */
+  const char *reason;    /* why not, when readable is 0; "" otherwise */
+} lowbit_gguf_tensor;
+
+/* The tensor at `index` (0 .. count - 1, in the file's order). */
+LOWBIT_API lowbit_status lowbit_gguf_tensor_info(const lowbit_gguf *file, size_t index,
+                                                 lowbit_gguf_tensor *out_tensor);
+/* The index of the tensor named `name`; LOWBIT_STATUS_INVALID_ARGUMENT when
+ * there is none. */
+LOWBIT_API lowbit_status lowbit_gguf_find_tensor(const lowbit_gguf *file, const char *name,
+                                                 size_t *out_index);
+
+/* Converts a readable tensor into the buffers lowbit_matmul takes, for
+ * `activation` LOWBIT_DTYPE_F16 or LOWBIT_DTYPE_BF16. Every weight keeps its
+ * value exactly (a block whose d is Inf or NaN is LOWBIT_STATUS_FILE_ERROR).
+ * Host memory: about N · K bytes of codes plus the scales. */
+LOWBIT_API lowbit_status lowbit_gguf_load_layer(const lowbit_gguf *file, size_t index,
+                                                lowbit_dtype activation,
+                                                lowbit_gguf_layer **out_layer);
+/* NULL is a no-op. */
+LOWBIT_API lowbit_status lowbit_gguf_layer_destroy(lowbit_gguf_layer *layer);
+
+typedef struct lowbit_gguf_layer_data {
+  size_t struct_size; /* set by the caller: sizeof(lowbit_gguf_layer_data) */
+  /* The pointers below are owned by the layer and live as long as it. */
+  /* lowbit_plan_create's input: the problem `lowbit import gguf` writes into
+   * spec.toml for this tensor, so a kernel set compiled from that spec
+   * serves it. */
+  lowbit_problem problem;
+  const uint8_t *codes; /* N · K codes, one a byte, row-major: lowbit_pack_weights' input */
+  size_t code_count;
+  const void *scales; /* lowbit_matmul's scales, byte for byte: copy them to the device */
+  size_t scale_bytes; /* lowbit_plan_packed_sizes' scale_bytes */
+  /* lowbit_matmul's zeros, byte for byte (the mins of a k-quant: codes,
+   * then their steps), or, for LOWBIT_ZERO_UINT4_CODES / UINT8_CODES, one
+   * code a byte for lowbit_pack_zeros. NULL and 0 without zero points. */
+  const void *zeros;
+  size_t zero_bytes;
+  const char *notes; /* what the conversion kept or changed, one per line */
+} lowbit_gguf_layer_data;
+
+LOWBIT_API lowbit_status lowbit_gguf_layer_data_get(const lowbit_gguf_layer *layer,
+                                                    lowbit_gguf_layer_data *out_data);
 
 /* ---- device memory conveniences ---------------------------------------- */
 /* For programs without their own CUDA allocator (examples, tests, tools). An

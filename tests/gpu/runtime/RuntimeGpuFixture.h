@@ -167,6 +167,45 @@ inline double relativeError(const PreparedProblem &p, int64_t m, const Activatio
   return std::sqrt(errorSquared / referenceSquared);
 }
 
+// f16 activations uniform in [-limit, limit]: their bits for the device and
+// their values for the reference.
+struct F16Activations {
+  std::vector<uint16_t> bits;
+  std::vector<double> values;
+};
+inline F16Activations uniformF16(size_t count, double limit, std::mt19937 &rng) {
+  F16Activations x{std::vector<uint16_t>(count), std::vector<double>(count)};
+  std::uniform_real_distribution<double> uniform(-limit, limit);
+  for (size_t i = 0; i < count; ++i) {
+    x.bits[i] = measure::activationBits(uniform(rng), core::Activation::F16);
+    x.values[i] = measure::activationValue(x.bits[i], core::Activation::F16);
+  }
+  return x;
+}
+
+// ||y - x · Wᵀ|| / ||x · Wᵀ|| for f16 y [m, n], x [m, k] and the reference
+// W [n, k] in f64; a NaN in y (an output the kernel did not write: the tests
+// poison y first) is a test failure naming it.
+template <typename Weight>
+double f16RelativeError(const std::vector<uint16_t> &y, const std::vector<double> &x,
+                        const std::vector<Weight> &w, int64_t m, int64_t n, int64_t k) {
+  double errorSquared = 0, referenceSquared = 0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t col = 0; col < n; ++col) {
+      double want = 0;
+      for (int64_t j = 0; j < k; ++j)
+        want += x[size_t(r * k + j)] * double(w[size_t(col * k + j)]);
+      const double got = measure::activationValue(y[size_t(r * n + col)], core::Activation::F16);
+      if (std::isnan(got)) {
+        ADD_FAILURE() << "y[" << r << ", " << col << "] unwritten";
+        return INFINITY;
+      }
+      errorSquared += (got - want) * (got - want);
+      referenceSquared += want * want;
+    }
+  return std::sqrt(errorSquared / referenceSquared);
+}
+
 inline double tolerance(const PreparedProblem &p) {
   return measure::defaultTolerance(p.model.activation);
 }

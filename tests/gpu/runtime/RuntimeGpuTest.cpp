@@ -92,13 +92,8 @@ TEST_F(RuntimeGpu, ImportedActOrderGptqLayerMatchesTheCheckpoint) {
 
   for (int64_t m : {1, 7, 64, 300}) {
     SCOPED_TRACE("M = " + std::to_string(m));
-    std::vector<uint16_t> xBits(size_t(m * k));
-    std::vector<double> xValues(xBits.size());
-    std::uniform_real_distribution<double> uniform(-2.0, 2.0);
-    for (size_t i = 0; i < xBits.size(); ++i) {
-      xBits[i] = measure::activationBits(uniform(rng), core::Activation::F16);
-      xValues[i] = measure::activationValue(xBits[i], core::Activation::F16);
-    }
+    const F16Activations xs = uniformF16(size_t(m * k), 2.0, rng);
+    const std::vector<uint16_t> &xBits = xs.bits;
     size_t workspaceBytes = 0;
     LOWBIT_OK(lowbit_plan_workspace_bytes(plan, m, &workspaceBytes));
     ASSERT_GE(workspaceBytes, size_t(m * k * 2));
@@ -109,19 +104,7 @@ TEST_F(RuntimeGpu, ImportedActOrderGptqLayerMatchesTheCheckpoint) {
     auto check = [&](const char *how) {
       std::vector<uint16_t> out(size_t(m * n));
       LOWBIT_CU_ASSERT(api, y.download(out.data(), out.size() * 2));
-      double errorSquared = 0, referenceSquared = 0;
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t col = 0; col < n; ++col) {
-          double want = 0;
-          for (int64_t j = 0; j < k; ++j)
-            want += xValues[size_t(r * k + j)] * (*reference)[size_t(col * k + j)];
-          const double got =
-              measure::activationValue(out[size_t(r * n + col)], core::Activation::F16);
-          ASSERT_FALSE(std::isnan(got)) << how << ": y[" << r << ", " << col << "] unwritten";
-          errorSquared += (got - want) * (got - want);
-          referenceSquared += want * want;
-        }
-      const double error = std::sqrt(errorSquared / referenceSquared);
+      const double error = f16RelativeError(out, xs.values, *reference, m, n, k);
       EXPECT_LT(error, measure::defaultTolerance(core::Activation::F16)) << how;
       std::printf("  act-order M = %-4lld %s: relative error %.3g\n", static_cast<long long>(m),
                   how, error);

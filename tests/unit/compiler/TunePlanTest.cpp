@@ -109,6 +109,41 @@ TEST(TunePlan, ParsesFormats) {
     EXPECT_FALSE(parseFormat(bad).ok()) << bad;
 }
 
+// Every scheme `lowbit formats` lists is a --format by its name: zero
+// points, minifloats with block scales, codebooks, two-level scales.
+TEST(TunePlan, ParsesSchemeNamesAsFormats) {
+  Expected<Format> nvfp4 = parseFormat("nvfp4");
+  ASSERT_TRUE(nvfp4.ok()) << nvfp4.error();
+  EXPECT_EQ(nvfp4->name, "nvfp4");
+  EXPECT_EQ(nvfp4->activation, core::Activation::F16);
+  EXPECT_EQ(nvfp4->code, formats::DataFormat::e2m1());
+  EXPECT_EQ(nvfp4->scheme.scale, formats::DataFormat::e4m3fn());
+  EXPECT_EQ(nvfp4->scheme.groupSize, 16);
+  EXPECT_TRUE(nvfp4->scheme.tensorScale.has_value());
+
+  Expected<Format> asym = parseFormat("w4-g128-asym:bf16");
+  ASSERT_TRUE(asym.ok()) << asym.error();
+  EXPECT_EQ(asym->name, "w4-g128-asym-bf16");
+  EXPECT_EQ(asym->activation, core::Activation::BF16);
+  EXPECT_EQ(asym->scheme.zero, formats::ZeroMode::SubtractCode);
+  EXPECT_EQ(asym->scheme.zeroCodes, formats::DataFormat::unsignedInt(4));
+
+  Expected<Format> q4k = parseFormat("gguf-q4_k");
+  ASSERT_TRUE(q4k.ok()) << q4k.error();
+  EXPECT_EQ(q4k->scheme.superBlock, 256);
+  kernels::ProblemDesc p =
+      problemFor(problemName(q4k->name, {"", 4096, 4096}), {"", 4096, 4096}, *q4k);
+  EXPECT_TRUE(core::validate(p).ok()) << core::validate(p).error();
+  EXPECT_EQ(p.name, "gguf-q4_k.4096x4096");
+
+  Expected<Format> badSuffix = parseFormat("mxfp4:f32");
+  ASSERT_FALSE(badSuffix.ok());
+  EXPECT_NE(badSuffix.error().find("only bf16"), std::string::npos) << badSuffix.error();
+  Expected<Format> unknown = parseFormat("mxfp5");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("lowbit formats"), std::string::npos) << unknown.error();
+}
+
 TEST(TunePlan, ProblemNames) {
   EXPECT_EQ(problemName("llama3-8b", {"qo_proj", 4096, 4096}), "llama3-8b.qo_proj");
   EXPECT_EQ(problemName("w4a16-g128", {"", 14336, 4096}), "w4a16-g128.14336x4096");

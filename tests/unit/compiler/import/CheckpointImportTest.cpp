@@ -11,6 +11,7 @@
 #include "core/checkpoint/Safetensors.h"
 #include "core/formats/Gguf.h"
 #include "core/formats/Gptq.h"
+#include "tests/unit/core/checkpoint/GgufTestFile.h"
 
 #include <gtest/gtest.h>
 
@@ -298,55 +299,12 @@ TEST_F(CheckpointImport, LayersImportForQuantizedActivations) {
   expectLayerEquals(w, *formats::dequantizeAwq(c));
 }
 
-// A GGUF v3 file: no metadata, tensors aligned to 32 bytes.
-struct GgufTensorSpec {
-  std::string name;
-  std::vector<uint64_t> dims;
-  uint32_t type;
-  std::vector<uint8_t> data;
-};
+using lowbit::testing::GgufTensorSpec;
+using lowbit::testing::writeGguf;
 
-void writeGguf(const std::string &path, const std::vector<GgufTensorSpec> &tensors) {
-  std::vector<uint8_t> bytes;
-  auto put = [&](uint64_t value, int size) {
-    for (int i = 0; i < size; ++i)
-      bytes.push_back(uint8_t(value >> (8 * i)));
-  };
-  bytes.insert(bytes.end(), {'G', 'G', 'U', 'F'});
-  put(3, 4);
-  put(tensors.size(), 8);
-  put(0, 8);
-  uint64_t offset = 0;
-  for (const GgufTensorSpec &t : tensors) {
-    put(t.name.size(), 8);
-    bytes.insert(bytes.end(), t.name.begin(), t.name.end());
-    put(t.dims.size(), 4);
-    for (uint64_t d : t.dims)
-      put(d, 8);
-    put(t.type, 4);
-    put(offset, 8);
-    offset += (t.data.size() + 31) / 32 * 32;
-  }
-  for (const GgufTensorSpec &t : tensors) {
-    bytes.resize((bytes.size() + 31) / 32 * 32, 0);
-    bytes.insert(bytes.end(), t.data.begin(), t.data.end());
-  }
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
-}
-
-// Random blocks whose f16 d (and dmin) at `scaleOffsets` are small and finite.
 std::vector<uint8_t> randomBlocks(int blocks, int blockBytes, std::vector<int> scaleOffsets,
                                   std::mt19937 &rng) {
-  std::vector<uint8_t> data(size_t(blocks * blockBytes));
-  for (uint8_t &b : data)
-    b = uint8_t(rng());
-  for (int b = 0; b < blocks; ++b)
-    for (int offset : scaleOffsets) {
-      data[size_t(b * blockBytes + offset)] = uint8_t(rng());
-      data[size_t(b * blockBytes + offset + 1)] = uint8_t(0x20 + rng() % 8);
-    }
-  return data;
+  return lowbit::testing::randomGgufBlocks(blocks, blockBytes, std::move(scaleOffsets), rng);
 }
 
 TEST_F(CheckpointImport, GgufQuantizedTensorsKeepEveryWeight) {

@@ -63,6 +63,48 @@ TEST(AbiFormats, Lut4TakesItsTableAndOnlyItTakesOne) {
   EXPECT_NE(extra.error().find("LUT4's only"), std::string::npos) << extra.error();
 }
 
+// LOWBIT_WEIGHT_FLOAT carries any minifloat by its parameters; one equal to
+// a named format is that format, so both spell one problem one way.
+TEST(AbiFormats, FloatWeightTakesItsParametersAndOnlyItTakesThem) {
+  const lowbit_float_format e3m3{3, 3, 5, 0};
+  Expected<formats::DataFormat> code = weightFormatFromAbi(LOWBIT_WEIGHT_FLOAT, nullptr, &e3m3);
+  ASSERT_TRUE(code.ok()) << code.error();
+  EXPECT_EQ(*code, *formats::DataFormat::minifloat(3, 3, 5, formats::kFloatFinite));
+  EXPECT_EQ(code->bits(), 7);
+
+  const lowbit_float_format e2m1{2, 1, 1, 0};
+  Expected<formats::DataFormat> named = weightFormatFromAbi(LOWBIT_WEIGHT_FLOAT, nullptr, &e2m1);
+  ASSERT_TRUE(named.ok()) << named.error();
+  EXPECT_EQ(*named, formats::DataFormat::e2m1());
+  EXPECT_EQ(named->name(), "e2m1");
+
+  const lowbit_float_format e4m3fn{4, 3, 7, LOWBIT_FLOAT_NAN_ALL_ONES};
+  Expected<formats::DataFormat> fn = weightFormatFromAbi(LOWBIT_WEIGHT_FLOAT, nullptr, &e4m3fn);
+  ASSERT_TRUE(fn.ok()) << fn.error();
+  EXPECT_EQ(*fn, formats::DataFormat::e4m3fn());
+
+  auto refused = [](int weight, const lowbit_float_format *f, const char *why) {
+    Expected<formats::DataFormat> r = weightFormatFromAbi(weight, nullptr, f);
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_NE(r.error().find(why), std::string::npos) << r.error();
+  };
+  const lowbit_float_format zero{};
+  refused(LOWBIT_WEIGHT_FLOAT, nullptr, "needs weight_float");
+  refused(LOWBIT_WEIGHT_FLOAT, &zero, "needs weight_float");
+  refused(LOWBIT_WEIGHT_E2M1, &e3m3, "LOWBIT_WEIGHT_FLOAT's only");
+  const lowbit_float_format unknownFlag{3, 2, 3, 64};
+  refused(LOWBIT_WEIGHT_FLOAT, &unknownFlag, "bits lowbit.h does not define: 64");
+  const lowbit_float_format noExponent{0, 3, 1, 0};
+  refused(LOWBIT_WEIGHT_FLOAT, &noExponent, "weight_float {0, 3, 1, 0}");
+  const lowbit_float_format wide{5, 10, 15, LOWBIT_FLOAT_IEEE}; // f16: 16 bits
+  refused(LOWBIT_WEIGHT_FLOAT, &wide, "weight codes have at most 8");
+  std::vector<double> table(16, 0.0);
+  Expected<formats::DataFormat> both =
+      weightFormatFromAbi(LOWBIT_WEIGHT_FLOAT, table.data(), &e3m3);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().find("LUT4's only"), std::string::npos) << both.error();
+}
+
 TEST(AbiFormats, TernaryIsTheFormatsLibrarysTernary) {
   Expected<formats::DataFormat> ternary = weightFormatFromAbi(LOWBIT_WEIGHT_TERNARY);
   ASSERT_TRUE(ternary.ok()) << ternary.error();
@@ -175,7 +217,20 @@ TEST(AbiFormats, ProblemsCrossTheAbiAndComeBackTheSame) {
     p.output = Output::F32;
     return p;
   };
-  for (const Problem &p : {Problem{}, withZeroCodes(), nf4(), table(), e4m3Activations()}) {
+  auto unnamedMinifloat = [] {
+    Problem p;
+    p.n = 64, p.k = 128;
+    p.code = *formats::DataFormat::minifloat(2, 2, 1, formats::kFloatFinite);
+    return p;
+  };
+  auto e8m0Element = [] { // every flag lowbit.h defines but IEEE's
+    Problem p;
+    p.n = 64, p.k = 128;
+    p.code = formats::DataFormat::e8m0();
+    return p;
+  };
+  for (const Problem &p : {Problem{}, withZeroCodes(), nf4(), table(), e4m3Activations(),
+                           unnamedMinifloat(), e8m0Element()}) {
     lowbit_problem abi;
     std::vector<double> storage;
     ASSERT_TRUE(problemToAbi(p, &abi, &storage).ok()) << signature(p);
@@ -185,7 +240,8 @@ TEST(AbiFormats, ProblemsCrossTheAbiAndComeBackTheSame) {
     EXPECT_EQ(*activationFromAbi(abiField(abi.activation)), p.activation);
     EXPECT_EQ(*activationScaleFromAbi(abiField(abi.activation_scale)), p.activationScale);
     EXPECT_EQ(*outputFromAbi(abiField(abi.output)), p.output);
-    Expected<formats::DataFormat> code = weightFormatFromAbi(abiField(abi.weight), abi.table);
+    Expected<formats::DataFormat> code =
+        weightFormatFromAbi(abiField(abi.weight), abi.table, &abi.weight_float);
     ASSERT_TRUE(code.ok()) << code.error();
     EXPECT_EQ(*code, p.code) << signature(p);
     EXPECT_EQ(*scaleFormatFromAbi(abiField(abi.scale)), p.scheme.scale);
@@ -207,15 +263,17 @@ TEST(AbiFormats, ProblemsCrossTheAbiAndComeBackTheSame) {
   EXPECT_EQ(abi.weight, LOWBIT_WEIGHT_LUT4);
   EXPECT_EQ(abi.table, storage.data());
 
+  // A minifloat without a name of its own crosses as LOWBIT_WEIGHT_FLOAT.
   Problem custom;
-  Expected<formats::DataFormat> e2m2 = formats::parseFormat("float<2,2,1>");
-  ASSERT_TRUE(e2m2.ok()) << e2m2.error();
-  custom.code = *e2m2;
-  Status refused = problemToAbi(custom, &abi, &storage);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().find("weight " + e2m2->name() + " has no lowbit.h value"),
-            std::string::npos)
-      << refused.error();
+  custom.code = *formats::DataFormat::minifloat(2, 2, 1, formats::kFloatFinite);
+  ASSERT_TRUE(problemToAbi(custom, &abi, &storage).ok());
+  EXPECT_EQ(abi.weight, LOWBIT_WEIGHT_FLOAT);
+  EXPECT_EQ(abi.weight_float.exponent_bits, 2);
+  EXPECT_EQ(abi.weight_float.mantissa_bits, 2);
+  EXPECT_EQ(abi.weight_float.bias, 1);
+  EXPECT_EQ(abi.weight_float.flags, 0u);
+  ASSERT_TRUE(problemToAbi(Problem{}, &abi, &storage).ok());
+  EXPECT_EQ(abi.weight_float.exponent_bits, 0); // named formats leave it zero
 }
 
 } // namespace

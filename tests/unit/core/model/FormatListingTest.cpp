@@ -59,6 +59,12 @@ TEST(FormatListing, ListsEveryFormatAndScheme) {
   for (const std::string &arch : allArchs())
     EXPECT_TRUE(contains(yours, arch)) << yours;
   EXPECT_TRUE(contains(listing, "LOWBIT_WEIGHT_LUT4"));
+  // A minifloat of the user's, by its parameters, with its kernels.
+  EXPECT_TRUE(contains(listing, "LOWBIT_WEIGHT_FLOAT"));
+  std::string floatRow = lineWith(listing, "float<e,m,bias[,flags]>");
+  EXPECT_TRUE(contains(floatRow, "float<3,4,3>: [-31, 31]")) << floatRow;
+  for (const std::string &arch : allArchs())
+    EXPECT_TRUE(contains(floatRow, arch)) << floatRow;
 }
 
 // Every integer width the fragment facts decode has kernels on every arch

@@ -344,6 +344,22 @@ TEST(WgmmaRules, HeavyDecodesTakeShorterTiles) {
               "activations, got 32");
     EXPECT_TRUE(checkSchedule(zeros, oneGroup16).ok());
   }
+  // f16 minifloats whose bits move, in groups: 56 on one warpgroup; e5m2
+  // (its magnitude already in place) and per-channel scales keep 64.
+  for (const formats::DataFormat &moved :
+       {formats::DataFormat::e4m3fn(), *formats::parseFormat("float<3,4,3>")}) {
+    Problem grouped = problem(moved, 4096, 1024);
+    EXPECT_EQ(checkSchedule(grouped, oneGroup).error(),
+              "wgmma schedule: 8-bit codes (a minifloat in groups) need tile M <= 56 with f16 "
+              "activations on one consumer warpgroup, got 64")
+        << moved.name();
+    EXPECT_TRUE(checkSchedule(grouped, oneGroup56).ok()) << moved.name();
+    Problem channel = grouped;
+    channel.scheme.granularity = formats::Granularity::PerChannel;
+    channel.scheme.groupSize = 0;
+    EXPECT_TRUE(checkSchedule(channel, oneGroup).ok()) << moved.name();
+  }
+  EXPECT_TRUE(checkSchedule(problem(formats::DataFormat::e5m2(), 4096, 1024), oneGroup).ok());
   // bf16 alone: 56 on one warpgroup, 24 on two.
   Problem bf16 = uint8;
   bf16.activation = Activation::BF16;

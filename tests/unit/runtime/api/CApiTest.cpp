@@ -29,14 +29,14 @@ TEST(CApiTest, VersionMatchesTheHeader) {
 
 TEST(CApiTest, EveryStatusHasItsOwnString) {
   std::set<std::string> seen;
-  for (int s = LOWBIT_STATUS_SUCCESS; s <= LOWBIT_STATUS_INTERNAL_ERROR; ++s) {
+  for (int s = LOWBIT_STATUS_SUCCESS; s <= LOWBIT_STATUS_FILE_ERROR; ++s) {
     const char *text = lowbit_status_string(static_cast<lowbit_status>(s));
     ASSERT_NE(text, nullptr) << s;
     EXPECT_STRNE(text, "unknown lowbit_status") << s;
     EXPECT_TRUE(seen.insert(text).second) << "duplicate string for status " << s;
   }
   EXPECT_STREQ(lowbit_status_string(static_cast<lowbit_status>(-1)), "unknown lowbit_status");
-  EXPECT_STREQ(lowbit_status_string(static_cast<lowbit_status>(LOWBIT_STATUS_INTERNAL_ERROR + 1)),
+  EXPECT_STREQ(lowbit_status_string(static_cast<lowbit_status>(LOWBIT_STATUS_FILE_ERROR + 1)),
                "unknown lowbit_status");
 }
 

@@ -163,6 +163,41 @@ TEST(ProblemTest, Fp6WeightsWithMxScales) {
   }
 }
 
+// Any minifloat by its parameters: LOWBIT_WEIGHT_FLOAT is the problem a
+// spec's float<e,m,bias,flags> compiled (one signature), and parameters equal
+// to a named format are that format's problem.
+TEST(ProblemTest, MinifloatsByTheirParameters) {
+  lowbit_problem p = w4a16();
+  p.weight = LOWBIT_WEIGHT_FLOAT;
+  p.weight_float = {2, 2, 1, 0};
+  p.scale = LOWBIT_DTYPE_E8M0;
+  p.group_size = 32;
+  Result<core::Problem> desc = problemFromApi(p);
+  ASSERT_TRUE(desc.ok()) << desc.error().message;
+  Expected<formats::DataFormat> spelled = formats::parseFormat("float<2,2,1>");
+  ASSERT_TRUE(spelled.ok()) << spelled.error();
+  EXPECT_EQ(desc->code, *spelled);
+  EXPECT_EQ(desc->code.bits(), 5);
+  EXPECT_NE(core::signature(*desc).find("weight=" + spelled->name() + ";"), std::string::npos)
+      << core::signature(*desc);
+
+  p.weight_float = {2, 1, 1, 0};
+  Result<core::Problem> asFloat = problemFromApi(p);
+  p.weight = LOWBIT_WEIGHT_E2M1;
+  p.weight_float = {};
+  Result<core::Problem> named = problemFromApi(p);
+  ASSERT_TRUE(asFloat.ok()) << asFloat.error().message;
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_EQ(core::signature(*asFloat), core::signature(*named));
+
+  p.weight_float = {3, 2, 3, 0};
+  Result<core::Problem> stray = problemFromApi(p);
+  ASSERT_FALSE(stray.ok());
+  EXPECT_EQ(stray.error().status, LOWBIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(stray.error().message.find("weight_float is set"), std::string::npos)
+      << stray.error().message;
+}
+
 // The compact int4 encoding: uint8 scale and min codes per 32, f16 steps per
 // 256, each buffer's steps after its codes at a 16-byte offset.
 lowbit_problem compactInt4() {
