@@ -24,8 +24,10 @@
 namespace lowbit::testing {
 namespace {
 
-// Both sides of the 8-token mma tiles and of tile M 16 and 32.
-const std::vector<int64_t> kRowCounts = {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100};
+// Both sides of the 8-token mma tiles, of tile M 16 and 32, and of the
+// wgmma's 64 and 128, up to the large M the s8 tensor cores are for.
+const std::vector<int64_t> kRowCounts = {1,  2,  7,   8,   9,   15,  16,  17,  31,
+                                         33, 64, 100, 127, 128, 255, 256, 1000};
 
 class S8Kernels : public KernelSetTest {
 protected:
