@@ -306,10 +306,23 @@ Expected<Scheme> kernelScheme(const formats::QuantScheme &q) {
   s.zero = q.zeroMode;
   s.actOrder = q.actOrder;
   if (s.hasZeros() && q.zeroFormat && *q.zeroFormat != q.scaleFormat) {
-    if (!q.zeroFormat->asInt())
+    const formats::IntFormat *codes = q.zeroFormat->asInt();
+    if (!codes)
       return makeError("zeros in " + q.zeroFormat->name() +
                        " are neither the scale dtype nor codes");
     s.zeroCodes = *q.zeroFormat;
+    // Kernels read zero codes as uint4 or uint8 (lowbit_pack_zeros takes one
+    // code a byte). Narrower plain unsigned codes (w2-g64-asym's uint2) are
+    // the same integers in the narrowest of those that holds them, so a
+    // code's bits do not change; codes with an offset or a sign (GPTQ v1's
+    // z - 1) are re-encoded from their values by an import instead
+    // (checkpoint::toKernelWeights), and validate() names them here.
+    const bool plainUnsigned =
+        !codes->isSigned && codes->offset == 0 && !codes->ternary && codes->fractionBits == 0;
+    if (plainUnsigned && codes->bits < 4)
+      s.zeroCodes = formats::DataFormat::unsignedInt(4);
+    else if (plainUnsigned && codes->bits > 4 && codes->bits < 8)
+      s.zeroCodes = formats::DataFormat::unsignedInt(8);
   }
   return s;
 }

@@ -211,6 +211,21 @@ TEST(Problem, KernelSchemeInvertsQuantScheme) {
   Expected<Scheme> quantized = kernelScheme(*awq);
   ASSERT_TRUE(quantized.ok()) << quantized.error();
   EXPECT_EQ(quantized->zeroCodes, DataFormat::unsignedInt(4));
+  // Narrower plain zero codes are the uint4 (or uint8) codes of the same
+  // values; offset codes (GPTQ v1's z - 1) are not, and validate() says so.
+  for (auto [name, codes] : {std::pair{"w2-g64-asym", DataFormat::unsignedInt(4)},
+                             std::pair{"w3-g128-asym", DataFormat::unsignedInt(4)}}) {
+    Expected<formats::QuantScheme> narrow = formats::findScheme(name);
+    ASSERT_TRUE(narrow.ok()) << name;
+    Expected<Scheme> widened = kernelScheme(*narrow);
+    ASSERT_TRUE(widened.ok()) << widened.error();
+    EXPECT_EQ(widened->zeroCodes, codes) << name;
+    narrow->zeroFormat = DataFormat::unsignedInt(6);
+    EXPECT_EQ(kernelScheme(*narrow)->zeroCodes, DataFormat::unsignedInt(8)) << name;
+  }
+  Expected<formats::QuantScheme> gptq = formats::findScheme("gptq-w4-g128");
+  ASSERT_TRUE(gptq.ok());
+  EXPECT_EQ(kernelScheme(*gptq)->zeroCodes, DataFormat::unsignedInt(4, 1));
   // Two-level scales map too (SuperBlockTest); a sub-scale no byte holds
   // does not.
   Expected<formats::QuantScheme> superBlocks = formats::findScheme("gguf-q4_k");
