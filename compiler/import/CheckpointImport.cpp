@@ -250,7 +250,9 @@ Status importGguf(const std::string &path, Output &output, ImportReport &report)
       report.leftOut.push_back({tensor.name, layer.notRead, layer.quantized});
       continue;
     }
-    if (Status s = output.add(layer.name, checkpoint::readGgufLayer(tensor), nullptr, report); !s)
+    if (Status s =
+            output.add(layer.name, checkpoint::readGgufLayer(tensor, layer), nullptr, report);
+        !s)
       return s;
   }
   return Status::success();

@@ -22,6 +22,7 @@ struct GgufLayer {
   std::string name;       // the tensor's name less a trailing ".weight"
   int64_t rows = 1;       // N
   int64_t cols = 0;       // K
+  std::string typeName;   // the ggml type's name ("q4_K", "f32", ...)
   bool quantized = false; // a quantized matrix, whether lowbit reads it or not
   // Set when the formats library decodes the tensor's ggml type.
   std::optional<formats::GgufType> type;
@@ -31,8 +32,9 @@ struct GgufLayer {
 
 GgufLayer ggufLayer(const GgufTensor &tensor);
 
-// The layer's weights, for a tensor ggufLayer reads (else the error says why
-// not). The tensor's bytes are untrusted: formats::importGguf checks them.
-Expected<formats::QuantizedMatrix> readGgufLayer(const GgufTensor &tensor);
+// The weights of `tensor`, whose ggufLayer is `layer`, when lowbit reads it
+// (else the error says why not). The tensor's bytes are untrusted:
+// formats::importGguf checks them.
+Expected<formats::QuantizedMatrix> readGgufLayer(const GgufTensor &tensor, const GgufLayer &layer);
 
 } // namespace lowbit::checkpoint

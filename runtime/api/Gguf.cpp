@@ -22,7 +22,6 @@ struct lowbit_gguf {
   checkpoint::MappedFile file;
   checkpoint::GgufFile gguf;
   std::vector<checkpoint::GgufLayer> layers; // one per tensor
-  std::vector<std::string> typeNames;        // one per tensor
 };
 
 struct lowbit_gguf_layer {
@@ -64,16 +63,14 @@ lowbit_status lowbit_gguf_open(const char *path, lowbit_gguf **out_file) {
     Expected<checkpoint::MappedFile> mapped = checkpoint::MappedFile::open(path);
     if (!mapped)
       return fail(LOWBIT_STATUS_FILE_ERROR, entry, mapped.error());
-    auto file = std::make_unique<lowbit_gguf>(lowbit_gguf{std::move(*mapped), {}, {}, {}});
+    auto file = std::make_unique<lowbit_gguf>(lowbit_gguf{std::move(*mapped), {}, {}});
     Expected<checkpoint::GgufFile> gguf =
         checkpoint::parseGguf(file->file.data(), file->file.size(), path);
     if (!gguf)
       return fail(LOWBIT_STATUS_FILE_ERROR, entry, gguf.error());
     file->gguf = std::move(*gguf);
-    for (const checkpoint::GgufTensor &tensor : file->gguf.tensors) {
+    for (const checkpoint::GgufTensor &tensor : file->gguf.tensors)
       file->layers.push_back(checkpoint::ggufLayer(tensor));
-      file->typeNames.push_back(checkpoint::ggmlTypeName(tensor.type));
-    }
     *out_file = file.release();
     return LOWBIT_STATUS_SUCCESS;
   });
@@ -105,7 +102,7 @@ lowbit_status lowbit_gguf_tensor_info(const lowbit_gguf *file, size_t index,
     return recordFailure(s.error());
   const checkpoint::GgufLayer &layer = file->layers[index];
   out_tensor->name = file->gguf.tensors[index].name.c_str();
-  out_tensor->ggml_type = file->typeNames[index].c_str();
+  out_tensor->ggml_type = layer.typeName.c_str();
   out_tensor->n = layer.rows;
   out_tensor->k = layer.cols;
   out_tensor->quantized = layer.quantized ? 1 : 0;
@@ -154,7 +151,7 @@ lowbit_status lowbit_gguf_load_layer(const lowbit_gguf *file, size_t index, lowb
       return fail(LOWBIT_STATUS_UNSUPPORTED, entry, tensor.name + ": " + layer.notRead);
     // What formats::importGguf refuses is the file's (a short tensor, a
     // NaN d); what toKernelWeights refuses is a scheme no kernel reads.
-    Expected<formats::QuantizedMatrix> matrix = checkpoint::readGgufLayer(tensor);
+    Expected<formats::QuantizedMatrix> matrix = checkpoint::readGgufLayer(tensor, layer);
     if (!matrix)
       return fail(LOWBIT_STATUS_FILE_ERROR, entry, matrix.error());
     Expected<checkpoint::KernelWeights> weights =
