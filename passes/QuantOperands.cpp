@@ -30,25 +30,33 @@ Value loadSuperStep(OpBuilder &b, Location loc, const KernelProblem &p, Value bu
                                        b.getI64IntegerAttr(p.k / quant.getSuperBlock()));
 }
 
+SuperSteps loadSuperSteps(OpBuilder &b, Location loc, const KernelProblem &p, Value n, Value k) {
+  if (!p.quant.getSuperStep())
+    return {};
+  return {loadSuperStep(b, loc, p, p.scales, n, k),
+          p.zeros ? loadSuperStep(b, loc, p, p.zeros, n, k) : Value()};
+}
+
 namespace {
 
 // Two-level scales: `code` (a group's scale or min code, widened to f32)
-// times the step of its super-block. code · step is exact in f32 (8 + 11
-// bits for f16 steps), as the formats library's f64 product is.
+// times the step of its super-block (`step`, or loaded here). code · step
+// is exact in f32 (8 + 11 bits for f16 steps), as the formats library's f64
+// product is.
 Value timesSuperStep(OpBuilder &b, Location loc, const KernelProblem &p, Value buffer, Value n,
-                     Value k, Value code) {
+                     Value k, Value code, Value step) {
   if (!p.quant.getSuperStep())
     return code;
-  return b.create<arith::MulFOp>(loc, code, loadSuperStep(b, loc, p, buffer, n, k));
+  return b.create<arith::MulFOp>(loc, code, step ? step : loadSuperStep(b, loc, p, buffer, n, k));
 }
 
 } // namespace
 
 ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, Value n, Value k,
-                            Value scale, Value zero) {
+                            Value scale, Value zero, const SuperSteps &steps) {
   if (!scale) {
     scale = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.scales, quantIndex(b, loc, p, n, k));
-    scale = timesSuperStep(b, loc, p, p.scales, n, k, scale);
+    scale = timesSuperStep(b, loc, p, p.scales, n, k, scale, steps.scale);
   }
   // Block scales times the tensor scale, in f32: the one rounding the
   // formats library's w = q · (s · t) has in f64 (block scales have no zeros).
@@ -58,7 +66,7 @@ ColumnQuant loadColumnQuant(OpBuilder &b, Location loc, const KernelProblem &p, 
     return {scale, Value(), Value()};
   if (!zero) {
     zero = b.create<lb::LoadScalarOp>(loc, b.getF32Type(), p.zeros, quantIndex(b, loc, p, n, k));
-    zero = timesSuperStep(b, loc, p, p.zeros, n, k, zero);
+    zero = timesSuperStep(b, loc, p, p.zeros, n, k, zero, steps.zero);
   }
   if (p.quant.getZero() == lb::ZeroMode::sub_value)
     return {scale, Value(), b.create<arith::NegFOp>(loc, zero)};

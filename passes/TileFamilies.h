@@ -81,16 +81,26 @@ llvm::SmallVector<mlir::Value> quantIndex(mlir::OpBuilder &b, mlir::Location loc
 mlir::Value loadSuperStep(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
                           mlir::Value buffer, mlir::Value n, mlir::Value k);
 
+// Two-level scales: the f32 steps of column n's super-block at K offset k,
+// the scales' and (with zeros) the mins', which a family loads once per
+// super-block and hands to loadColumnQuant for each of its groups.
+struct SuperSteps {
+  mlir::Value scale, zero;
+};
+SuperSteps loadSuperSteps(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
+                          mlir::Value n, mlir::Value k);
+
 struct ColumnQuant {
   mlir::Value scale, zero, bias;
 };
 // `scale`, when given, is column n's block scale at k already loaded (from
 // ScaleRuns, with its super-block step): the tensor scale and zeros still
 // apply. `zero`, when given, is its two-level min, loaded the same way.
+// `steps`, when given, are column n's super-block steps at k, so the group's
+// codes are read but no step is.
 ColumnQuant loadColumnQuant(mlir::OpBuilder &b, mlir::Location loc, const KernelProblem &p,
                             mlir::Value n, mlir::Value k, mlir::Value scale = {},
-                            mlir::Value zero = {});
-
+                            mlir::Value zero = {}, const SuperSteps &steps = {});
 
 // Two-level scales with mins (zero = sub_value with a super-block step): the
 // k-quants' w = q·(c_s·d_s) − c_z·d_z, whose q·s − z is made in f32.

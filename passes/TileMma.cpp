@@ -16,6 +16,10 @@
 // k16 steps of a block hold the same K values in the paired order, and with
 // groups of 16 a lane's values of a block lie in one of its two groups
 // (core::pairedLanesKeepTheirGroupOf16; HalfBlockLane picks the lane's).
+// Two-level scales' super-block steps are read once per super-block, not
+// with each group's codes: a tile inside a super-block carries them to the
+// next tile in registers and reloads them where a super-block starts; a tile
+// of whole super-blocks loads them where each starts.
 #include "passes/SplitKLoops.h"
 #include "passes/TileFamilies.h"
 
@@ -82,6 +86,10 @@ struct MmaBuilder : TileBuilderBase {
     // The K offsets in a tile where the lane's quant is (re)loaded.
     const int64_t quantPeriod = std::max<int64_t>(groupSize, core::kBlockK);
     auto startsQuant = [&](int64_t blockK) { return blockK % quantPeriod == 0; };
+    const int64_t superBlock = p.quant.getSuperStep() ? p.quant.getSuperBlock() : 0;
+    const bool carrySteps = superBlock > shape.tk && superBlock % shape.tk == 0;
+    const bool tileSteps = superBlock && shape.tk % superBlock == 0;
+    const int64_t stepsPerColumn = p.zeros ? 2 : 1;
     Value n0 = mul(coord(lb::ThreadCoord::block_x), index(shape.tn));
     Value m0 = mul(coord(lb::ThreadCoord::block_y), index(shape.tm));
     Value warpM = mul(warpRow, index(fragmentsM * kMmaM));
@@ -98,6 +106,9 @@ struct MmaBuilder : TileBuilderBase {
     Value zero = b.create<arith::ConstantOp>(
         loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.f)));
     SmallVector<Value> init(fragmentsM * subtiles, zero);
+    if (carrySteps) // tile 0 starts a super-block: these are never read
+      init.append(subtiles * stepsPerColumn,
+                  b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.f)));
     auto loop = b.create<scf::ForOp>(loc, index(0), index(tiles), index(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -123,13 +134,45 @@ struct MmaBuilder : TileBuilderBase {
       // The lane's scale (and zero) for each of its n-subtiles from K
       // offset blockK of this tile on.
       Value k0 = mul(tile, index(shape.tk));
+      auto columnOf = [&](int64_t s) { return add(add(n0, warpN), add(index(kMmaN * s), group)); };
+      SmallVector<SuperSteps> steps; // per subtile, where loaded once per super-block
+      ValueRange carried = loop.getRegionIterArgs().drop_front(fragmentsM * subtiles);
+      if (carrySteps) {
+        Value starts = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq,
+            b.create<arith::RemUIOp>(loc, tile, index(superBlock / shape.tk)), index(0));
+        SmallVector<Type> types(carried.size(), b.getF32Type());
+        auto reload = b.create<scf::IfOp>(loc, types, starts, /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(reload.thenBlock());
+          SmallVector<Value> fresh;
+          for (int64_t s = 0; s < subtiles; ++s) {
+            SuperSteps loaded = loadSuperSteps(b, loc, p, columnOf(s), k0);
+            fresh.push_back(loaded.scale);
+            if (loaded.zero)
+              fresh.push_back(loaded.zero);
+          }
+          b.create<scf::YieldOp>(loc, fresh);
+          b.setInsertionPointToStart(reload.elseBlock());
+          b.create<scf::YieldOp>(loc, carried);
+        }
+        for (int64_t s = 0; s < subtiles; ++s)
+          steps.push_back({reload.getResult(s * stepsPerColumn),
+                           p.zeros ? reload.getResult(s * stepsPerColumn + 1) : Value()});
+      }
       SmallVector<Value> scales, biases, zeros;
       auto loadQuant = [&](int64_t blockK) {
         scales.clear(), biases.clear(), zeros.clear();
         Value k = half.quantK(b, loc, add(k0, index(blockK)));
+        if (tileSteps && blockK % superBlock == 0) {
+          steps.clear();
+          for (int64_t s = 0; s < subtiles; ++s)
+            steps.push_back(loadSuperSteps(b, loc, p, columnOf(s), add(k0, index(blockK))));
+        }
         for (int64_t s = 0; s < subtiles; ++s) {
-          Value n = add(add(n0, warpN), add(index(kMmaN * s), group));
-          ColumnQuant q = loadColumnQuant(b, loc, p, n, k);
+          ColumnQuant q = loadColumnQuant(b, loc, p, columnOf(s), k, {}, {},
+                                          steps.empty() ? SuperSteps() : steps[size_t(s)]);
           scales.push_back(q.scale);
           biases.push_back(q.bias);
           if (q.zero)
@@ -137,7 +180,7 @@ struct MmaBuilder : TileBuilderBase {
         }
       };
 
-      SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+      SmallVector<Value> acc(loop.getRegionIterArgs().take_front(fragmentsM * subtiles));
       auto aType = VectorType::get({8}, p.activation);
       auto bType = VectorType::get({4}, p.activation);
       auto pairedType = VectorType::get({16}, p.activation);
@@ -183,6 +226,12 @@ struct MmaBuilder : TileBuilderBase {
           }
         }
       }
+      if (carrySteps)
+        for (const SuperSteps &step : steps) {
+          acc.push_back(step.scale);
+          if (step.zero)
+            acc.push_back(step.zero);
+        }
       b.create<scf::YieldOp>(loc, acc);
     }
 

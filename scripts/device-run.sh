@@ -43,7 +43,8 @@ if [[ $parts == *" bench "* && -x $root/.device/bin/lowbit && -d $bench_kernels 
 fi
 
 # LOWBIT_TEST_SKIP: test binaries to leave out (names, space separated), e.g.
-# lowbit_w4a16_gpu_tests in a call of its own.
+# lowbit_w4a16_gpu_tests in a call of its own. LOWBIT_TEST_ARGS: arguments
+# for every test binary (a --gtest_filter, say).
 for binary in "$root"/.device/bin/*_gpu_tests; do
   [[ $parts == *" tests "* ]] || break
   name=$(basename "$binary")
@@ -52,7 +53,7 @@ for binary in "$root"/.device/bin/*_gpu_tests; do
   # lowbit_w4a16_gpu_tests alone took 8.5 minutes on the H200 once its
   # dequant kernels were checked too (4 + 4, 2026-12-02): run the tests part
   # with LOWBIT_TEST_TIMEOUT up to 560, or that binary by itself.
-  timeout "${LOWBIT_TEST_TIMEOUT:-300}" "$binary" >"$log" 2>&1
+  timeout "${LOWBIT_TEST_TIMEOUT:-300}" "$binary" ${LOWBIT_TEST_ARGS:-} >"$log" 2>&1
   rc=$?
   passed=$(grep -c '^\[       OK \]' "$log")
   failed=$(grep -c '^\[  FAILED  \] [A-Za-z].*(' "$log")

@@ -4,9 +4,10 @@
 
 `weights`, `scales` and `zeros` are the uint8 buffers Plan.pack made (zeros
 None without zero points), `plan` the handle register_plan gave. A plan for
-s8 activations takes either int8 x with its f32 x_scales (x.shape[:-1] of
-them per token, one per tensor; lowbit_matmul_quantized), or f16 or bf16 x
-without them, which lowbit quantizes on the GPU first
+s8 (or e4m3) activations takes either int8 (float8_e4m3fn) x with its f32
+x_scales (x.shape[:-1] of them per token, one per tensor;
+lowbit_matmul_quantized), or f16 or bf16 x without them, which lowbit
+quantizes on the GPU first
 (lowbit_matmul_quantizing); y then has the plan's output dtype. On CUDA
 tensors the op is lowbit_matmul on the current stream: no synchronization,
 and no allocation but the output (and a workspace, only for plans that need
@@ -26,7 +27,8 @@ import torch
 from . import _lowbit
 
 _DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
-           "s8": torch.int8}
+           "s8": torch.int8, "e4m3": torch.float8_e4m3fn}
+_QUANTIZED_X = {torch.int8: "int8", torch.float8_e4m3fn: "float8_e4m3fn"}
 _FLOAT_X = {torch.float16: "f16", torch.bfloat16: "bf16"}
 _lock = threading.Lock()
 _next_handle = itertools.count(1)
@@ -55,13 +57,13 @@ class _Registered:
         self.device = plan.device
         # The dense path's workspace is there at every M and the act-order
         # gather's at every M > 0, so a plan that needs none at M = 1 needs
-        # none at all. (An s8 plan's is the quantizer's, which only
+        # none at all. (A quantized plan's is the quantizer's, which only
         # lowbit_matmul_quantizing takes.)
         self.needs_workspace = not self.quantized and plan.workspace_bytes(1) > 0
 
     @property
     def quantized(self):
-        return self.dtype == torch.int8
+        return self.dtype in _QUANTIZED_X
 
 
 _plans = {}
@@ -96,7 +98,7 @@ def _check(x, weights, scales, zeros, p: _Registered, x_scales=None):
     if p.quantized and x.dtype in _FLOAT_X:
         if x_scales is not None:
             raise ValueError(f"lowbit.matmul: x is {x.dtype}, which lowbit quantizes itself; "
-                             "x_scales go with int8 x only")
+                             f"x_scales go with {_QUANTIZED_X[p.dtype]} x only")
     elif x.dtype != p.dtype:
         raise TypeError(f"lowbit.matmul: x is {x.dtype}, the plan's activations are "
                         f"{p.activation}" + (" (or f16 or bf16, which lowbit quantizes)"
@@ -127,7 +129,7 @@ def _check_x_scales(x, x_scales, p: _Registered):
     rows = x.numel() // p.k if p.k else 0
     count = 1 if p.per_tensor else rows
     if x_scales is None:
-        raise ValueError(f"lowbit.matmul: int8 x needs x_scales, f32, "
+        raise ValueError(f"lowbit.matmul: {_QUANTIZED_X[p.dtype]} x needs x_scales, f32, "
                          f"{'one for the tensor' if p.per_tensor else 'one per row of x'}")
     if x_scales.dtype != torch.float32 or x_scales.numel() != count:
         raise ValueError(f"lowbit.matmul: x_scales must be {count} f32 values "
@@ -189,25 +191,36 @@ def reference_weights(plan, weights, scales, zeros) -> torch.Tensor:
     return w
 
 
-def quantize_activations(x: torch.Tensor, per_tensor: bool = False):
+def quantize_activations(x: torch.Tensor, per_tensor: bool = False, activation: str = "s8"):
     """(codes, scales): f16 or bf16 x as lowbit_matmul_quantizing quantizes it
-    on the GPU, step for step in f32 (lowbit.h): scale = absmax / 127 (1 for
-    an all-zero absmax) per row of x (or for all of it), codes =
-    round-half-even(x / scale) clamped to [-127, 127], int8."""
+    on the GPU, step for step in f32 (lowbit.h), for a plan's `activation`,
+    "s8" or "e4m3": scale = absmax / qmax (1 for an all-zero absmax) per row
+    of x (or for all of it), qmax 127 or 448; s8 codes =
+    round-half-even(x / scale) clamped to [-127, 127], int8; e4m3 codes = x /
+    scale to the nearest float8_e4m3fn, ties to even, saturating at 448."""
+    if activation not in ("s8", "e4m3"):
+        raise ValueError(f"quantize_activations: activation must be 's8' or 'e4m3', got "
+                         f"{activation!r}")
+    e4m3 = activation == "e4m3"
     values = x.float()
     absmax = values.abs().amax() if per_tensor else values.abs().amax(dim=-1)
     # f32 tensor division is IEEE, as the kernel's; no reciprocal.
-    scale = torch.where(absmax > 0, absmax / 127.0, torch.ones_like(absmax))
+    scale = torch.where(absmax > 0, absmax / (448.0 if e4m3 else 127.0), torch.ones_like(absmax))
     per_row = scale if per_tensor else scale.unsqueeze(-1)
-    codes = torch.round(values / per_row).clamp(-127, 127).to(torch.int8)
+    if e4m3:
+        # The cast rounds to nearest even; clamping first makes it saturate
+        # (past 448 it would give NaN), as cvt.rn.satfinite does.
+        codes = (values / per_row).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    else:
+        codes = torch.round(values / per_row).clamp(-127, 127).to(torch.int8)
     return codes, scale.reshape(1) if per_tensor else scale
 
 
 def _matmul_reference(x, weights, scales, zeros, p: _Registered, x_scales=None):
     w = reference_weights(p.plan, weights, scales, zeros)
     if p.quantized:
-        if x.dtype != torch.int8:
-            x, x_scales = quantize_activations(x, p.per_tensor)
+        if x.dtype != p.dtype:
+            x, x_scales = quantize_activations(x, p.per_tensor, p.activation)
         s = x_scales.double()
         x = x.double() * (s.reshape(()) if p.per_tensor else s.reshape(x.shape[:-1] + (1,)))
     return (x.double() @ w.T).to(p.output_dtype)

@@ -204,8 +204,8 @@ public:
             "lowbit_matmul");
   }
 
-  // lowbit_matmul_quantizing: f16 or bf16 x (x_dtype) on a plan for s8
-  // activations, quantized into the workspace first.
+  // lowbit_matmul_quantizing: f16 or bf16 x (x_dtype) on a plan for s8 or
+  // e4m3 activations, quantized into the workspace first.
   void matmulQuantizing(int64_t m, uintptr_t x, const std::string &xDtype, uintptr_t weights,
                         size_t weightBytes, uintptr_t scales, uintptr_t zeros, uintptr_t y,
                         uintptr_t workspace, size_t workspaceBytes, uintptr_t stream) const {
@@ -272,7 +272,7 @@ void bindRuntime(nb::module_ &m) {
            "weight_bytes"_a, "scales"_a, "zeros"_a, "y"_a, "workspace"_a, "workspace_bytes"_a,
            "stream"_a,
            "lowbit_matmul_quantizing on device pointers (ints): f16 or bf16 x ('f16', 'bf16') "
-           "on a plan for s8 activations, quantized into the workspace "
+           "on a plan for s8 or e4m3 activations, quantized into the workspace "
            "(workspace_bytes(m)) and then multiplied; asynchronous on `stream`.");
 }
 

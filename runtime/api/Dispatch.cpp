@@ -43,9 +43,9 @@ lowbit_status checkEntryPoint(const PlanSpec &spec, const MatmulArgs &args, std:
                       ", which the kernels read as they are; call lowbit_matmul");
     if (!spec.quantizesActivations)
       return fail(entryPoint, whyNot, LOWBIT_STATUS_UNSUPPORTED,
-                  std::string("the plan's activations are ") +
-                      core::activationName(problem.activation) +
-                      "; only s8 ones are quantized by lowbit (call lowbit_matmul_quantized)");
+                  std::string("the plan's ") + core::activationName(problem.activation) +
+                      " activations have no quantizer among its kernels (call "
+                      "lowbit_matmul_quantized)");
     if (args.xDtype != LOWBIT_DTYPE_F16 && args.xDtype != LOWBIT_DTYPE_BF16)
       return fail(entryPoint, whyNot, LOWBIT_STATUS_INVALID_ARGUMENT,
                   "x_dtype is " + std::to_string(static_cast<int>(args.xDtype)) +

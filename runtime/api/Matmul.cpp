@@ -30,7 +30,7 @@ ApiError launchFailure(const lowbit::cuda::DriverApi &api, const std::string &wh
   return error;
 }
 
-// x (f16 or bf16) to s8 codes and f32 scales at the workspace's front, laid
+// x (f16 or bf16) to s8 or e4m3 codes and f32 scales at the workspace's front, laid
 // out as PlanSpec::quantizedActivationBytes says; returns where they are.
 ApiStatus quantizeActivations(const lowbit_plan &plan, const MatmulArgs &args, CUstream stream,
                               CUdeviceptr *codes, CUdeviceptr *xScales) {
@@ -45,6 +45,7 @@ ApiStatus quantizeActivations(const lowbit_plan &plan, const MatmulArgs &args, C
   // graph capture), never by the host.
   CUdeviceptr tensorAbsmax = 0;
   int bf16 = args.xDtype == LOWBIT_DTYPE_BF16 ? 1 : 0;
+  int e4m3 = spec.problem.activation == lowbit::core::Activation::E4M3 ? 1 : 0;
   long long rows = args.m, columns = spec.problem.k;
   // A block per row, grid-striding past 65535 rows: more blocks than that
   // would only queue.
@@ -60,7 +61,7 @@ ApiStatus quantizeActivations(const lowbit_plan &plan, const MatmulArgs &args, C
         r != CUDA_SUCCESS)
       return launchFailure(api, std::string(entryPoint) + ": launching the absmax of x", r);
   }
-  void *params[] = {&x, &bf16, &rows, &columns, codes, xScales, &tensorAbsmax};
+  void *params[] = {&x, &bf16, &e4m3, &rows, &columns, codes, xScales, &tensorAbsmax};
   if (CUresult r = api.cuLaunchKernel(plan.functions[spec.quantizeKernel], blocks, 1, 1,
                                       kQuantizeThreads, 1, 1, 0, stream, params, nullptr);
       r != CUDA_SUCCESS)

@@ -69,7 +69,7 @@ lowbit_status lowbit_plan_create(lowbit_context *context, const lowbit_problem *
                                "lowbit_plan_create: " + dropped.error().message);
       }
     }
-    // The kernels are the plain problem's: s8 activations add their
+    // The kernels are the plain problem's: s8 and e4m3 activations add their
     // quantizer (for lowbit_matmul_quantizing), act-order the gather.
     addActivationQuantizer(plan->spec);
     if (known.act_order)

@@ -428,7 +428,7 @@ PlannedKernel builtInKernel(const char *name, const char *family, const char *pt
 } // namespace
 
 void addActivationQuantizer(PlanSpec &spec) {
-  if (spec.problem.activation != core::Activation::S8)
+  if (!core::isQuantized(spec.problem.activation))
     return;
   spec.quantizeKernel = spec.kernels.size();
   spec.kernels.push_back(builtInKernel("lowbit_quantize_activations", "activation quantizer",

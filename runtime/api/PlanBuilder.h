@@ -152,8 +152,8 @@ struct PlanSpec {
       return 0;
     return (m * problem.k * core::activationBytes(problem.activation) + 255) / 256 * 256;
   }
-  // s8 activations (addActivationQuantizer): lowbit_matmul_quantizing first
-  // quantizes f16 or bf16 x into the workspace with kernels[quantizeKernel]
+  // s8 or e4m3 activations (addActivationQuantizer): lowbit_matmul_quantizing
+  // first quantizes f16 or bf16 x into the workspace with kernels[quantizeKernel]
   // (and, per tensor, kernels[absmaxKernel] before it). The workspace holds
   // the codes [M, K] first, then the f32 scales (M of them per token; per
   // tensor the scale, then the 32-bit word that collects max |x|).
@@ -195,9 +195,9 @@ ApiStatus addColumnPermutation(PlanSpec &spec);
 // The activation quantizer's block: a block per row of x.
 constexpr unsigned kQuantizeThreads = 256;
 
-// For s8 activations: the quantize kernels (embedded PTX) join the plan's
-// kernels, so lowbit_matmul_quantizing can take f16 or bf16 x. A no-op for
-// any other activation.
+// For s8 and e4m3 activations: the quantize kernels (embedded PTX) join the
+// plan's kernels, so lowbit_matmul_quantizing can take f16 or bf16 x. A no-op
+// for f16 and bf16 activations.
 void addActivationQuantizer(PlanSpec &spec);
 
 // Resolves and prepares every kernel of `problem` for `device`. Errors:

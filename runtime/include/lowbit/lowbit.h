@@ -237,8 +237,9 @@ typedef struct lowbit_problem {
    * cores (8-, 4- and 2-bit integer and ternary weights, per-channel, per-tensor or
    * group scales, (q - z)·s zero points); E4M3 on the fp8 tensor cores of
    * sm_89 and up (E4M3 weights, per-channel or per-tensor scales). Such
-   * plans are called through lowbit_matmul_quantized. (Added after
-   * super_step: an older struct_size means 0 and 0.) */
+   * plans are called through lowbit_matmul_quantized, or with f16 or bf16
+   * x through lowbit_matmul_quantizing. (Added after super_step: an older
+   * struct_size means 0 and 0.) */
   lowbit_activation_scale activation_scale;
   lowbit_dtype output;
   /* LOWBIT_WEIGHT_FLOAT only, all zero otherwise: the weight codes' format.
@@ -325,7 +326,7 @@ LOWBIT_API lowbit_status lowbit_plan_packed_sizes(const lowbit_plan *plan, size_
 /* The workspace lowbit_matmul needs at M: workspace_bytes of
  * lowbit_plan_packed_sizes, plus, for an act-order plan, M · K activation
  * values (rounded up to 256 bytes) for the permuted x, which come first.
- * For a plan with s8 activations: what lowbit_matmul_quantizing needs at M,
+ * For a plan with s8 or e4m3 activations: what lowbit_matmul_quantizing needs at M,
  * round_up(M · K, 256) bytes of codes, then round_up(4 · M, 256) bytes of
  * scales per token (256 per tensor); lowbit_matmul_quantized needs none of it. */
 LOWBIT_API lowbit_status lowbit_plan_workspace_bytes(const lowbit_plan *plan, int64_t m,
@@ -458,10 +459,13 @@ LOWBIT_API lowbit_status lowbit_matmul_quantized(const lowbit_plan *plan, int64_
                                                  void *stream);
 
 /* lowbit_matmul_quantized for callers that hold f16 or bf16 activations, on
- * a plan for LOWBIT_DTYPE_S8 activations: lowbit quantizes x on the device,
- * then multiplies, y = (s_x · q_x) · dequant(w)ᵀ with
- *   s_x = absmax / 127 (f32; 1 when absmax is 0, so zeros give zero codes),
- *   q_x = clamp(round_to_nearest_even(x / s_x), -127, 127),
+ * a plan for LOWBIT_DTYPE_S8 or LOWBIT_DTYPE_E4M3 activations: lowbit
+ * quantizes x on the device, then multiplies, y = (s_x · q_x) · dequant(w)ᵀ
+ * with qmax = 127 (S8) or 448 (E4M3, its largest finite value) and
+ *   s_x = absmax / qmax (f32; 1 when absmax is 0, so zeros give zero codes),
+ *   S8:   q_x = clamp(round_to_nearest_even(x / s_x), -127, 127),
+ *   E4M3: q_x = the E4M3FN value nearest x / s_x, ties to an even code,
+ *         magnitudes past 448 saturating to 448 (cvt.rn.satfinite),
  * absmax = max |x| over each row of x (LOWBIT_ACTIVATION_SCALE_TOKEN) or over
  * all of it (LOWBIT_ACTIVATION_SCALE_TENSOR), every step in f32 as written
  * (non-finite x gives unspecified codes).
@@ -469,10 +473,10 @@ LOWBIT_API lowbit_status lowbit_matmul_quantized(const lowbit_plan *plan, int64_
  *             LOWBIT_DTYPE_BF16, 16-byte aligned.
  *  workspace: device, 16-byte aligned, at least lowbit_plan_workspace_bytes(m)
  *             (LOWBIT_STATUS_BUFFER_TOO_SMALL with less, or NULL). It receives
- *             q_x [M, K] (s8) at its start and, at byte round_up(M · K, 256),
- *             the f32 scales: M of them per token; per tensor the one scale,
- *             then a word the quantizer uses. Calls on different streams
- *             need their own.
+ *             q_x [M, K] (a byte each) at its start and, at byte
+ *             round_up(M · K, 256), the f32 scales: M of them per token; per
+ *             tensor the one scale, then a word the quantizer uses. Calls on
+ *             different streams need their own.
  *  y, w, scales, zeros: as lowbit_matmul_quantized.
  * On `stream`, in order: per token, one quantize kernel; per tensor, a 4-byte
  * cuMemsetD32Async of that word, a kernel reducing max |x| into it, and the
@@ -480,9 +484,8 @@ LOWBIT_API lowbit_status lowbit_matmul_quantized(const lowbit_plan *plan, int64_
  * synchronization, so it is safe under CUDA graph capture, with the hot-path
  * guarantees of lowbit_matmul. Errors: LOWBIT_STATUS_INVALID_ARGUMENT for a
  * plan with f16 or bf16 activations (naming lowbit_matmul), an x_dtype other
- * than F16 or BF16, or a NULL x, y, w or scales; LOWBIT_STATUS_UNSUPPORTED for
- * E4M3 activations; LOWBIT_STATUS_MISALIGNED, LOWBIT_STATUS_INVALID_SHAPE and
- * launch failures as lowbit_matmul. */
+ * than F16 or BF16, or a NULL x, y, w or scales; LOWBIT_STATUS_MISALIGNED,
+ * LOWBIT_STATUS_INVALID_SHAPE and launch failures as lowbit_matmul. */
 LOWBIT_API lowbit_status lowbit_matmul_quantizing(const lowbit_plan *plan, int64_t m,
                                                   const void *x, lowbit_dtype x_dtype,
                                                   const lowbit_weights *w, const void *scales,

@@ -139,3 +139,43 @@ func.func @mins_gemv_bf16(%x: tensor<?x1024xbf16>, %w: tensor<32x1024xui4>, %s: 
       : (tensor<?x1024xbf16>, tensor<32x1024xui4>, tensor<32x32xui8>) -> tensor<?x32xbf16>
   return %y : tensor<?x32xbf16>
 }
+
+// The mma family reads a lane's super-block steps once per super-block, not
+// with each group's codes. A 64-wide K tile is a quarter of a 256-wide
+// super-block: the steps (the scales' and the mins', one a column of each of
+// the lane's 8 subtiles) ride the loop's iter_args, reloaded by an scf.if
+// only in the tiles that start a super-block; the groups read codes alone.
+// CHECK-LABEL: func.func @mma_carried_steps__mma_t16x64x64_w1x1_s2_k1(
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK: %[[START:.*]] = arith.cmpi eq
+// CHECK: scf.if %[[START]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-COUNT-16: lb.load_super_step
+// CHECK: } else {
+// CHECK-NOT: lb.load_super_step
+// CHECK: lb.load_scalar
+// CHECK-NOT: lb.load_super_step
+// CHECK: lb.mma
+// CHECK-NOT: lb.load_super_step
+// CHECK: scf.yield
+func.func @mma_carried_steps(%x: tensor<?x1024xf16>, %w: tensor<128x1024xui4>, %s: tensor<128x32xui8>, %z: tensor<128x32xui8>) -> tensor<?x128xf16> {
+  %y = lb.qmatmul %x, %w, %s zeros(%z : tensor<128x32xui8>) quant <granularity = group, group_size = 32, scale = ui8, zero = sub_value, super_block = 256, super_step = f16>
+      schedule <family = mma, tile = [16, 64, 64], warps = [1, 1], stages = 2, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<128x1024xui4>, tensor<128x32xui8>) -> tensor<?x128xf16>
+  return %y : tensor<?x128xf16>
+}
+
+// A 256-wide K tile is one super-block: its steps load once, where it
+// starts, and its eight groups read their codes alone (no iter_args beyond
+// the accumulators, no scf.if).
+// CHECK-LABEL: func.func @mma_tile_steps__mma_t16x64x256_w1x1_s2_k1(
+// CHECK: scf.for
+// CHECK-NOT: scf.if {{.*}} -> (f32
+// CHECK-COUNT-8: lb.load_super_step
+// CHECK-NOT: lb.load_super_step
+// CHECK: scf.yield
+func.func @mma_tile_steps(%x: tensor<?x1024xf16>, %w: tensor<128x1024xui4>, %s: tensor<128x32xui8>) -> tensor<?x128xf16> {
+  %y = lb.qmatmul %x, %w, %s quant <granularity = group, group_size = 32, scale = ui8, super_block = 256, super_step = f16>
+      schedule <family = mma, tile = [16, 64, 256], warps = [1, 1], stages = 2, split_k = 1>
+      : (tensor<?x1024xf16>, tensor<128x1024xui4>, tensor<128x32xui8>) -> tensor<?x128xf16>
+  return %y : tensor<?x128xf16>
+}

@@ -337,7 +337,7 @@ TEST_F(DispatchTest, QuantizedActivationsTakeTheirOwnEntryPointAndScales) {
   EXPECT_NE(why.find("f16, which have no scales; call lowbit_matmul"), std::string::npos) << why;
 }
 
-// lowbit_matmul_quantizing (MatmulArgs::quantizing): s8 plans only, f16 or
+// lowbit_matmul_quantizing (MatmulArgs::quantizing): s8 and e4m3 plans, f16 or
 // bf16 x, and a workspace for the codes (256-byte rounded) and the scales.
 TEST_F(DispatchTest, QuantizingTakesF16OrBf16XAndAWorkspaceForCodesAndScales) {
   PlanSpec w4a8 = spec;
@@ -386,12 +386,22 @@ TEST_F(DispatchTest, QuantizingTakesF16OrBf16XAndAWorkspaceForCodesAndScales) {
   EXPECT_EQ(check(a, &why), LOWBIT_STATUS_INVALID_ARGUMENT) << "an f16 plan";
   EXPECT_NE(why.find("call lowbit_matmul"), std::string::npos) << why;
 
-  PlanSpec e4m3 = w4a8;
+  // e4m3 activations: the same quantizer (its e4m3 argument picks the codes),
+  // a byte per code and the same workspace.
+  PlanSpec e4m3 = spec;
+  e4m3.problem = w4a8.problem;
   e4m3.problem.activation = core::Activation::E4M3;
-  e4m3.quantizesActivations = false;
   addActivationQuantizer(e4m3);
-  EXPECT_FALSE(e4m3.quantizesActivations) << "only s8 is quantized by lowbit";
+  ASSERT_TRUE(e4m3.quantizesActivations);
+  EXPECT_EQ(e4m3.kernels.size(), kernelsBefore + 1);
+  EXPECT_EQ(e4m3.kernels[e4m3.quantizeKernel].name, "lowbit_quantize_activations");
+  EXPECT_EQ(e4m3.quantizedActivationBytes(3), w4a8.quantizedActivationBytes(3));
+  EXPECT_EQ(checkMatmul(e4m3, a, &index, &kernel, &why), LOWBIT_STATUS_SUCCESS) << why;
+
+  // A quantized plan built without the quantizer says so, never launches.
+  e4m3.quantizesActivations = false;
   EXPECT_EQ(checkMatmul(e4m3, a, &index, &kernel, &why), LOWBIT_STATUS_UNSUPPORTED);
+  EXPECT_NE(why.find("no quantizer"), std::string::npos) << why;
 }
 
 } // namespace

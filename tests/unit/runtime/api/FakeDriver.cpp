@@ -147,11 +147,12 @@ LOWBIT_FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, 
   if (std::strcmp(reinterpret_cast<const char *>(f), "lowbit_quantize_activations") == 0) {
     l.quantizeX = *static_cast<unsigned long long *>(params[0]);
     l.quantizeBf16 = *static_cast<int *>(params[1]);
-    l.quantizeM = *static_cast<long long *>(params[2]);
-    l.quantizeK = *static_cast<long long *>(params[3]);
-    l.quantizeCodes = *static_cast<unsigned long long *>(params[4]);
-    l.quantizeScales = *static_cast<unsigned long long *>(params[5]);
-    l.quantizeTensorAbsmax = *static_cast<unsigned long long *>(params[6]);
+    l.quantizeE4m3 = *static_cast<int *>(params[2]);
+    l.quantizeM = *static_cast<long long *>(params[3]);
+    l.quantizeK = *static_cast<long long *>(params[4]);
+    l.quantizeCodes = *static_cast<unsigned long long *>(params[5]);
+    l.quantizeScales = *static_cast<unsigned long long *>(params[6]);
+    l.quantizeTensorAbsmax = *static_cast<unsigned long long *>(params[7]);
     l.quantizeGrid[0] = gx, l.quantizeGrid[1] = gy;
     l.quantizeBlock = bx;
     return CUDA_SUCCESS;

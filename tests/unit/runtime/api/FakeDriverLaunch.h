@@ -24,11 +24,11 @@ struct LowbitFakeLaunch {
   // (history[0] = 0) first. Truncated at its size.
   char history[512];
   // The activation quantizer's latest launches (they leave the fields above
-  // to the matmul): lowbit_quantize_activations' (x, bf16, M, K, q, scales,
-  // tensorAbsmax), lowbit_activation_absmax's tensorAbsmax, and the latest
-  // cuMemsetD32Async.
+  // to the matmul): lowbit_quantize_activations' (x, bf16, e4m3, M, K, q,
+  // scales, tensorAbsmax), lowbit_activation_absmax's tensorAbsmax, and the
+  // latest cuMemsetD32Async.
   unsigned long long quantizeX, quantizeCodes, quantizeScales, quantizeTensorAbsmax;
-  int quantizeBf16;
+  int quantizeBf16, quantizeE4m3;
   long long quantizeM, quantizeK;
   unsigned quantizeGrid[2], quantizeBlock;
   unsigned long long absmaxTarget;

@@ -259,6 +259,7 @@ TEST_F(FakeDriverQuantizing, PerTokenQuantizesIntoTheWorkspaceThenMultiplies) {
   EXPECT_STREQ(launch->history, "lowbit_quantize_activations;fake_w4a8_x_scales;");
   EXPECT_EQ(launch->quantizeX, address(aligned16(x16)));
   EXPECT_EQ(launch->quantizeBf16, 0);
+  EXPECT_EQ(launch->quantizeE4m3, 0) << "s8 codes";
   EXPECT_EQ(launch->quantizeM, kM);
   EXPECT_EQ(launch->quantizeK, kK);
   EXPECT_EQ(launch->quantizeCodes, address(space));
@@ -298,6 +299,28 @@ TEST_F(FakeDriverQuantizing, PerTensorZeroesTheAbsmaxOnTheStreamThenReducesThenQ
   EXPECT_EQ(launch->pointers[1], address(space + kCodeBytes));
   EXPECT_EQ(launch->pointers[4], address(zeros));
   EXPECT_EQ(launch->pointers[5], address(aligned16(y)));
+}
+
+// An e4m3 plan quantizes with the same kernel, told to write e4m3 codes,
+// into the same workspace (a byte a code), and its matmul reads them there.
+TEST_F(FakeDriverQuantizing, AnE4m3PlanQuantizesToE4m3Codes) {
+  planFor(fp8Abi());
+  const size_t needed = workspaceBytes();
+  EXPECT_EQ(needed, kCodeBytes + 256);
+  uint8_t *space = aligned16(workspace);
+  clearHistory();
+  ASSERT_EQ(quantizing(aligned16(x16), LOWBIT_DTYPE_BF16, space, needed), LOWBIT_STATUS_SUCCESS)
+      << lowbit_last_error();
+  EXPECT_STREQ(launch->history, "lowbit_quantize_activations;fake_fp8_x_scales;");
+  EXPECT_EQ(launch->quantizeE4m3, 1);
+  EXPECT_EQ(launch->quantizeBf16, 1);
+  EXPECT_EQ(launch->quantizeM, kM);
+  EXPECT_EQ(launch->quantizeK, kK);
+  EXPECT_EQ(launch->quantizeCodes, address(space));
+  EXPECT_EQ(launch->quantizeScales, address(space + kCodeBytes));
+  EXPECT_EQ(launch->quantizeTensorAbsmax, 0u) << "per token";
+  EXPECT_EQ(launch->pointers[0], address(space));
+  EXPECT_EQ(launch->pointers[1], address(space + kCodeBytes));
 }
 
 TEST_F(FakeDriverQuantizing, TheQuantizedEntryPointStillNeedsNoWorkspace) {
