@@ -1,5 +1,5 @@
 // Every compiled W4A16 kernel of the test sets (tests/gpu/kernels/
-// w4a16-gpu-tests.toml, wgmma- and cluster-gpu-tests.toml, compiled at
+// w4a16-gpu-tests.toml, wgmma-, two-level- and cluster-gpu-tests.toml, compiled at
 // build time by `lowbit compile`) against
 // an f64 reference, at M values on both sides of every tile boundary.
 // Weights are real ones quantized by the formats library in each problem's
@@ -64,6 +64,13 @@ protected:
 class WgmmaKernels : public ReferenceCheckedKernels {
 protected:
   void SetUp() override { loadKernelSet("LOWBIT_WGMMA_TEST_KERNELS", "wgmma-gpu-tests"); }
+};
+
+// Two-level scales (two-level-gpu-tests.toml): the mma family's super-block
+// steps carried across K tiles, or loaded once a tile, besides the others.
+class TwoLevelKernels : public ReferenceCheckedKernels {
+protected:
+  void SetUp() override { loadKernelSet("LOWBIT_TWO_LEVEL_TEST_KERNELS", "two-level-gpu-tests"); }
 };
 
 // Split-K across thread-block clusters (cluster-gpu-tests.toml): sm_90a.
@@ -271,6 +278,8 @@ TEST_F(W4A16Kernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kRowCounts
 TEST_F(WgmmaKernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kWgmmaRowCounts); }
 
 TEST_F(ClusterKernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kRowCounts); }
+
+TEST_F(TwoLevelKernels, MatchTheF64ReferenceAtEveryM) { checkEveryKernel(kRowCounts); }
 
 void ReferenceCheckedKernels::checkSameBitsOnEveryRun(
     const std::function<bool(const kernels::KernelEntry &)> &chosen,
