@@ -212,7 +212,9 @@ Status validate(const Problem &p) {
     const formats::IntFormat *zeroInt = s.zeroCodes->asInt();
     if (!zeroInt || zeroInt->isSigned || zeroInt->ternary || zeroInt->offset != 0 ||
         (zeroInt->bits != 4 && zeroInt->bits != 8))
-      return makeError("zero codes must be uint4 or uint8, got " + s.zeroCodes->name());
+      return makeError("zero codes must be uint4 or uint8, got " + s.zeroCodes->name() +
+                       " (offset or signed zero codes, such as GPTQ v1's z - 1, are re-encoded "
+                       "by lowbit import into uint4 or uint8 codes of the same zeros)");
   }
   if (s.actOrder && s.granularity != formats::Granularity::PerGroup)
     return makeError("act-order permutes groups, so it needs granularity group");

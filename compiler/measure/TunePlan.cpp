@@ -1,5 +1,6 @@
 #include "compiler/measure/TunePlan.h"
 
+#include "core/FormatListing.h"
 #include "core/formats/Scheme.h"
 
 #include "compiler/spec/KernelSetSpec.h"
@@ -132,6 +133,17 @@ std::optional<Expected<Format>> parseSchemeFormat(const std::string &text) {
     format.activation = core::Activation::BF16;
     format.name += "-bf16";
   }
+  // What `lowbit formats` says of the scheme, so that a scheme without
+  // kernels fails here, naming why, not after compiling every candidate.
+  const core::KernelAvailability kernels = core::schemeKernels(*quant);
+  if (!kernels.any())
+    return Expected<Format>(
+        makeError("format '" + text + "': no kernel reads scheme " + name + ": " + kernels.reason));
+  if (std::find(kernels.activations.begin(), kernels.activations.end(), format.activation) ==
+      kernels.activations.end())
+    return Expected<Format>(makeError("format '" + text + "': no kernel reads scheme " + name +
+                                      " with " + core::activationName(format.activation) +
+                                      " activations (lowbit formats lists its compute types)"));
   Expected<core::Scheme> scheme = core::kernelScheme(*quant);
   if (!scheme)
     return Expected<Format>(

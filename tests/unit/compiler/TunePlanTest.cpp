@@ -136,6 +136,16 @@ TEST(TunePlan, ParsesSchemeNamesAsFormats) {
   EXPECT_TRUE(core::validate(p).ok()) << core::validate(p).error();
   EXPECT_EQ(p.name, "gguf-q4_k.4096x4096");
 
+  // A scheme no kernel reads fails before anything compiles, with lowbit
+  // formats' reason (GPTQ v1's offset zero codes are an import's to
+  // re-encode).
+  Expected<Format> gptqV1 = parseFormat("gptq-w4-g128");
+  ASSERT_FALSE(gptqV1.ok());
+  EXPECT_NE(gptqV1.error().find("zero codes must be uint4 or uint8, got uint4+1"),
+            std::string::npos)
+      << gptqV1.error();
+  EXPECT_NE(gptqV1.error().find("lowbit import"), std::string::npos) << gptqV1.error();
+
   Expected<Format> badSuffix = parseFormat("mxfp4:f32");
   ASSERT_FALSE(badSuffix.ok());
   EXPECT_NE(badSuffix.error().find("only bf16"), std::string::npos) << badSuffix.error();
